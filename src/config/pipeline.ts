@@ -1,0 +1,102 @@
+/**
+ * Pipeline files (`pipelines/*.yaml`): which roster to read, how to map it, which group it feeds
+ * and the sync policy. One zod schema gives the type, the validation (unknown keys are errors
+ * naming their path) and `pipelines/schema.json`.
+ */
+import { z } from 'zod';
+
+export const csvOptionsSchema = z
+  .strictObject({
+    /** `auto`: valid UTF-8 (BOM or not), else Windows-1252. */
+    encoding: z.enum(['auto', 'utf-8', 'windows-1252']).default('auto'),
+    /** `auto` detects comma, semicolon, tab or pipe on a sample of the file. */
+    delimiter: z.union([z.literal('auto'), z.enum([',', ';', '\t', '|'])]).default('auto'),
+    /** 1-based line of the header row; title lines above it are skipped. */
+    header_row: z.number().int().min(1).default(1),
+  })
+  .describe('CSV reader options');
+
+export const xlsxOptionsSchema = z
+  .strictObject({
+    /** Sheet name, or its 1-based position in the workbook. */
+    sheet: z.union([z.string().min(1), z.number().int().min(1)]).default(1),
+    /** 1-based row of the header row. */
+    header_row: z.number().int().min(1).default(1),
+  })
+  .describe('XLSX reader options');
+
+export const sourceSchema = z.strictObject({
+  /** Roster file, relative to the pipeline file. */
+  file: z.string().min(1),
+  /** Defaults from the file extension (.csv, .tsv, .txt → csv; .xlsx → xlsx). */
+  format: z.enum(['csv', 'xlsx']).optional(),
+  csv: csvOptionsSchema.optional(),
+  xlsx: xlsxOptionsSchema.optional(),
+});
+export type SourceConfig = z.infer<typeof sourceSchema>;
+
+export const groupSpecSchema = z.strictObject({
+  name: z.string().min(1),
+  owner_team: z.string().min(1),
+  editor_teams: z.array(z.string().min(1)).default([]),
+  viewer_teams: z.array(z.string().min(1)).default([]),
+});
+export type GroupSpec = z.infer<typeof groupSpecSchema>;
+
+/** Either an existing group id, or a group to create once and remember in the state store. */
+export const targetSchema = z.union([
+  z.strictObject({ group_id: z.number().int().positive() }),
+  z.strictObject({ group: groupSpecSchema }),
+]);
+export type TargetConfig = z.infer<typeof targetSchema>;
+
+export const guardsSchema = z.strictObject({
+  /** Refuse a run that would delete more than this many records... */
+  max_deletes: z.number().int().min(0).default(50),
+  /** ...or more than this percentage of the owned records, whichever is lower. */
+  max_delete_percent: z.number().min(0).max(100).default(10),
+  /** Refuse a run whose valid-record count dropped by more than this percentage since the last successful run. */
+  max_source_drop_percent: z.number().min(0).max(100).default(50),
+});
+
+export const policySchema = z.strictObject({
+  /** `mirror` deletes owned records gone from the roster; `upsert` lists them as orphans. */
+  mode: z.enum(['upsert', 'mirror']).default('upsert'),
+  /** `partial` sends only changed managed fields; `full` replaces whole records (roster owns every field). */
+  update: z.enum(['partial', 'full']).default('partial'),
+  /** Requests per second sent to the service. */
+  max_rps: z.number().positive().default(10),
+  /** Token bucket burst. */
+  burst: z.number().int().positive().default(5),
+  /** Requests in flight at once. */
+  concurrency: z.number().int().positive().default(4),
+  guards: guardsSchema.default({ max_deletes: 50, max_delete_percent: 10, max_source_drop_percent: 50 }),
+});
+export type PolicyConfig = z.infer<typeof policySchema>;
+
+export const pipelineSchema = z.strictObject({
+  $schema: z.string().optional(),
+  version: z.literal(1).default(1),
+  /** Names the state database and reports; defaults to the file name without extension. */
+  name: z
+    .string()
+    .regex(/^[A-Za-z0-9][A-Za-z0-9._-]*$/, 'letters, digits, dot, dash and underscore only')
+    .optional(),
+  source: sourceSchema,
+  /** Mapping file, relative to the pipeline file. */
+  mapping: z.string().min(1),
+  target: targetSchema,
+  policy: policySchema.default({
+    mode: 'upsert',
+    update: 'partial',
+    max_rps: 10,
+    burst: 5,
+    concurrency: 4,
+    guards: { max_deletes: 50, max_delete_percent: 10, max_source_drop_percent: 50 },
+  }),
+  /** State directory, relative to the pipeline file's directory's parent project (default `.rostersync`). */
+  state_dir: z.string().optional(),
+  /** Report directory (default `reports/<pipeline>/<run id>`). */
+  report_dir: z.string().optional(),
+});
+export type PipelineFile = z.infer<typeof pipelineSchema>;

@@ -1,0 +1,41 @@
+/**
+ * The mapping's output: desired author-from-group records, and rejected rows with every problem
+ * explained. Field values are already in the service's write shape (spec § 2):
+ * standard fields by name, custom fields by api_id, option labels resolved to option api_ids.
+ */
+import type { CustomFieldValue } from '../client/schemas.js';
+import type { CellValue, Provenance } from '../sources/types.js';
+
+/** A value of one managed field; null means "empty in the roster" (sent as null to clear it). */
+export type FieldValue = string | string[] | CustomFieldValue;
+
+export interface DesiredRecord {
+  clientId: string;
+  /**
+   * Every managed field of the mapping, present even when empty (null), keys in a stable order,
+   * so two runs over the same roster produce identical canonical JSON.
+   */
+  fields: Record<string, FieldValue>;
+  provenance: Provenance;
+}
+
+/** One thing wrong with one row, precise enough to fix the cell without guessing. */
+export interface RowProblem {
+  provenance: Provenance;
+  /** Source column the problem is about, when there is one. */
+  column?: string;
+  /** The offending value, truncated to 80 characters. */
+  value?: string;
+  /** Stable machine code, e.g. `invalid_orcid`, `unknown_option`, `duplicate_client_id`. */
+  code: string;
+  message: string;
+  /** What to do about it. */
+  hint?: string;
+}
+
+export interface RejectedRow {
+  provenance: Provenance;
+  /** The original cells, so rejected.csv can be fixed and fed back. */
+  values: Record<string, CellValue>;
+  problems: RowProblem[];
+}
