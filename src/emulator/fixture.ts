@@ -30,6 +30,8 @@ export const orgSettingsSchema = z.strictObject({
 
 export const folderSchema = z.strictObject({
   name: z.string().min(1),
+  /** Journal linked to this folder (recommend-journals `folder_id` / `folder_name`). */
+  journal_id: z.number().int().optional(),
   /** The folder's Referee Finder settings; group ids refer to groups of this org. */
   referee_finder: z
     .strictObject({
