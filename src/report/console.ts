@@ -1,0 +1,115 @@
+/**
+ * The compact summary the CLI prints after each run (issue 4: "The console prints the summary
+ * table and the paths"). Counts, guards and where the report files are; no record detail, no emails.
+ */
+import {
+  ACTIONS,
+  ACTION_SYMBOL,
+  actionTotal,
+  countOf,
+  failedRecords,
+  formatDuration,
+  outcomesPresent,
+  redactEmails,
+  trippedGuards,
+} from './format.js';
+import type { RunReport } from './types.js';
+
+export interface ConsoleSummaryOptions {
+  /** Use ANSI colours (the CLI passes true when stdout is a TTY and NO_COLOR is unset). */
+  color: boolean;
+  /** Report files to list, typically the `files` returned by `writeReport`. */
+  paths?: { dir?: string; json?: string; md?: string; html?: string; rejectedCsv?: string };
+}
+
+const ANSI = { bold: 1, dim: 2, red: 31, green: 32, yellow: 33, blue: 34 } as const;
+type Style = keyof typeof ANSI;
+
+const OUTCOME_STYLE: Record<RunReport['outcome'], Style> = {
+  success: 'green',
+  dry_run: 'blue',
+  partial: 'yellow',
+  refused: 'red',
+  failed: 'red',
+  interrupted: 'yellow',
+};
+
+/** Roster and service text must not move the cursor or recolour the terminal: control characters become `?`. */
+function plain(text: string): string {
+  return text.replace(/[\u0000-\u001f\u007f-\u009f]/g, '?');
+}
+
+/** How many failures the console lists before pointing at the report. */
+const CONSOLE_FAILURES = 5;
+
+export function renderConsoleSummary(report: RunReport, options: ConsoleSummaryOptions): string {
+  const paint = (style: Style, text: string) => (options.color ? `\u001b[${ANSI[style]}m${text}\u001b[0m` : text);
+  const lines: string[] = [];
+
+  const outcome = paint(OUTCOME_STYLE[report.outcome], paint('bold', report.outcome.replace('_', ' ').toUpperCase()));
+  lines.push(
+    `${paint('bold', plain(report.pipeline))}: ${outcome} (exit ${report.exitCode})${report.dryRun ? ' · dry run, nothing written' : ''} · ${formatDuration(report.durationMs)}`,
+  );
+  if (report.message) lines.push(plain(redactEmails(report.message)));
+  lines.push(
+    paint(
+      'dim',
+      `input: ${report.input.rowsRead} rows · ${report.input.valid} valid · ${report.input.rejected} rejected · ${report.input.filtered} filtered · ${report.input.duplicates} duplicates`,
+    ),
+  );
+
+  // The action × outcome table, right-aligned numbers; zero cells dimmed so the eye finds the rest.
+  const outcomes = outcomesPresent(report);
+  const header = ['action', ...outcomes, 'total'];
+  const rows = ACTIONS.map((action) => [
+    `${ACTION_SYMBOL[action]} ${action}`,
+    ...outcomes.map((o) => String(countOf(report, action, o))),
+    String(actionTotal(report, action)),
+  ]);
+  const widths = header.map((title, column) => Math.max(title.length, ...rows.map((row) => (row[column] ?? '').length)));
+  const format = (cells: string[], isHeader: boolean) =>
+    cells
+      .map((cell, column) => {
+        const width = widths[column] ?? cell.length;
+        const padded = column === 0 ? cell.padEnd(width) : cell.padStart(width);
+        if (isHeader) return paint('bold', padded);
+        if (column > 0 && cell === '0') return paint('dim', padded);
+        if (outcomes[column - 1] === 'failed') return paint('red', padded);
+        return padded;
+      })
+      .join('  ');
+  lines.push('', `  ${format(header, true)}`, ...rows.map((row) => `  ${format(row, false)}`), '');
+
+  if (report.estimate) lines.push(`estimate: ${report.estimate.text}`);
+  for (const guard of trippedGuards(report)) {
+    lines.push(
+      `${paint('red', `guard ${guard.guard} tripped:`)} ${plain(guard.message)}${guard.allowWith ? ` — allow with ${paint('bold', plain(guard.allowWith))}` : ''}`,
+    );
+  }
+  const failures = failedRecords(report);
+  for (const record of failures.slice(0, CONSOLE_FAILURES)) {
+    lines.push(
+      `${paint('red', 'failed')} ${record.action} ${plain(record.clientId)}${record.httpStatus ? ` (${record.httpStatus})` : ''}: ${plain(redactEmails(record.error ?? 'no error recorded'))}`,
+    );
+  }
+  if (failures.length > CONSOLE_FAILURES) lines.push(`… and ${failures.length - CONSOLE_FAILURES} more failures in the report`);
+  if (report.orphans.length > 0) lines.push(`orphans: ${report.orphans.length} owned record(s) gone from the roster, kept (upsert mode)`);
+
+  const paths = options.paths;
+  if (paths) {
+    const entries: [string, string | undefined][] = [
+      ['html', paths.html],
+      ['markdown', paths.md],
+      ['json', paths.json],
+      ['rejected', paths.rejectedCsv],
+    ];
+    const listed = entries.filter((entry): entry is [string, string] => entry[1] !== undefined);
+    if (listed.length > 0) {
+      lines.push('', 'report:');
+      for (const [label, path] of listed) lines.push(`  ${label.padEnd(9)}${path}`);
+    } else if (paths.dir) {
+      lines.push('', `report: ${paths.dir}`);
+    }
+  }
+  return `${lines.join('\n')}\n`;
+}

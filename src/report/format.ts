@@ -1,0 +1,94 @@
+/**
+ * Small formatting helpers shared by the Markdown, HTML and console renderings of a `RunReport`.
+ * Pure functions, no I/O.
+ */
+import type { FieldValue } from '../mapping/types.js';
+import type { Provenance } from '../sources/types.js';
+import type { PlanAction, RecordEntry, RecordOutcome, RunReport } from './types.js';
+
+export const ACTIONS: readonly PlanAction[] = ['create', 'update', 'delete', 'noop'];
+export const OUTCOMES: readonly RecordOutcome[] = ['planned', 'done', 'failed', 'skipped'];
+
+/** Terraform-style symbols for the closed set of actions. */
+export const ACTION_SYMBOL: Record<PlanAction, string> = { create: '+', update: '~', delete: '-', noop: '=' };
+
+/** The count of one action × outcome cell; absent means zero. */
+export function countOf(report: RunReport, action: PlanAction, outcome: RecordOutcome): number {
+  return report.counts[action]?.[outcome] ?? 0;
+}
+
+export function actionTotal(report: RunReport, action: PlanAction): number {
+  return OUTCOMES.reduce((sum, outcome) => sum + countOf(report, action, outcome), 0);
+}
+
+/** Outcomes that occur at least once, in the canonical order (keeps tables narrow). */
+export function outcomesPresent(report: RunReport): RecordOutcome[] {
+  const present = OUTCOMES.filter((outcome) => ACTIONS.some((action) => countOf(report, action, outcome) > 0));
+  return present.length > 0 ? present : ['planned'];
+}
+
+/** `850 ms`, `3.2 s`, `2 min 5 s`, `1 h 2 min`. */
+export function formatDuration(ms: number): string {
+  if (!Number.isFinite(ms) || ms < 0) return '?';
+  if (ms < 1000) return `${Math.round(ms)} ms`;
+  const seconds = ms / 1000;
+  if (seconds < 60) return `${seconds.toFixed(1)} s`;
+  const totalSeconds = Math.round(seconds);
+  const minutes = Math.floor(totalSeconds / 60);
+  if (minutes < 60) return `${minutes} min ${totalSeconds % 60} s`;
+  return `${Math.floor(minutes / 60)} h ${minutes % 60} min`;
+}
+
+/** First 12 hex digits: enough to tell files apart at a glance; report.json keeps the full hash. */
+export function shortSha(sha256: string): string {
+  return sha256.slice(0, 12);
+}
+
+/** `roster.csv:12`, `experts.xlsx[Sheet1]:12` — the file's base name only, the JSON keeps the path. */
+export function formatProvenance(provenance: Provenance | undefined): string {
+  if (!provenance) return '';
+  const base = provenance.file.split(/[\\/]/).pop() ?? provenance.file;
+  return `${base}${provenance.sheet ? `[${provenance.sheet}]` : ''}:${provenance.row}`;
+}
+
+/** A field value for people: `—` not set / not present, `∅` empty (null), lists joined. */
+export function formatValue(value: FieldValue | undefined): string {
+  if (value === undefined) return '—';
+  if (value === null) return '∅';
+  if (Array.isArray(value)) return value.length === 0 ? '∅' : value.join(', ');
+  return String(value);
+}
+
+const EMAIL_PATTERN = /[^\s@<>()"',;:]+@[^\s@<>()"',;:]+\.[A-Za-z]{2,}/g;
+
+/**
+ * Masks anything shaped like an e-mail address in free text (service error messages, notes).
+ * The Markdown goes to CI summaries and e-mails, which must not carry roster emails (design § 9).
+ */
+export function redactEmails(text: string): string {
+  return text.replace(EMAIL_PATTERN, '<email>');
+}
+
+/** Records that failed, in report order. */
+export function failedRecords(report: RunReport): RecordEntry[] {
+  return report.records.filter((record) => record.outcome === 'failed');
+}
+
+/** A roster change of client_id is a delete + create pair (issue 4); returns each pair once, old → new. */
+export function clientIdChanges(report: RunReport): { from: string; to: string }[] {
+  const pairs = new Map<string, { from: string; to: string }>();
+  for (const record of report.records) {
+    if (record.reason !== 'client_id_changed' || record.pairedWith === undefined) continue;
+    const pair =
+      record.action === 'create'
+        ? { from: record.pairedWith, to: record.clientId }
+        : { from: record.clientId, to: record.pairedWith };
+    pairs.set(`${pair.from}\u0000${pair.to}`, pair);
+  }
+  return [...pairs.values()];
+}
+
+/** Guards that refused the run. */
+export function trippedGuards(report: RunReport) {
+  return report.guards.filter((guard) => guard.tripped);
+}

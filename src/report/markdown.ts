@@ -1,0 +1,177 @@
+/**
+ * `report.md`: the run summary for e-mails and CI job summaries (issue 4, design § 8).
+ * It names records by client_id only: no names, no emails, and free text (service errors, notes)
+ * has e-mail-shaped strings masked, because CI summaries are widely readable (design § 9).
+ */
+import {
+  ACTIONS,
+  ACTION_SYMBOL,
+  actionTotal,
+  clientIdChanges,
+  countOf,
+  failedRecords,
+  formatDuration,
+  formatProvenance,
+  outcomesPresent,
+  redactEmails,
+  shortSha,
+} from './format.js';
+import type { RunReport } from './types.js';
+
+/** How many failures and changed records the summary lists; the rest are in report.json/html. */
+export const MARKDOWN_LIMITS = { failures: 20, changes: 20 } as const;
+
+const OUTCOME_ICON: Record<RunReport['outcome'], string> = {
+  success: '✅',
+  dry_run: '🔍',
+  partial: '⚠️',
+  refused: '⛔',
+  failed: '❌',
+  interrupted: '⏹️',
+};
+
+/**
+ * Escapes text for a Markdown table cell or inline position: pipes, HTML-significant characters
+ * (GitHub renders inline HTML) and emphasis/link markers, and folds line breaks.
+ */
+export function mdText(text: string): string {
+  return text
+    .replace(/\r?\n|\r/g, ' ')
+    .replace(/[\\`*_[\]|]/g, (char) => `\\${char}`)
+    .replace(/&/g, '&amp;')
+    .replace(/</g, '&lt;')
+    .replace(/>/g, '&gt;');
+}
+
+/** Inline code span that survives backticks in the text. */
+function code(text: string): string {
+  const clean = text.replace(/\r?\n|\r/g, ' ').replace(/\|/g, '¦');
+  const fence = clean.includes('`') ? '``' : '`';
+  return `${fence}${fence.length > 1 ? ' ' : ''}${clean}${fence.length > 1 ? ' ' : ''}${fence}`;
+}
+
+export function renderMarkdown(report: RunReport): string {
+  const lines: string[] = [];
+  const push = (...more: string[]) => lines.push(...more);
+
+  push(
+    `## rostersync · ${code(report.pipeline)} — ${OUTCOME_ICON[report.outcome]} ${report.outcome.replace('_', ' ')} (exit ${report.exitCode})`,
+    '',
+  );
+  if (report.dryRun) push('**Dry run** — nothing was written to the service.', '');
+  if (report.message) push(`> ${mdText(redactEmails(report.message))}`, '');
+
+  const source = report.source;
+  const target = report.target;
+  const groupText =
+    target.groupId === null
+      ? 'group not created yet'
+      : `group ${target.groupId}${target.groupName ? ` (${mdText(target.groupName)})` : ''}`;
+  push(
+    '| | |',
+    '|---|---|',
+    `| Pipeline | ${code(report.pipeline)} from ${code(report.pipelineFile)} |`,
+    `| Source | ${code(source.file)}${source.sheet ? ` sheet ${code(source.sheet)}` : ''} (${mdText(source.format)}) · sha256 ${code(shortSha(source.sha256))} |`,
+    `| Target | ${groupText} at ${code(target.baseUrl)} |`,
+    `| Mode | ${report.mode}, ${report.update} updates${report.dryRun ? ', dry run' : ''} |`,
+    `| Run | ${code(report.runId)} · ${mdText(report.startedAt)} → ${mdText(report.finishedAt)} · ${formatDuration(report.durationMs)} |`,
+    `| Input | ${report.input.rowsRead} rows read · ${report.input.valid} valid · ${report.input.rejected} rejected · ${report.input.filtered} filtered · ${report.input.duplicates} duplicates |`,
+  );
+  if (report.estimate) push(`| Estimate | ${mdText(report.estimate.text)} |`);
+  push('');
+
+  // Counts by action × outcome (design § 8).
+  const outcomes = outcomesPresent(report);
+  push('### Counts', '', `| action | ${outcomes.join(' | ')} | total |`, `|---|${outcomes.map(() => '---:').join('|')}|---:|`);
+  for (const action of ACTIONS) {
+    const cells = outcomes.map((outcome) => String(countOf(report, action, outcome)));
+    push(`| ${ACTION_SYMBOL[action]} ${action} | ${cells.join(' | ')} | ${actionTotal(report, action)} |`);
+  }
+  push('');
+
+  if (report.guards.length > 0) {
+    push('### Guards', '');
+    for (const guard of report.guards) {
+      const allow = guard.tripped && guard.allowWith ? ` To allow it: ${code(guard.allowWith)}` : '';
+      push(`- ${guard.tripped ? '⛔ **tripped**' : '✅ passed'} ${code(guard.guard)} — ${mdText(guard.message)}${allow}`);
+    }
+    push('');
+  }
+
+  if (report.limiter) {
+    const { requests, retries, rateLimited, currentRate, ...rest } = report.limiter;
+    const extra = Object.entries(rest).map(([key, value]) => `${mdText(key)} ${value}`);
+    push(
+      '### Rate limiter',
+      '',
+      [`${requests} requests`, `${retries} retries`, `${rateLimited} rate-limited (429)`, `final rate ${currentRate}/s`, ...extra].join(' · '),
+      '',
+    );
+  }
+
+  const failures = failedRecords(report);
+  if (failures.length > 0) {
+    const shown = failures.slice(0, MARKDOWN_LIMITS.failures);
+    push(
+      `### Failures (${shown.length < failures.length ? `first ${shown.length} of ` : ''}${failures.length})`,
+      '',
+      '| client_id | action | status | attempts | error |',
+      '|---|---|---:|---:|---|',
+    );
+    for (const record of shown) {
+      push(
+        `| ${code(record.clientId)} | ${record.action} | ${record.httpStatus ?? ''} | ${record.attempts ?? ''} | ${mdText(redactEmails(record.error ?? ''))} |`,
+      );
+    }
+    push('');
+  }
+
+  const idChanges = clientIdChanges(report);
+  if (idChanges.length > 0) {
+    push('### client_id changes (delete + create)', '');
+    for (const change of idChanges) push(`- ${code(change.from)} → ${code(change.to)}`);
+    push('');
+  }
+
+  const changed = report.records.filter((record) => record.action !== 'noop');
+  if (changed.length > 0) {
+    const shown = changed.slice(0, MARKDOWN_LIMITS.changes);
+    push(`### Changes (${shown.length < changed.length ? `first ${shown.length} of ` : ''}${changed.length})`, '');
+    for (const record of shown) {
+      const fields = record.changes.map((change) => mdText(change.label || change.field)).join(', ');
+      const where = record.provenance ? ` at ${code(formatProvenance(record.provenance))}` : '';
+      push(
+        `- ${ACTION_SYMBOL[record.action]} ${code(record.clientId)} ${record.action} (${mdText(record.reason)}, ${record.outcome})${where}${fields ? `: ${fields}` : ''}`,
+      );
+    }
+    if (shown.length < changed.length) push('', `Field-level detail for every record is in report.html and report.json.`);
+    push('');
+  }
+
+  if (report.orphans.length > 0) {
+    push(
+      '### Orphans',
+      '',
+      `${report.orphans.length} owned record(s) are gone from the roster and were kept (upsert mode). They are listed in report.html and report.json.`,
+      '',
+    );
+  }
+
+  const rejectedTotal = report.rejectedRows.length + report.rejectedRowsOmitted;
+  if (rejectedTotal > 0 || report.input.rejected > 0) {
+    push(
+      '### Rejected rows',
+      '',
+      `${Math.max(rejectedTotal, report.input.rejected)} row(s) rejected; see rejected.csv and report.html for every problem and how to fix it.`,
+      '',
+    );
+  }
+
+  if (report.notes.length > 0) {
+    push('### Notes', '');
+    for (const note of report.notes) push(`- ${mdText(redactEmails(note))}`);
+    push('');
+  }
+
+  return `${lines.join('\n').trimEnd()}\n`;
+}
