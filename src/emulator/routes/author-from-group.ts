@@ -1,0 +1,98 @@
+/**
+ * Spec §§ 1–4: author-from-group records inside an authors group, keyed by the client-side id.
+ * The group must belong to the caller's organization (else 404, like an unknown group).
+ */
+import type { AuthenticatedContext, Route } from '../router.js';
+import { json, notFound } from '../reply.js';
+import { applyPartial, fullRecord, validateWriteBody } from '../record-validation.js';
+import type { GroupState, StoredRecord, World } from '../world.js';
+
+export const RECORD_PATTERN = '/api/external/author-from-group/:group_id/:client_id/';
+export const PARTIAL_PATTERN = '/api/external/author-from-group/:group_id/:client_id/partial/';
+
+function groupOf(ctx: AuthenticatedContext): GroupState {
+  const raw = ctx.params.group_id!;
+  // Spec § 1: group_id is an integer; anything else cannot name a group.
+  const id = /^\d{1,15}$/.test(raw) ? Number(raw) : NaN;
+  const group = Number.isSafeInteger(id) ? ctx.org.groups.get(id) : undefined;
+  if (!group) throw notFound(`authors group ${raw} does not exist in this organization`);
+  return group;
+}
+
+function recordOf(group: GroupState, clientId: string): StoredRecord {
+  const record = group.records.get(clientId);
+  if (!record) throw notFound(`no author with client_id "${clientId}" in authors group ${group.id}`);
+  return record;
+}
+
+/** Read shape (spec § Author from group): standard fields, custom fields that have a value, `author`. */
+function readShape(world: World, record: StoredRecord): Record<string, unknown> {
+  const author = world.linkedAuthorOf(record);
+  let linked: Record<string, unknown> | null = null;
+  if (author) {
+    const articles = world.authorDb.articlesByAuthor.get(author.id) ?? [];
+    linked = {
+      id: author.id,
+      service_url: world.authorUrl(author.id),
+      name: [author.first_name, author.middle_name, author.last_name, author.suffix].filter(Boolean).join(' '),
+      articles_count: articles.length,
+      h_index: author.h_index,
+      // Spec § Limits: the last three published articles (newest first).
+      last_articles: articles.slice(0, 3).map((article) => ({
+        service_url: world.articleUrl(article.id),
+        title: article.title,
+        year: article.year,
+      })),
+    };
+  }
+  return { ...record, author: linked };
+}
+
+export const routes: Route[] = [
+  {
+    method: 'GET',
+    pattern: RECORD_PATTERN,
+    auth: 'api-key',
+    handle(ctx) {
+      const record = recordOf(groupOf(ctx), ctx.params.client_id!);
+      return json(readShape(ctx.world, record));
+    },
+  },
+  {
+    method: 'POST',
+    pattern: RECORD_PATTERN,
+    auth: 'api-key',
+    handle(ctx) {
+      const group = groupOf(ctx);
+      const body = ctx.jsonObject();
+      validateWriteBody(ctx.org, body, 'full');
+      // Spec § 2 / Records 3: created when absent, fully replaced when present.
+      group.records.set(ctx.params.client_id!, fullRecord(body));
+      return json({ ok: true });
+    },
+  },
+  {
+    method: 'POST',
+    pattern: PARTIAL_PATTERN,
+    auth: 'api-key',
+    handle(ctx) {
+      const group = groupOf(ctx);
+      const record = recordOf(group, ctx.params.client_id!);
+      const body = ctx.jsonObject();
+      validateWriteBody(ctx.org, body, 'partial');
+      applyPartial(record, body);
+      return json({ ok: true });
+    },
+  },
+  {
+    method: 'DELETE',
+    pattern: RECORD_PATTERN,
+    auth: 'api-key',
+    handle(ctx) {
+      const group = groupOf(ctx);
+      recordOf(group, ctx.params.client_id!);
+      group.records.delete(ctx.params.client_id!);
+      return json({ ok: true });
+    },
+  },
+];

@@ -1,0 +1,16 @@
+/**
+ * Every route of the emulator. Each module owns one area of the spec and exports `routes: Route[]`;
+ * add a new area by importing its array here.
+ */
+import type { Route } from '../router.js';
+import { routes as authorFromGroupRoutes } from './author-from-group.js';
+import { routes as authorsGroupRoutes } from './authors-groups.js';
+import { routes as controlRoutes } from './control.js';
+import { routes as customFieldRoutes } from './custom-fields.js';
+
+export const allRoutes: Route[] = [
+  ...authorFromGroupRoutes,
+  ...authorsGroupRoutes,
+  ...customFieldRoutes,
+  ...controlRoutes,
+];
