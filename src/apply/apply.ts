@@ -1,0 +1,166 @@
+/**
+ * Apply: the only module that writes to the service (and, with it, the inventory).
+ *
+ * Every outcome is journaled the moment it is known (shared/design.md decision 4): an operation
+ * is journaled `sent` before its call and `done` or `failed` after, and a successful write
+ * updates the inventory in the same transaction. A kill at any point leaves the inventory
+ * claiming only writes that happened; the next run replans the rest, and record writes and
+ * deletes are idempotent, so at worst one write is repeated.
+ */
+import { EXIT } from '../errors.js';
+import type { Fields, Plan, PlanItem } from '../plan/types.js';
+import type { StateStore } from '../state/store.js';
+import type { RecordOutcome } from '../report/types.js';
+
+/** The three record writes apply needs; the service client implements them. */
+export interface RecordWriter {
+  putAuthor(groupId: number, clientId: string, body: Fields): Promise<unknown>;
+  patchAuthor(groupId: number, clientId: string, body: Fields): Promise<unknown>;
+  deleteAuthor(groupId: number, clientId: string): Promise<unknown>;
+}
+
+export interface ItemOutcome {
+  outcome: RecordOutcome;
+  httpStatus?: number;
+  attempts?: number;
+  error?: string;
+  /** A partial update that found the record deleted remotely and recreated it with a full POST. */
+  recreated?: boolean;
+}
+
+export type StopReason = 'interrupted' | 'deadline' | 'unavailable' | 'auth';
+
+export interface ApplyResult {
+  outcomes: Map<string, ItemOutcome>;
+  stopped?: { reason: StopReason; message: string; exitCode: number };
+}
+
+export interface ApplyOptions {
+  plan: Pick<Plan, 'items' | 'stateRepairs'>;
+  groupId: number;
+  writer: RecordWriter;
+  store: StateStore;
+  runId: string;
+  /** Workers pulling from the queue; the client's limiter still caps the request rate. */
+  concurrency: number;
+  /** Aborted by SIGINT/SIGTERM: no new calls start, calls in flight finish. */
+  signal?: AbortSignal;
+  /** Epoch ms after which no new calls start (`--max-duration`). */
+  deadline?: number;
+  now?: () => number;
+  /** Consecutive "service unavailable" failures after which the run gives up (exit 5). */
+  unavailableLimit?: number;
+  onOutcome?: (item: PlanItem, outcome: ItemOutcome) => void;
+}
+
+interface ErrorLike {
+  status?: number;
+  exitCode?: number;
+  message?: string;
+  attempts?: number;
+}
+
+export async function applyPlan(options: ApplyOptions): Promise<ApplyResult> {
+  const { plan, store, runId } = options;
+  const now = options.now ?? Date.now;
+  const unavailableLimit = options.unavailableLimit ?? Math.max(5, options.concurrency * 2);
+  const outcomes = new Map<string, ItemOutcome>();
+  let stopped: ApplyResult['stopped'];
+  let consecutiveUnavailable = 0;
+
+  for (const repair of plan.stateRepairs) {
+    store.adopt({ clientId: repair.clientId, fieldsJson: repair.fieldsJson, hash: repair.hash, runId });
+  }
+
+  const stopNow = (): boolean => {
+    if (stopped) return true;
+    if (options.signal?.aborted) {
+      stopped = { reason: 'interrupted', message: 'stopped by a signal: calls in flight finished, the rest is left for the next run', exitCode: EXIT.interrupted };
+    } else if (options.deadline !== undefined && now() >= options.deadline) {
+      stopped = { reason: 'deadline', message: 'reached --max-duration: the rest is left for the next run', exitCode: EXIT.ok };
+    }
+    return stopped !== undefined;
+  };
+
+  const runOne = async (item: PlanItem): Promise<void> => {
+    const journalId = store.journalPlanned(runId, item.clientId, item.action);
+    store.journalSent(journalId);
+    let outcome: ItemOutcome;
+    try {
+      const recreated = await send(options, item);
+      outcome = { outcome: 'done', httpStatus: 200, ...(recreated ? { recreated } : {}) };
+      consecutiveUnavailable = 0;
+      if (item.action === 'delete') store.recordDeleted({ journalId, clientId: item.clientId, status: 200, attempts: 1 });
+      else store.recordApplied({ journalId, clientId: item.clientId, ...item.desired!, runId, sourceRow: item.provenance?.row ?? null, status: 200, attempts: 1 });
+    } catch (raw) {
+      const error = raw as ErrorLike;
+      if (item.action === 'delete' && error.status === 404) {
+        // Already gone (deleted in the UI, or a repeat after a crash): the goal is reached.
+        outcome = { outcome: 'done', httpStatus: 404 };
+        store.recordDeleted({ journalId, clientId: item.clientId, status: 404, attempts: error.attempts ?? 1 });
+      } else {
+        outcome = { outcome: 'failed', ...(error.status ? { httpStatus: error.status } : {}), attempts: error.attempts ?? 1, error: error.message ?? String(raw) };
+        store.journalFailed(journalId, error.status ?? null, outcome.error!, outcome.attempts!);
+        if (error.exitCode === EXIT.auth && !stopped) {
+          stopped = { reason: 'auth', message: `the service refused the key or the plan: ${error.message}`, exitCode: EXIT.auth };
+        } else if (error.exitCode === EXIT.unavailable) {
+          consecutiveUnavailable += 1;
+          if (consecutiveUnavailable >= unavailableLimit && !stopped) {
+            stopped = { reason: 'unavailable', message: `the service kept failing (${consecutiveUnavailable} calls in a row past the retry budget): ${error.message}`, exitCode: EXIT.unavailable };
+          }
+        }
+      }
+    }
+    outcomes.set(item.clientId, outcome);
+    options.onOutcome?.(item, outcome);
+  };
+
+  // Creates and updates first, then deletes (the plan orders them); deletes wait for the first
+  // phase to finish so a stop never leaves deletes done and their replacements undone.
+  const phases = [plan.items.filter((i) => i.action !== 'delete'), plan.items.filter((i) => i.action === 'delete')];
+  for (const phase of phases) {
+    let next = 0;
+    const worker = async () => {
+      while (next < phase.length && !stopNow()) {
+        const item = phase[next++]!;
+        await runOne(item);
+      }
+    };
+    await Promise.all(Array.from({ length: Math.max(1, options.concurrency) }, worker));
+    if (stopped) break;
+  }
+  return { outcomes, ...(stopped ? { stopped } : {}) };
+}
+
+/** Sends one planned write. Returns true when a partial update had to recreate the record. */
+async function send(options: ApplyOptions, item: PlanItem): Promise<boolean> {
+  const { writer, groupId } = options;
+  switch (item.action) {
+    case 'create':
+      await writer.putAuthor(groupId, item.clientId, item.body ?? {});
+      return false;
+    case 'delete':
+      await writer.deleteAuthor(groupId, item.clientId);
+      return false;
+    case 'update':
+      if (item.replace) {
+        await writer.putAuthor(groupId, item.clientId, item.body ?? {});
+        return false;
+      }
+      try {
+        await writer.patchAuthor(groupId, item.clientId, item.body ?? {});
+        return false;
+      } catch (error) {
+        // Spec § 3: a partial update of a missing record is a 404. The record was deleted
+        // remotely since the last run; recreate it whole from the roster.
+        if ((error as ErrorLike).status !== 404) throw error;
+        await writer.putAuthor(groupId, item.clientId, fullBody(item));
+        return true;
+      }
+  }
+}
+
+function fullBody(item: PlanItem): Fields {
+  const fields = JSON.parse(item.desired!.fieldsJson) as Fields;
+  return Object.fromEntries(Object.entries(fields).filter(([, value]) => value !== null));
+}

@@ -1,0 +1,201 @@
+/**
+ * Second half of planning: turns the classification into actions, field-level changes, guards
+ * and an estimate. Pure: data in, plan out (like changesets' assemble-release-plan).
+ */
+import type { FieldValue } from '../mapping/types.js';
+import type { FieldChange, GuardResult } from '../report/types.js';
+import type { PolicyConfig } from '../config/pipeline.js';
+import { canonicalJson, hashJson, sameValue } from './canonical.js';
+import type { Classification, ClassifiedRecord } from './classify.js';
+import { evaluateGuards, type GuardInput } from './guards.js';
+import type { Fields, Plan, PlanItem, PlanReason, StateRepair } from './types.js';
+
+export interface BuildPlanInput {
+  classification: Classification;
+  /** Last-applied fields of every changed, missing (and, refreshing all, unchanged) owned record. */
+  lastApplied: ReadonlyMap<string, Fields>;
+  /**
+   * Remote records fetched with --refresh, projected on the managed fields; `null` when the
+   * service answered 404 (deleted remotely). Absent keys were not fetched.
+   */
+  remote?: ReadonlyMap<string, Fields | null>;
+  /** client_ids whose last operation failed or never finished. */
+  previouslyFailed: ReadonlySet<string>;
+  policy: Pick<PolicyConfig, 'mode' | 'update' | 'max_rps' | 'guards'>;
+  /** Human names of fields by key (custom fields by api_id). */
+  fieldLabels: ReadonlyMap<string, string>;
+  guardInput: Omit<GuardInput, 'deletes' | 'guards'>;
+}
+
+export function buildPlan(input: BuildPlanInput): Plan {
+  const { classification, lastApplied, remote, previouslyFailed, policy } = input;
+  const label = (field: string) => input.fieldLabels.get(field) ?? field;
+  const items: PlanItem[] = [];
+  const stateRepairs: StateRepair[] = [];
+  const notes: string[] = [];
+  // Unchanged records kept whole (refreshing all) are counted as they are considered below.
+  let noop = classification.unchangedCount - classification.unchanged.length;
+
+  const consider = (item: ClassifiedRecord, owned: boolean) => {
+    const { record } = item;
+    const applied = lastApplied.get(record.clientId);
+    const remoteFields = remote?.get(record.clientId);
+    const desired = { fieldsJson: item.fieldsJson, hash: item.hash };
+    const retried = previouslyFailed.has(record.clientId);
+
+    // No inventory entry, or deleted remotely: a full POST creates (or recreates) the record.
+    if (!owned || remoteFields === null) {
+      const reason: PlanReason = !owned ? (retried ? 'retry_failed' : 'new') : 'remote_deleted';
+      items.push({
+        clientId: record.clientId,
+        action: 'create',
+        reason,
+        body: withoutNulls(record.fields),
+        desired,
+        changes: fieldChanges(record.fields, applied, remoteFields, label, true),
+        provenance: record.provenance,
+      });
+      return;
+    }
+    // Compare with the remote record when we have it (it may have drifted), else with the inventory.
+    const baseline = remoteFields ?? applied ?? {};
+    const changed = Object.keys(record.fields).filter((field) => !sameValue(record.fields[field], baseline[field]));
+    if (changed.length === 0) {
+      noop += 1;
+      if (applied === undefined || item.hash !== hashJson(canonicalJson(applied))) {
+        stateRepairs.push({ clientId: record.clientId, ...desired });
+      }
+      return;
+    }
+    const drifted = remoteFields !== undefined && applied !== undefined && changed.some((f) => sameValue(applied[f], record.fields[f]));
+    const reason: PlanReason = retried ? 'retry_failed' : drifted ? 'drift' : 'changed';
+    const body = policy.update === 'full' ? withoutNulls(record.fields) : pick(record.fields, changed);
+    items.push({
+      clientId: record.clientId,
+      action: 'update',
+      reason,
+      body,
+      ...(policy.update === 'full' ? { replace: true } : {}),
+      desired,
+      changes: changed.map((field) => change(field, label, record.fields[field], applied?.[field], remoteFields)),
+      provenance: record.provenance,
+    });
+  };
+
+  for (const item of classification.created) consider(item, false);
+  for (const item of classification.changed) consider(item, true);
+  for (const item of classification.unchanged) consider(item, true);
+
+  const orphans: string[] = [];
+  for (const clientId of classification.missing) {
+    if (policy.mode === 'mirror') {
+      const applied = lastApplied.get(clientId);
+      items.push({
+        clientId,
+        action: 'delete',
+        reason: previouslyFailed.has(clientId) ? 'retry_failed' : 'gone_from_roster',
+        changes: applied ? Object.keys(applied).map((field) => change(field, label, undefined, applied[field], remote?.get(clientId))) : [],
+      });
+    } else {
+      orphans.push(clientId);
+    }
+  }
+  pairClientIdChanges(items, orphans, lastApplied, notes);
+
+  const counts = { create: 0, update: 0, delete: 0, noop };
+  for (const item of items) counts[item.action] += 1;
+  const guards = evaluateGuards({ ...input.guardInput, deletes: counts.delete, guards: policy.guards });
+  const calls = items.length;
+  const seconds = calls / policy.max_rps;
+  return {
+    // Creates and updates go before deletes, so a failing run never leaves the group emptier than the roster.
+    items: [...items.filter((i) => i.action !== 'delete'), ...items.filter((i) => i.action === 'delete')],
+    counts,
+    orphans,
+    stateRepairs,
+    guards,
+    refused: guards.some((guard) => guard.tripped),
+    estimate: { calls, rps: policy.max_rps, seconds, text: `${calls} calls at ${policy.max_rps}/s ≈ ${formatDuration(seconds)}` },
+    notes,
+  };
+}
+
+/**
+ * A roster that changed a person's client_id shows up as one new and one missing record. They are
+ * still a create plus a delete (the service keys records by client_id), but the report calls the
+ * pair out: same ORCID, else same primary email.
+ */
+function pairClientIdChanges(items: PlanItem[], orphans: string[], lastApplied: ReadonlyMap<string, Fields>, notes: string[]): void {
+  const goneByIdentity = new Map<string, string>();
+  const gone = [...items.filter((i) => i.action === 'delete').map((i) => i.clientId), ...orphans];
+  for (const clientId of gone) {
+    const key = identityKey(lastApplied.get(clientId));
+    if (key) goneByIdentity.set(key, clientId);
+  }
+  if (goneByIdentity.size === 0) return;
+  const byId = new Map(items.map((item) => [item.clientId, item]));
+  for (const item of items) {
+    if (item.action !== 'create' || item.reason !== 'new') continue;
+    const key = identityKey(item.body);
+    const previous = key ? goneByIdentity.get(key) : undefined;
+    if (!previous) continue;
+    item.reason = 'client_id_changed';
+    item.pairedWith = previous;
+    const deleted = byId.get(previous);
+    if (deleted) {
+      deleted.reason = 'client_id_changed';
+      deleted.pairedWith = item.clientId;
+    }
+    notes.push(`client_id changed: ${previous} → ${item.clientId} (same ${key?.split(':')[0]}); planned as ${deleted ? 'a delete plus a create' : 'a create, the old record stays as an orphan'}.`);
+  }
+}
+
+function identityKey(fields: Fields | undefined): string | undefined {
+  if (!fields) return undefined;
+  const orcid = firstOf(fields.orcids);
+  if (orcid) return `orcid:${orcid}`;
+  const email = firstOf(fields.emails);
+  return email ? `email:${email.toLowerCase()}` : undefined;
+}
+
+function firstOf(value: FieldValue | undefined): string | undefined {
+  return Array.isArray(value) && typeof value[0] === 'string' ? value[0] : undefined;
+}
+
+function fieldChanges(
+  desired: Fields,
+  applied: Fields | undefined,
+  remote: Fields | null | undefined,
+  label: (field: string) => string,
+  onlyNonEmpty: boolean,
+): FieldChange[] {
+  return Object.keys(desired)
+    .filter((field) => !onlyNonEmpty || !sameValue(desired[field], null) || (applied && !sameValue(applied[field], null)))
+    .map((field) => change(field, label, desired[field], applied?.[field], remote));
+}
+
+function change(field: string, label: (field: string) => string, after: FieldValue | undefined, before: FieldValue | undefined, remote: Fields | null | undefined): FieldChange {
+  const entry: FieldChange = { field, label: label(field), before, after };
+  if (remote !== undefined) entry.remote = remote === null ? undefined : (remote[field] ?? null);
+  return entry;
+}
+
+function pick(fields: Fields, keys: string[]): Fields {
+  const body: Fields = {};
+  for (const key of keys) body[key] = fields[key] ?? null;
+  return body;
+}
+
+/** A full POST nulls whatever it omits, so nulls need not be sent. */
+function withoutNulls(fields: Fields): Fields {
+  const body: Fields = {};
+  for (const [key, value] of Object.entries(fields)) if (value !== null && value !== undefined) body[key] = value;
+  return body;
+}
+
+export function formatDuration(seconds: number): string {
+  if (seconds < 1) return `${Math.round(seconds * 1000)} ms`;
+  if (seconds < 90) return `${seconds.toFixed(1)} s`;
+  if (seconds < 5400) return `${Math.round(seconds / 60)} min`;
+  return `${(seconds / 3600).toFixed(1)} h`;
+}

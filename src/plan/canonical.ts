@@ -1,0 +1,24 @@
+/**
+ * Canonical form of a record's managed fields: the JSON text the inventory stores and the hash
+ * the planner compares. Mapping emits fields in a stable order, so JSON.stringify is canonical.
+ */
+import { createHash } from 'node:crypto';
+import type { FieldValue } from '../mapping/types.js';
+import type { Fields } from './types.js';
+
+export function canonicalJson(fields: Fields): string {
+  return JSON.stringify(fields);
+}
+
+/** A short content hash; sha1 is ample to detect change (this is not a security boundary). */
+export function hashJson(json: string): string {
+  return createHash('sha1').update(json).digest('base64url');
+}
+
+export function sameValue(a: FieldValue | undefined, b: FieldValue | undefined): boolean {
+  if (a === b) return true;
+  if (a === undefined || a === null) return b === undefined || b === null || (Array.isArray(b) && b.length === 0);
+  if (b === undefined || b === null) return Array.isArray(a) && a.length === 0;
+  if (Array.isArray(a) && Array.isArray(b)) return a.length === b.length && a.every((item, i) => item === b[i]);
+  return false;
+}

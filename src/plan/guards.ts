@@ -1,0 +1,74 @@
+/**
+ * Safety guards (shared/design.md decision 5). They run in dry runs exactly as in real runs, and
+ * a tripped guard refuses the whole run, saying which flag would allow it.
+ */
+import type { PolicyConfig } from '../config/pipeline.js';
+import type { GuardResult } from '../report/types.js';
+
+export interface GuardInput {
+  guards: PolicyConfig['guards'];
+  deletes: number;
+  ownedCount: number;
+  validCount: number;
+  /** Valid records of the last successful real run, when there is one. */
+  previousValidCount: number | null;
+  /** The target group is known but the inventory is empty: deletions cannot be computed. */
+  inventoryMissing: boolean;
+  allow: { deletes?: number; sourceDrop?: boolean; emptySource?: boolean };
+}
+
+/**
+ * The delete limit is the lower of the count and the percentage of owned records, but never
+ * below one, so a small group can still lose a single member without a flag.
+ */
+export function deleteLimit(guards: PolicyConfig['guards'], ownedCount: number): number {
+  const byPercent = Math.max(1, Math.floor((ownedCount * guards.max_delete_percent) / 100));
+  return Math.min(guards.max_deletes, byPercent);
+}
+
+export function evaluateGuards(input: GuardInput): GuardResult[] {
+  const results: GuardResult[] = [];
+  const { guards, deletes, validCount, previousValidCount, allow } = input;
+
+  if (validCount === 0 && (input.ownedCount > 0 || (previousValidCount ?? 0) > 0)) {
+    const allowed = allow.emptySource === true && (allow.deletes ?? 0) >= deletes;
+    results.push({
+      guard: 'empty_source',
+      tripped: !allowed,
+      message: `the source has no valid records while the pipeline owns ${input.ownedCount}; an empty or unreadable source never deletes anything.`,
+      allowWith: `--allow-empty-source --allow-deletes ${deletes}`,
+    });
+  }
+
+  const limit = deleteLimit(guards, input.ownedCount);
+  if (deletes > limit) {
+    const allowed = (allow.deletes ?? 0) >= deletes;
+    results.push({
+      guard: 'max_deletes',
+      tripped: !allowed,
+      message: `${deletes} deletes planned, above the limit of ${limit} (max_deletes ${guards.max_deletes} or ${guards.max_delete_percent}% of ${input.ownedCount} owned records, whichever is lower).`,
+      allowWith: `--allow-deletes ${deletes}`,
+    });
+  }
+
+  if (previousValidCount !== null && previousValidCount > 0 && validCount > 0) {
+    const dropPercent = ((previousValidCount - validCount) / previousValidCount) * 100;
+    if (dropPercent > guards.max_source_drop_percent) {
+      results.push({
+        guard: 'source_drop',
+        tripped: allow.sourceDrop !== true,
+        message: `the source has ${validCount} valid records, ${dropPercent.toFixed(1)}% fewer than the ${previousValidCount} of the last successful run (limit ${guards.max_source_drop_percent}%). Is the file truncated?`,
+        allowWith: '--allow-source-drop',
+      });
+    }
+  }
+
+  if (input.inventoryMissing) {
+    results.push({
+      guard: 'inventory_missing',
+      tripped: false,
+      message: 'the target group is known but this pipeline owns no records in its state: deletions cannot be computed. Adopt existing members with `rostersync state import` if the group already holds records of this roster.',
+    });
+  }
+  return results;
+}

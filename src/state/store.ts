@@ -1,0 +1,459 @@
+/**
+ * The pipeline's state store (shared/design.md decision 1): the inventory of what the pipeline
+ * owns, a journal of every write outcome, the run history and the lock. One SQLite database per
+ * pipeline, in WAL mode, written by the single writer (apply) the moment each outcome is known.
+ *
+ * Why an inventory: the service cannot list the members of a group, so only records recorded
+ * here are ever deleted, and a lost state means deletions cannot be computed.
+ */
+import Database from 'better-sqlite3';
+import { hostname } from 'node:os';
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { UserFacingError } from '../errors.js';
+import type { FieldValue } from '../mapping/types.js';
+
+export const STATE_SCHEMA_VERSION = 1;
+
+export interface OwnedRecord {
+  clientId: string;
+  /** Last-applied managed fields, canonical JSON. */
+  fieldsJson: string;
+  hash: string;
+  runId: string;
+  sourceRow: number | null;
+}
+
+export interface RunRow {
+  id: string;
+  startedAt: string;
+  finishedAt: string | null;
+  outcome: string | null;
+  dryRun: boolean;
+  validRecords: number | null;
+  sourceSha256: string | null;
+  countsJson: string | null;
+}
+
+export interface LockInfo {
+  owner: string;
+  host: string;
+  pid: number;
+  startedAt: string;
+  heartbeatAt: string;
+  runId: string;
+}
+
+export type JournalState = 'planned' | 'sent' | 'done' | 'failed';
+
+export interface StateStoreOptions {
+  /** Injectable clock (ms since epoch). */
+  now?: () => number;
+}
+
+export class StateError extends UserFacingError {
+  override name = 'StateError';
+}
+
+/** A lock whose heartbeat is older than this is stale (the owner died without releasing it). */
+export const STALE_LOCK_MS = 2 * 60_000;
+export const HEARTBEAT_MS = 15_000;
+
+export class StateStore {
+  readonly path: string;
+  readonly pipeline: string;
+  private readonly db: Database.Database;
+  private readonly now: () => number;
+  private readonly stmts;
+
+  private constructor(path: string, pipeline: string, db: Database.Database, options: StateStoreOptions) {
+    this.path = path;
+    this.pipeline = pipeline;
+    this.db = db;
+    this.now = options.now ?? Date.now;
+    this.stmts = {
+      getMeta: db.prepare<[string], { value: string }>('SELECT value FROM meta WHERE key = ?'),
+      setMeta: db.prepare('INSERT INTO meta(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value'),
+      deleteMeta: db.prepare('DELETE FROM meta WHERE key = ?'),
+      bumpSerial: db.prepare("UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'serial'"),
+      getRecord: db.prepare<[string], RecordRow>('SELECT * FROM records WHERE client_id = ?'),
+      upsertRecord: db.prepare(
+        `INSERT INTO records(client_id, fields_json, hash, run_id, source_row, updated_at)
+         VALUES (@clientId, @fieldsJson, @hash, @runId, @sourceRow, @updatedAt)
+         ON CONFLICT(client_id) DO UPDATE SET fields_json = excluded.fields_json, hash = excluded.hash,
+           run_id = excluded.run_id, source_row = excluded.source_row, updated_at = excluded.updated_at`,
+      ),
+      deleteRecord: db.prepare('DELETE FROM records WHERE client_id = ?'),
+      journalInsert: db.prepare(
+        `INSERT INTO journal(run_id, client_id, action, state, at) VALUES (?, ?, ?, 'planned', ?)`,
+      ),
+      journalUpdate: db.prepare(
+        `UPDATE journal SET state = @state, status = @status, error = @error, attempts = @attempts, at = @at WHERE id = @id`,
+      ),
+    };
+  }
+
+  /** Opens (creating if needed) the state database of one pipeline. */
+  static open(path: string, pipeline: string, options: StateStoreOptions = {}): StateStore {
+    mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+    let db: Database.Database;
+    try {
+      db = new Database(path);
+      db.pragma('journal_mode = WAL');
+      db.pragma('synchronous = NORMAL');
+      db.pragma('busy_timeout = 5000');
+      migrate(db);
+    } catch (error) {
+      throw new StateError(`${path}: cannot open the state database: ${(error as Error).message}`, {
+        hint: 'The file is not a rostersync state database or is damaged. Move it aside; the next run will say that deletions cannot be computed until records are adopted again with `rostersync state import`.',
+        cause: error,
+      });
+    }
+    const owner = db.prepare<[], { value: string }>("SELECT value FROM meta WHERE key = 'pipeline'").get();
+    if (!owner) {
+      db.prepare("INSERT INTO meta(key, value) VALUES ('pipeline', ?)").run(pipeline);
+    } else if (owner.value !== pipeline) {
+      db.close();
+      throw new StateError(`${path}: this state database belongs to pipeline "${owner.value}", not "${pipeline}".`, {
+        hint: 'Each pipeline has its own state. Point state_dir (or --state-dir) at the right directory, or rename the pipeline back.',
+      });
+    }
+    return new StateStore(path, pipeline, db, options);
+  }
+
+  close(): void {
+    if (this.db.open) this.db.close();
+  }
+
+  // --- meta -------------------------------------------------------------------------------
+
+  getMeta(key: string): string | undefined {
+    return this.stmts.getMeta.get(key)?.value;
+  }
+
+  setMeta(key: string, value: string): void {
+    this.stmts.setMeta.run(key, value);
+  }
+
+  /** Increases on every change of the inventory; saved plans are bound to it. */
+  serial(): number {
+    return Number(this.getMeta('serial') ?? '0');
+  }
+
+  groupId(): number | null {
+    const value = this.getMeta('group_id');
+    return value === undefined ? null : Number(value);
+  }
+
+  /** Records a group id (after creation, or by hand with `state set-group`). */
+  setGroupId(groupId: number): void {
+    this.db.transaction(() => {
+      this.setMeta('group_id', String(groupId));
+      this.stmts.deleteMeta.run('group_intent');
+      this.stmts.bumpSerial.run();
+    })();
+  }
+
+  /** The intent to create a group, recorded before the (non-idempotent) call. */
+  groupIntent(): { name: string; at: string } | null {
+    const value = this.getMeta('group_intent');
+    return value ? (JSON.parse(value) as { name: string; at: string }) : null;
+  }
+
+  recordGroupIntent(name: string): void {
+    this.setMeta('group_intent', JSON.stringify({ name, at: new Date(this.now()).toISOString() }));
+  }
+
+  clearGroupIntent(): void {
+    this.stmts.deleteMeta.run('group_intent');
+  }
+
+  // --- inventory --------------------------------------------------------------------------
+
+  ownedCount(): number {
+    return (this.db.prepare('SELECT COUNT(*) AS n FROM records').get() as { n: number }).n;
+  }
+
+  /** client_id → hash of every owned record; the planner's view of the inventory. */
+  ownedHashes(): Map<string, string> {
+    const map = new Map<string, string>();
+    const rows = this.db.prepare('SELECT client_id, hash FROM records').raw().iterate() as Iterable<[string, string]>;
+    for (const [clientId, hash] of rows) map.set(clientId, hash);
+    return map;
+  }
+
+  getOwned(clientId: string): OwnedRecord | undefined {
+    const row = this.stmts.getRecord.get(clientId);
+    return row ? toOwned(row) : undefined;
+  }
+
+  /** Last-applied fields of the given owned records (those the plan needs to diff). */
+  lastApplied(clientIds: Iterable<string>): Map<string, Record<string, FieldValue>> {
+    const result = new Map<string, Record<string, FieldValue>>();
+    for (const clientId of clientIds) {
+      const row = this.stmts.getRecord.get(clientId);
+      if (row) result.set(clientId, JSON.parse(row.fields_json) as Record<string, FieldValue>);
+    }
+    return result;
+  }
+
+  listOwned(limit = Number.MAX_SAFE_INTEGER): OwnedRecord[] {
+    return (this.db.prepare('SELECT * FROM records ORDER BY client_id LIMIT ?').all(limit) as RecordRow[]).map(toOwned);
+  }
+
+  /** Writes the outcome of a successful create/update together with its journal entry. */
+  recordApplied(entry: { journalId: number; clientId: string; fieldsJson: string; hash: string; runId: string; sourceRow: number | null; status: number; attempts: number }): void {
+    this.db.transaction(() => {
+      this.stmts.upsertRecord.run({
+        clientId: entry.clientId,
+        fieldsJson: entry.fieldsJson,
+        hash: entry.hash,
+        runId: entry.runId,
+        sourceRow: entry.sourceRow,
+        updatedAt: new Date(this.now()).toISOString(),
+      });
+      this.finishJournal(entry.journalId, 'done', entry.status, null, entry.attempts);
+      this.stmts.bumpSerial.run();
+    })();
+  }
+
+  /** Writes the outcome of a successful delete together with its journal entry. */
+  recordDeleted(entry: { journalId: number; clientId: string; status: number; attempts: number }): void {
+    this.db.transaction(() => {
+      this.stmts.deleteRecord.run(entry.clientId);
+      this.finishJournal(entry.journalId, 'done', entry.status, null, entry.attempts);
+      this.stmts.bumpSerial.run();
+    })();
+  }
+
+  /** Adopts a record that already exists in the group (`state import`). */
+  adopt(entry: { clientId: string; fieldsJson: string; hash: string; runId: string }): void {
+    this.db.transaction(() => {
+      this.stmts.upsertRecord.run({ ...entry, sourceRow: null, updatedAt: new Date(this.now()).toISOString() });
+      this.stmts.bumpSerial.run();
+    })();
+  }
+
+  /** Drops a record from the inventory without touching the service (`state forget`). */
+  forget(clientId: string): boolean {
+    return this.db.transaction(() => {
+      const changes = this.stmts.deleteRecord.run(clientId).changes;
+      if (changes > 0) this.stmts.bumpSerial.run();
+      return changes > 0;
+    })();
+  }
+
+  // --- journal ----------------------------------------------------------------------------
+
+  /** Journals an operation as planned; returns its id. */
+  journalPlanned(runId: string, clientId: string, action: string): number {
+    return Number(this.stmts.journalInsert.run(runId, clientId, action, new Date(this.now()).toISOString()).lastInsertRowid);
+  }
+
+  journalSent(id: number): void {
+    this.stmts.journalUpdate.run({ id, state: 'sent', status: null, error: null, attempts: null, at: new Date(this.now()).toISOString() });
+  }
+
+  journalFailed(id: number, status: number | null, error: string, attempts: number): void {
+    this.finishJournal(id, 'failed', status, error, attempts);
+  }
+
+  private finishJournal(id: number, state: JournalState, status: number | null, error: string | null, attempts: number): void {
+    this.stmts.journalUpdate.run({ id, state, status, error, attempts, at: new Date(this.now()).toISOString() });
+  }
+
+  /** client_ids whose last journaled operation failed or never finished (sent, then a crash). */
+  unfinishedOrFailed(): Map<string, JournalState> {
+    const rows = this.db
+      .prepare(
+        `SELECT client_id, state FROM journal WHERE id IN (SELECT MAX(id) FROM journal GROUP BY client_id) AND state IN ('failed', 'sent', 'planned')`,
+      )
+      .all() as { client_id: string; state: JournalState }[];
+    return new Map(rows.map((row) => [row.client_id, row.state]));
+  }
+
+  journalCounts(runId: string): Record<string, number> {
+    const rows = this.db.prepare('SELECT action || \':\' || state AS k, COUNT(*) AS n FROM journal WHERE run_id = ? GROUP BY k').all(runId) as { k: string; n: number }[];
+    return Object.fromEntries(rows.map((row) => [row.k, row.n]));
+  }
+
+  // --- runs -------------------------------------------------------------------------------
+
+  startRun(run: { id: string; dryRun: boolean; sourceSha256: string }): void {
+    this.db
+      .prepare('INSERT INTO runs(id, started_at, dry_run, source_sha256) VALUES (?, ?, ?, ?)')
+      .run(run.id, new Date(this.now()).toISOString(), run.dryRun ? 1 : 0, run.sourceSha256);
+  }
+
+  finishRun(run: { id: string; outcome: string; validRecords: number; counts: unknown }): void {
+    this.db
+      .prepare('UPDATE runs SET finished_at = ?, outcome = ?, valid_records = ?, counts_json = ? WHERE id = ?')
+      .run(new Date(this.now()).toISOString(), run.outcome, run.validRecords, JSON.stringify(run.counts), run.id);
+  }
+
+  /** The last real (not dry) run that finished successfully; the source-drop guard compares against it. */
+  lastSuccessfulRun(): RunRow | undefined {
+    const row = this.db
+      .prepare("SELECT * FROM runs WHERE dry_run = 0 AND outcome = 'success' ORDER BY started_at DESC, rowid DESC LIMIT 1")
+      .get() as RunDbRow | undefined;
+    return row ? toRun(row) : undefined;
+  }
+
+  recentRuns(limit = 10): RunRow[] {
+    return (this.db.prepare('SELECT * FROM runs ORDER BY started_at DESC, rowid DESC LIMIT ?').all(limit) as RunDbRow[]).map(toRun);
+  }
+
+  // --- lock -------------------------------------------------------------------------------
+
+  /**
+   * Takes the pipeline's lock, or refuses with the current owner's details. A lock whose
+   * heartbeat is older than STALE_LOCK_MS, or whose pid is gone on this host, is stale and taken over.
+   */
+  acquireLock(runId: string, owner: string = process.env.USER ?? 'unknown'): LockInfo {
+    const nowIso = new Date(this.now()).toISOString();
+    const mine: LockInfo = { owner, host: hostname(), pid: process.pid, startedAt: nowIso, heartbeatAt: nowIso, runId };
+    return this.db.transaction(() => {
+      const current = this.readLock();
+      if (current && !this.isStale(current)) {
+        throw new StateError(
+          `pipeline "${this.pipeline}" is locked by run ${current.runId}: ${current.owner} on ${current.host}, pid ${current.pid}, since ${current.startedAt} (heartbeat ${current.heartbeatAt}).`,
+          { hint: `Wait for that run to finish. If it died, the lock turns stale ${STALE_LOCK_MS / 60_000} minutes after its last heartbeat, or clear it now with \`rostersync unlock ${this.pipeline}\`.` },
+        );
+      }
+      this.db.prepare('DELETE FROM lock').run();
+      this.db
+        .prepare('INSERT INTO lock(id, owner, host, pid, started_at, heartbeat_at, run_id) VALUES (1, ?, ?, ?, ?, ?, ?)')
+        .run(mine.owner, mine.host, mine.pid, mine.startedAt, mine.heartbeatAt, mine.runId);
+      return mine;
+    }).immediate();
+  }
+
+  heartbeat(runId: string): void {
+    this.db.prepare('UPDATE lock SET heartbeat_at = ? WHERE run_id = ?').run(new Date(this.now()).toISOString(), runId);
+  }
+
+  releaseLock(runId: string): void {
+    this.db.prepare('DELETE FROM lock WHERE run_id = ?').run(runId);
+  }
+
+  readLock(): LockInfo | undefined {
+    const row = this.db.prepare('SELECT * FROM lock WHERE id = 1').get() as LockDbRow | undefined;
+    return row
+      ? { owner: row.owner, host: row.host, pid: row.pid, startedAt: row.started_at, heartbeatAt: row.heartbeat_at, runId: row.run_id }
+      : undefined;
+  }
+
+  /** Removes the lock whatever its state (`rostersync unlock`). Returns what was removed. */
+  forceUnlock(): LockInfo | undefined {
+    const current = this.readLock();
+    this.db.prepare('DELETE FROM lock').run();
+    return current;
+  }
+
+  isStale(lock: LockInfo): boolean {
+    if (this.now() - Date.parse(lock.heartbeatAt) > STALE_LOCK_MS) return true;
+    if (lock.host === hostname() && !processExists(lock.pid)) return true;
+    return false;
+  }
+}
+
+interface RecordRow {
+  client_id: string;
+  fields_json: string;
+  hash: string;
+  run_id: string;
+  source_row: number | null;
+  updated_at: string;
+}
+interface RunDbRow {
+  id: string;
+  started_at: string;
+  finished_at: string | null;
+  outcome: string | null;
+  dry_run: number;
+  valid_records: number | null;
+  source_sha256: string | null;
+  counts_json: string | null;
+}
+interface LockDbRow {
+  owner: string;
+  host: string;
+  pid: number;
+  started_at: string;
+  heartbeat_at: string;
+  run_id: string;
+}
+
+function toOwned(row: RecordRow): OwnedRecord {
+  return { clientId: row.client_id, fieldsJson: row.fields_json, hash: row.hash, runId: row.run_id, sourceRow: row.source_row };
+}
+
+function toRun(row: RunDbRow): RunRow {
+  return {
+    id: row.id,
+    startedAt: row.started_at,
+    finishedAt: row.finished_at,
+    outcome: row.outcome,
+    dryRun: row.dry_run === 1,
+    validRecords: row.valid_records,
+    sourceSha256: row.source_sha256,
+    countsJson: row.counts_json,
+  };
+}
+
+function processExists(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+function migrate(db: Database.Database): void {
+  db.exec(`
+    CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+    CREATE TABLE IF NOT EXISTS records (
+      client_id TEXT PRIMARY KEY,
+      fields_json TEXT NOT NULL,
+      hash TEXT NOT NULL,
+      run_id TEXT NOT NULL,
+      source_row INTEGER,
+      updated_at TEXT NOT NULL
+    ) WITHOUT ROWID;
+    CREATE TABLE IF NOT EXISTS journal (
+      id INTEGER PRIMARY KEY AUTOINCREMENT,
+      run_id TEXT NOT NULL,
+      client_id TEXT NOT NULL,
+      action TEXT NOT NULL,
+      state TEXT NOT NULL,
+      status INTEGER,
+      error TEXT,
+      attempts INTEGER,
+      at TEXT NOT NULL
+    );
+    CREATE INDEX IF NOT EXISTS journal_client ON journal(client_id, id);
+    CREATE TABLE IF NOT EXISTS runs (
+      id TEXT PRIMARY KEY,
+      started_at TEXT NOT NULL,
+      finished_at TEXT,
+      outcome TEXT,
+      dry_run INTEGER NOT NULL,
+      valid_records INTEGER,
+      source_sha256 TEXT,
+      counts_json TEXT
+    );
+    CREATE TABLE IF NOT EXISTS lock (
+      id INTEGER PRIMARY KEY CHECK (id = 1),
+      owner TEXT NOT NULL, host TEXT NOT NULL, pid INTEGER NOT NULL,
+      started_at TEXT NOT NULL, heartbeat_at TEXT NOT NULL, run_id TEXT NOT NULL
+    );
+    INSERT OR IGNORE INTO meta(key, value) VALUES ('schema_version', '${STATE_SCHEMA_VERSION}');
+    INSERT OR IGNORE INTO meta(key, value) VALUES ('serial', '0');
+  `);
+  const version = Number((db.prepare("SELECT value FROM meta WHERE key = 'schema_version'").get() as { value: string }).value);
+  if (version !== STATE_SCHEMA_VERSION) {
+    throw new Error(`state schema version ${version} is not supported (expected ${STATE_SCHEMA_VERSION})`);
+  }
+}
+
