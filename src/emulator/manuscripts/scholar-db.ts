@@ -1,0 +1,100 @@
+/**
+ * The emulated service's scholarly database (fixture `authors`, `articles`, `journals`) with the
+ * lookups the manuscript features need: articles per author, the TF-IDF index, and identity
+ * matching of people by ORCID, email or name.
+ */
+import type { Fixture, FixtureArticle, FixtureAuthor, FixtureJournal } from '../fixture.js';
+import { ArticleIndex } from './ranking.js';
+
+/** Where the emulated service's profile and article pages live (`url`, `service_url`). */
+export const SERVICE_WEB_ORIGIN = 'https://service.example';
+export const authorUrl = (id: number): string => `${SERVICE_WEB_ORIGIN}/authors/${id}/`;
+export const articleUrl = (id: number): string => `${SERVICE_WEB_ORIGIN}/articles/${id}/`;
+
+/** A person as a manuscript or a record describes them. */
+export interface PersonRef {
+  name?: string | null;
+  emails?: readonly string[] | null;
+  orcids?: readonly string[] | null;
+}
+
+export function normalizeOrcid(value: string): string {
+  return value.trim().replace(/^https?:\/\/orcid\.org\//i, '').toUpperCase();
+}
+export function normalizeEmail(value: string): string {
+  return value.trim().toLowerCase();
+}
+/** "Curie, Marie" and "marie  CURIE" compare equal; accents are ignored. */
+export function normalizeName(value: string): string {
+  const plain = value.normalize('NFKD').replace(/[\u0300-\u036f]/g, '').toLowerCase();
+  const swapped = plain.includes(',') ? plain.split(',').reverse().join(' ') : plain;
+  return swapped.replace(/[^a-z\s-]/g, ' ').split(/\s+/).filter(Boolean).sort().join(' ');
+}
+/** The institution part of an affiliation ("Karolinska Institutet, Stockholm, Sweden" → "karolinska institutet"). */
+export function institutionOf(affiliation: string): string {
+  const first = affiliation.split(/[,;]/)[0] ?? '';
+  return first.normalize('NFKD').replace(/[\u0300-\u036f]/g, '').toLowerCase().replace(/[^a-z0-9]+/g, ' ').trim();
+}
+
+export function fullName(author: FixtureAuthor): string {
+  return [author.first_name, author.middle_name, author.last_name, author.suffix].filter(Boolean).join(' ');
+}
+
+export class ScholarDb {
+  readonly authors: readonly FixtureAuthor[];
+  readonly journals: readonly FixtureJournal[];
+  readonly index: ArticleIndex;
+  private readonly articlesByAuthor = new Map<number, FixtureArticle[]>();
+  private readonly byOrcid = new Map<string, FixtureAuthor>();
+  private readonly byEmail = new Map<string, FixtureAuthor>();
+  private readonly byName = new Map<string, FixtureAuthor[]>();
+
+  constructor(fixture: Pick<Fixture, 'authors' | 'articles' | 'journals'>) {
+    this.authors = fixture.authors;
+    this.journals = fixture.journals;
+    this.index = new ArticleIndex(fixture.articles);
+    for (const article of fixture.articles) {
+      for (const id of article.author_ids) {
+        const list = this.articlesByAuthor.get(id) ?? [];
+        list.push(article);
+        this.articlesByAuthor.set(id, list);
+      }
+    }
+    for (const author of fixture.authors) {
+      if (author.orcid) this.byOrcid.set(normalizeOrcid(author.orcid), author);
+      for (const email of author.emails) this.byEmail.set(normalizeEmail(email), author);
+      const key = normalizeName(fullName(author));
+      this.byName.set(key, [...(this.byName.get(key) ?? []), author]);
+    }
+  }
+
+  articlesOf(authorId: number): readonly FixtureArticle[] {
+    return this.articlesByAuthor.get(authorId) ?? [];
+  }
+
+  /** Academic age: years since the first publication, relative to `year` (at least 0). */
+  academicAge(authorId: number, year: number): number | null {
+    const years = this.articlesOf(authorId).map((a) => a.year);
+    return years.length === 0 ? null : Math.max(0, year - Math.min(...years));
+  }
+
+  /**
+   * The database author a person refers to: ORCID first, then email, then an unambiguous name
+   * (`byName` false for records, whose names alone are not enough to link, as in the foundation).
+   */
+  findPerson(person: PersonRef, options: { byName: boolean }): FixtureAuthor | undefined {
+    for (const orcid of person.orcids ?? []) {
+      const hit = this.byOrcid.get(normalizeOrcid(orcid));
+      if (hit) return hit;
+    }
+    for (const email of person.emails ?? []) {
+      const hit = this.byEmail.get(normalizeEmail(email));
+      if (hit) return hit;
+    }
+    if (options.byName && person.name) {
+      const hits = this.byName.get(normalizeName(person.name));
+      if (hits && hits.length === 1) return hits[0];
+    }
+    return undefined;
+  }
+}
