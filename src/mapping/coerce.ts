@@ -1,0 +1,148 @@
+/**
+ * Coercion of cell values to the value shapes of custom fields by data_kind (spec § Author from
+ * group, "Custom field value shapes"): number → JSON number, date → `YYYY-MM-DD`, options →
+ * option api_ids. Pure functions; a failure is a value, not an exception.
+ */
+import type { CellValue } from '../sources/types.js';
+import type { DATE_FORMATS } from './schema.js';
+
+export type Coerced<T> = { ok: true; value: T } | { ok: false; code: string; message: string; hint: string };
+
+const fail = (code: string, message: string, hint: string): { ok: false; code: string; message: string; hint: string } => ({
+  ok: false,
+  code,
+  message,
+  hint,
+});
+
+const DOT_DECIMAL = /^[+-]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?$/;
+const COMMA_DECIMAL = /^[+-]?(?:\d{1,3}(?:[. \u00a0\u202f]\d{3})+|\d+)(?:,\d+)?$/;
+
+/**
+ * Parses a number. Numeric cells pass through. Text uses `decimal` as the decimal separator and
+ * accepts the other one only as a thousands separator in groups of three ("1,234.5" or
+ * "1.234,5"), so "1,5" under `decimal: "."` is refused rather than read as 15.
+ */
+export function coerceNumber(cell: CellValue, decimal: '.' | ',' = '.'): Coerced<number> {
+  if (typeof cell === 'number') {
+    return Number.isFinite(cell) ? { ok: true, value: cell } : fail('invalid_number', 'not a finite number', 'Enter a number.');
+  }
+  const text = String(cell).trim();
+  const pattern = decimal === '.' ? DOT_DECIMAL : COMMA_DECIMAL;
+  if (!pattern.test(text)) {
+    const other = decimal === '.' ? ',' : '.';
+    const hint =
+      /^[+-]?\d+[.,]\d+$/.test(text) && text.includes(other)
+        ? `This looks like a decimal ${other === ',' ? 'comma' : 'point'}; set \`decimal: "${other}"\` for this field in the mapping if the whole column uses it.`
+        : 'Enter a plain number such as 12 or 3.5, or leave the cell empty.';
+    return fail('invalid_number', 'not a number', hint);
+  }
+  const normalised =
+    decimal === '.' ? text.replace(/,/g, '') : text.replace(/[. \u00a0\u202f]/g, '').replace(',', '.');
+  return { ok: true, value: Number(normalised) };
+}
+
+function isValidDate(year: number, month: number, day: number): boolean {
+  if (year < 1 || year > 9999 || month < 1 || month > 12 || day < 1) return false;
+  const daysInMonth = new Date(Date.UTC(2000, month, 0)).getUTCDate(); // 2000 is a leap year
+  if (month === 2) {
+    const leap = (year % 4 === 0 && year % 100 !== 0) || year % 400 === 0;
+    return day <= (leap ? 29 : 28);
+  }
+  return day <= daysInMonth;
+}
+
+function iso(year: number, month: number, day: number): string {
+  return `${String(year).padStart(4, '0')}-${String(month).padStart(2, '0')}-${String(day).padStart(2, '0')}`;
+}
+
+/** Largest serial Excel accepts (9999-12-31). */
+const MAX_EXCEL_SERIAL = 2958465;
+
+/**
+ * Excel serial day number → ISO date, 1900 date system. Excel counts 1900-02-29, a day that never
+ * existed (the Lotus 1-2-3 leap-year bug): serial 60 is refused, serials up to 59 count from
+ * 1899-12-31 and serials from 61 from 1899-12-30. A time fraction is dropped.
+ */
+export function excelSerialToIso(serial: number): Coerced<string> {
+  const day = Math.floor(serial);
+  if (!Number.isFinite(serial) || day < 1 || day > MAX_EXCEL_SERIAL) {
+    return fail('invalid_date', 'not a valid Excel date serial number', 'Format the cell as a date in Excel, or enter YYYY-MM-DD.');
+  }
+  if (day === 60) {
+    return fail('invalid_date', 'Excel serial 60 is 1900-02-29, a day that does not exist', 'Enter the intended date as YYYY-MM-DD.');
+  }
+  const epoch = day < 60 ? Date.UTC(1899, 11, 31) : Date.UTC(1899, 11, 30);
+  const date = new Date(epoch + day * 86_400_000);
+  return { ok: true, value: iso(date.getUTCFullYear(), date.getUTCMonth() + 1, date.getUTCDate()) };
+}
+
+type DateFormat = (typeof DATE_FORMATS)[number];
+
+function formatPattern(format: DateFormat): { regex: RegExp; order: ('D' | 'M' | 'Y')[] } {
+  const order = format.split(/[/.-]/).map((t) => t[0] as 'D' | 'M' | 'Y');
+  const sep = format.match(/[/.-]/)![0];
+  const escaped = sep === '.' ? '\\.' : sep;
+  const parts = order.map((t) => (t === 'Y' ? '(\\d{4})' : '(\\d{1,2})'));
+  return { regex: new RegExp(`^${parts.join(escaped)}$`), order };
+}
+
+/**
+ * Parses a date: Excel serial numbers (numeric cells, or text of five digits), ISO `YYYY-MM-DD`
+ * (an ISO timestamp's date part too), and the text formats the mapping lists explicitly.
+ * Day-first and month-first are never guessed. Impossible dates (2023-02-30) are refused.
+ */
+export function coerceDate(cell: CellValue, formats: readonly DateFormat[] = []): Coerced<string> {
+  if (typeof cell === 'number') return excelSerialToIso(cell);
+  const text = String(cell).trim();
+  // Text serials only with 5 digits (1927-05-18 … 2173-10-14): a bare "2023" is a year, not day 2023.
+  if (/^\d{5}(?:\.\d+)?$/.test(text)) return excelSerialToIso(Number(text));
+  const impossible = (): Coerced<string> =>
+    fail('invalid_date', 'not a real calendar date', 'Check day and month; for example 2023-02-30 does not exist.');
+  const isoMatch = /^(\d{4})-(\d{2})-(\d{2})(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?)?$/.exec(text);
+  if (isoMatch) {
+    const [y, m, d] = [Number(isoMatch[1]), Number(isoMatch[2]), Number(isoMatch[3])];
+    return isValidDate(y, m, d) ? { ok: true, value: iso(y, m, d) } : impossible();
+  }
+  for (const format of formats) {
+    const { regex, order } = formatPattern(format);
+    const match = regex.exec(text);
+    if (!match) continue;
+    const parts: Record<'D' | 'M' | 'Y', number> = { D: 0, M: 0, Y: 0 };
+    order.forEach((token, i) => (parts[token] = Number(match[i + 1])));
+    return isValidDate(parts.Y, parts.M, parts.D) ? { ok: true, value: iso(parts.Y, parts.M, parts.D) } : impossible();
+  }
+  const accepted = ['YYYY-MM-DD', 'Excel date numbers', ...formats].join(', ');
+  return fail(
+    'invalid_date',
+    `not a date in an accepted format (${accepted})`,
+    /^\d{1,2}[/.-]\d{1,2}[/.-]\d{4}$/.test(text) && formats.length === 0
+      ? 'Add the file\'s format to `date_formats` for this field in the mapping (e.g. DD/MM/YYYY); day-first and month-first are never guessed.'
+      : 'Enter the date as YYYY-MM-DD.',
+  );
+}
+
+/** The options of a single_option / multi_option field, prepared for case-insensitive lookup. */
+export interface OptionIndex {
+  /** lowercased label → option api_id */
+  byLabel: Map<string, string>;
+  /** lowercased legacy label → option api_id (from the mapping's `values`) */
+  byLegacy: Map<string, string>;
+  /** Service labels, for messages. */
+  labels: string[];
+}
+
+export function coerceOption(label: string, index: OptionIndex): Coerced<string> {
+  const key = label.trim().toLowerCase();
+  const apiId = index.byLegacy.get(key) ?? index.byLabel.get(key);
+  if (apiId !== undefined) return { ok: true, value: apiId };
+  return fail(
+    'unknown_option',
+    `"${truncate(label, 40)}" is not one of the allowed labels: ${index.labels.join(', ')}`,
+    'Use one of the allowed labels, or map this legacy label with `values:` in the mapping.',
+  );
+}
+
+export function truncate(text: string, max = 80): string {
+  return text.length <= max ? text : `${text.slice(0, max - 1)}…`;
+}

@@ -1,0 +1,510 @@
+/**
+ * Compiling a mapping file against the organization's custom fields (spec § 8, listing
+ * `author_from_group`), then mapping one row at a time.
+ *
+ * Everything that can be checked without rows is checked here, once: custom field names,
+ * option labels of `values` maps, keys that do not fit a field's data_kind, defaults. What is
+ * left for `mapRow` is pure, allocation-light work per row.
+ */
+import type { CustomField, CustomFieldsListing, DataKind, StandardField } from '../client/schemas.js';
+import { STANDARD_FIELDS } from '../client/schemas.js';
+import type { ConfigProblem } from '../config/errors.js';
+import type { CellValue, SourceRow } from '../sources/types.js';
+import {
+  coerceDate,
+  coerceNumber,
+  coerceOption,
+  truncate,
+  type Coerced,
+  type OptionIndex,
+} from './coerce.js';
+import { MappingError } from './errors.js';
+import type {
+  ClientIdSpec,
+  CustomFieldSpec,
+  DuplicatePolicy,
+  MappingFile,
+  RowFilter,
+  StandardFieldSpec,
+  TransformName,
+} from './schema.js';
+import { applyTransform, closestMatch, dedupe, normaliseOrcid, splitValue } from './transforms.js';
+import type { DesiredRecord, FieldValue, RowProblem } from './types.js';
+
+export type MapRowResult =
+  | { kind: 'record'; record: DesiredRecord }
+  | { kind: 'rejected'; problems: RowProblem[] }
+  | { kind: 'filtered' };
+
+export interface CompiledMapping {
+  /** Absolute path of the mapping file, for messages. */
+  mappingFile: string;
+  /** Standard fields in service order, then custom field api_ids sorted: the keys of every record. */
+  managedFields: string[];
+  /** Managed field key → name for people (`name`, or the custom field's name such as `Expertise level`). */
+  fieldNames: Record<string, string>;
+  /** Every source column the mapping reads (fields, client_id, filters), in first-use order. */
+  columns: string[];
+  duplicatePolicy: DuplicatePolicy;
+  /** The column(s) the client_id comes from, as shown in problems (e.g. `Reviewer ID`). */
+  clientIdColumn: string;
+  /** Throws MappingError naming each column the mapping reads that the file's header lacks. */
+  checkHeaders(headers: readonly string[], sourceFile: string): void;
+  /** Maps one row. Pure: the same row always gives the same result. */
+  mapRow(row: SourceRow): MapRowResult;
+}
+
+export interface CompileOptions {
+  /** Path of the mapping file, named in errors. */
+  mappingFile: string;
+}
+
+type ValueKind = 'name' | 'list' | DataKind;
+
+interface FieldPlan {
+  key: string;
+  label: string;
+  columns: string[];
+  columnLabel: string;
+  kind: ValueKind;
+  join: string;
+  split: string[] | undefined;
+  transforms: TransformName[];
+  dedupe: boolean;
+  fallback: FieldValue;
+  required: boolean;
+  options: OptionIndex | undefined;
+  decimal: '.' | ',';
+  dateFormats: NonNullable<CustomFieldSpec['date_formats']>;
+}
+
+const LIST_KINDS: ReadonlySet<ValueKind> = new Set(['list', 'multi_option']);
+
+function isEmptyCell(cell: CellValue | undefined): cell is null | undefined {
+  return cell === null || cell === undefined || (typeof cell === 'string' && cell.trim() === '');
+}
+
+function cellText(cell: CellValue): string {
+  return typeof cell === 'string' ? cell : String(cell);
+}
+
+export function compileMapping(
+  mapping: MappingFile,
+  customFields: CustomFieldsListing,
+  options: CompileOptions,
+): CompiledMapping {
+  const problems: ConfigProblem[] = [];
+  const plans: FieldPlan[] = [];
+  const columns: string[] = [];
+  const useColumn = (c: string): void => {
+    if (!columns.includes(c)) columns.push(c);
+  };
+
+  for (const field of STANDARD_FIELDS) {
+    const spec = mapping.fields[field];
+    if (!spec) continue;
+    const plan = planStandard(field, spec, `fields.${field}`, problems);
+    if (plan) plans.push(plan);
+  }
+
+  const available = customFields.author_from_group;
+  const byName = new Map<string, CustomField[]>();
+  for (const f of available) {
+    const key = f.name.trim().toLowerCase();
+    byName.set(key, [...(byName.get(key) ?? []), f]);
+  }
+  const customPlans: FieldPlan[] = [];
+  const claimed = new Map<string, string>();
+  for (const [name, spec] of Object.entries(mapping.custom_fields)) {
+    const path = `custom_fields.${name}`;
+    const matches = byName.get(name.trim().toLowerCase()) ?? [];
+    if (matches.length === 0) {
+      const names = available.map((f) => f.name);
+      const closest = closestMatch(name, names);
+      problems.push({
+        path,
+        message:
+          `no author_from_group custom field is named "${name}"` +
+          (closest ? `; did you mean "${closest}"?` : '') +
+          ` Available: ${names.length ? names.map((n) => `"${n}"`).join(', ') : '(none)'}`,
+      });
+      continue;
+    }
+    if (matches.length > 1) {
+      problems.push({ path, message: `the service has ${matches.length} custom fields named "${name}"; rename one in the service` });
+      continue;
+    }
+    const field = matches[0]!;
+    const earlier = claimed.get(field.api_id);
+    if (earlier !== undefined) {
+      problems.push({ path, message: `maps the same custom field as custom_fields.${earlier}` });
+      continue;
+    }
+    claimed.set(field.api_id, name);
+    const plan = planCustom(field, spec, path, problems);
+    if (plan) customPlans.push(plan);
+  }
+  customPlans.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+  plans.push(...customPlans);
+
+  const clientId = planClientId(mapping.client_id, mapping, problems);
+  if (problems.length) {
+    throw new MappingError(options.mappingFile, problems, {
+      hint: 'Fix the mapping file; `rostersync fields` lists the custom fields and their options.',
+    });
+  }
+
+  for (const c of clientId.columns) useColumn(c);
+  for (const plan of plans) for (const c of plan.columns) useColumn(c);
+  for (const f of mapping.skip_rows) useColumn(f.column);
+
+  const filters = mapping.skip_rows.map(compileFilter);
+  const managedFields = plans.map((p) => p.key);
+  const fieldNames = Object.fromEntries(plans.map((p) => [p.key, p.label]));
+
+  return {
+    mappingFile: options.mappingFile,
+    managedFields,
+    fieldNames,
+    columns,
+    duplicatePolicy: mapping.duplicate_client_ids,
+    clientIdColumn: clientId.columnLabel,
+    checkHeaders(headers, sourceFile) {
+      const missing = columns.filter((c) => !headers.includes(c));
+      if (!missing.length) return;
+      throw new MappingError(
+        options.mappingFile,
+        missing.map((c) => {
+          const closest = closestMatch(c, headers);
+          return {
+            path: columnPaths(mapping, c).join(', '),
+            message: `column "${c}" is not in the header of ${sourceFile}${closest ? `; did you mean "${closest}"?` : ''}`,
+          };
+        }),
+        {
+          hint: `The header has: ${headers.map((h) => `"${h}"`).join(', ')}. Column names must match exactly; check header_row if the header is not on the first line.`,
+        },
+      );
+    },
+    mapRow(row) {
+      for (const filter of filters) if (filter(row.values)) return { kind: 'filtered' };
+      const rowProblems: RowProblem[] = [];
+      const fields: Record<string, FieldValue> = {};
+      for (const plan of plans) fields[plan.key] = mapField(plan, row, rowProblems);
+      const id = clientId.compute(row, fields, rowProblems);
+      if (rowProblems.length || id === null) return { kind: 'rejected', problems: rowProblems };
+      return { kind: 'record', record: { clientId: id, fields, provenance: row.provenance } };
+    },
+  };
+}
+
+/** Dot-paths of the mapping entries that read column `c`, for the missing-column message. */
+function columnPaths(mapping: MappingFile, c: string): string[] {
+  const paths: string[] = [];
+  const reads = (s: { column?: string | undefined; columns?: string[] | undefined }): boolean =>
+    s.column === c || (s.columns ?? []).includes(c);
+  if (reads(mapping.client_id)) paths.push('client_id');
+  for (const [k, s] of Object.entries(mapping.fields)) if (s && reads(s)) paths.push(`fields.${k}`);
+  for (const [k, s] of Object.entries(mapping.custom_fields)) if (reads(s)) paths.push(`custom_fields.${k}`);
+  mapping.skip_rows.forEach((f, i) => {
+    if (f.column === c) paths.push(`skip_rows.${i}`);
+  });
+  return paths;
+}
+
+function sourceColumns(spec: { column?: string | undefined; columns?: string[] | undefined }): string[] {
+  return spec.column !== undefined ? [spec.column] : (spec.columns ?? []);
+}
+
+function basePlan(
+  key: string,
+  label: string,
+  kind: ValueKind,
+  spec: StandardFieldSpec | CustomFieldSpec,
+  path: string,
+  problems: ConfigProblem[],
+): FieldPlan {
+  const cols = sourceColumns(spec);
+  const list = LIST_KINDS.has(kind);
+  if (spec.split !== undefined && !list) {
+    problems.push({ path: `${path}.split`, message: `\`split\` applies to list fields (emails, orcids, affiliations, articles, multi_option), not to ${label}` });
+  }
+  if (spec.join !== undefined && list) {
+    problems.push({ path: `${path}.join`, message: `\`join\` applies to single-valued fields; ${label} is a list, its columns are concatenated` });
+  }
+  const split =
+    spec.split === undefined ? (kind === 'multi_option' ? [';'] : undefined) : typeof spec.split === 'string' ? [spec.split] : spec.split;
+  return {
+    key,
+    label,
+    columns: cols,
+    columnLabel: cols.join(' + '),
+    kind,
+    join: spec.join ?? ' ',
+    split,
+    transforms: spec.transforms.filter((t) => t !== 'dedupe'),
+    dedupe: spec.transforms.includes('dedupe'),
+    fallback: null,
+    required: spec.required || key === 'name',
+    options: undefined,
+    decimal: '.',
+    dateFormats: [],
+  };
+}
+
+function planStandard(field: StandardField, spec: StandardFieldSpec, path: string, problems: ConfigProblem[]): FieldPlan {
+  const plan = basePlan(field, field, field === 'name' ? 'name' : 'list', spec, path, problems);
+  plan.fallback = compileDefault(plan, spec.default, `${path}.default`, problems);
+  return plan;
+}
+
+function planCustom(field: CustomField, spec: CustomFieldSpec, path: string, problems: ConfigProblem[]): FieldPlan {
+  const kind = field.data_kind;
+  const plan = basePlan(field.api_id, field.name, kind, spec, path, problems);
+  const notFor = (key: string, wanted: string): void => {
+    problems.push({ path: `${path}.${key}`, message: `\`${key}\` applies to ${wanted} fields; "${field.name}" is a ${kind} field` });
+  };
+  if (spec.decimal !== undefined) {
+    if (kind === 'number') plan.decimal = spec.decimal;
+    else notFor('decimal', 'number');
+  }
+  if (spec.date_formats !== undefined) {
+    if (kind === 'date') plan.dateFormats = spec.date_formats;
+    else notFor('date_formats', 'date');
+  }
+  if (kind === 'single_option' || kind === 'multi_option') {
+    const labels = (field.options ?? []).map((o) => o.option);
+    const byLabel = new Map((field.options ?? []).map((o) => [o.option.trim().toLowerCase(), o.api_id]));
+    const byLegacy = new Map<string, string>();
+    for (const [legacy, target] of Object.entries(spec.values ?? {})) {
+      const apiId = byLabel.get(target.trim().toLowerCase());
+      if (apiId === undefined) {
+        const closest = closestMatch(target, labels);
+        problems.push({
+          path: `${path}.values.${legacy}`,
+          message: `"${target}" is not an option of "${field.name}"${closest ? `; did you mean "${closest}"?` : ''} Options: ${labels.join(', ')}`,
+        });
+      } else byLegacy.set(legacy.trim().toLowerCase(), apiId);
+    }
+    plan.options = { byLabel, byLegacy, labels };
+  } else if (spec.values !== undefined) {
+    notFor('values', 'single_option and multi_option');
+  }
+  plan.fallback = compileDefault(plan, spec.default, `${path}.default`, problems);
+  return plan;
+}
+
+/** Runs a default through the field's own coercion once, so a bad default is a mapping error. */
+function compileDefault(
+  plan: FieldPlan,
+  value: string | number | string[] | undefined,
+  path: string,
+  problems: ConfigProblem[],
+): FieldValue {
+  if (value === undefined) return null;
+  const list = LIST_KINDS.has(plan.kind);
+  if (Array.isArray(value) && !list) {
+    problems.push({ path, message: `${plan.label} holds one value; give a single default` });
+    return null;
+  }
+  const items = Array.isArray(value) ? value : [value];
+  const out: string[] = [];
+  let scalar: FieldValue = null;
+  for (const item of items) {
+    const result = coerceValue(plan, typeof item === 'number' && plan.kind !== 'number' ? String(item) : item);
+    if (!result.ok) {
+      problems.push({ path, message: `default ${JSON.stringify(item)}: ${result.message}` });
+      return null;
+    }
+    if (list) out.push(String(result.value));
+    else scalar = result.value;
+  }
+  return list ? out : scalar;
+}
+
+/** Turns one (transformed) value into the field's write shape. */
+function coerceValue(plan: FieldPlan, value: CellValue): Coerced<string | number> {
+  switch (plan.kind) {
+    case 'number':
+      return coerceNumber(value, plan.decimal);
+    case 'date':
+      return coerceDate(value, plan.dateFormats);
+    case 'single_option':
+    case 'multi_option':
+      return coerceOption(cellText(value as Exclude<CellValue, null>), plan.options!);
+    default:
+      return { ok: true, value: cellText(value as Exclude<CellValue, null>) };
+  }
+}
+
+function problemFor(plan: FieldPlan, row: SourceRow, value: string, f: { code: string; message: string; hint: string }): RowProblem {
+  return {
+    provenance: row.provenance,
+    column: plan.columnLabel,
+    value: truncate(value),
+    code: f.code,
+    message: `${plan.label}: ${f.message}`,
+    hint: f.hint,
+  };
+}
+
+function runTransforms(plan: FieldPlan, value: string, row: SourceRow, problems: RowProblem[]): string | null {
+  let current = value;
+  for (const t of plan.transforms) {
+    const result = applyTransform(t, current);
+    if (!result.ok) {
+      problems.push(problemFor(plan, row, value, result));
+      return null;
+    }
+    current = result.value;
+  }
+  return current;
+}
+
+function mapField(plan: FieldPlan, row: SourceRow, problems: RowProblem[]): FieldValue {
+  const cells: CellValue[] = [];
+  for (const c of plan.columns) {
+    const cell = row.values[c];
+    if (!isEmptyCell(cell)) cells.push(cell);
+  }
+  const before = problems.length;
+  let result: FieldValue = null;
+
+  if (LIST_KINDS.has(plan.kind)) {
+    const items: string[] = [];
+    for (const cell of cells) {
+      const text = cellText(cell);
+      const pieces = plan.split ? splitValue(text, plan.split) : [text];
+      for (const piece of pieces) {
+        const transformed = runTransforms(plan, piece, row, problems);
+        if (transformed === null || transformed.trim() === '') continue;
+        if (plan.kind === 'multi_option') {
+          const option = coerceValue(plan, transformed);
+          if (option.ok) items.push(String(option.value));
+          else problems.push(problemFor(plan, row, piece, option));
+        } else items.push(transformed);
+      }
+    }
+    const values = plan.dedupe || plan.kind === 'multi_option' ? dedupe(items) : items;
+    result = values.length ? values : null;
+  } else if (cells.length) {
+    const only = cells.length === 1 ? cells[0]! : undefined;
+    // A typed cell (number from XLSX) reaches number/date coercion untouched unless transforms ask for text.
+    const raw: CellValue =
+      only !== undefined && typeof only !== 'string' && plan.transforms.length === 0
+        ? only
+        : cells.map(cellText).join(plan.join);
+    const transformed = typeof raw === 'string' ? runTransforms(plan, raw, row, problems) : raw;
+    if (transformed !== null && !(typeof transformed === 'string' && transformed.trim() === '')) {
+      const coerced = coerceValue(plan, transformed);
+      if (coerced.ok) result = coerced.value;
+      else problems.push(problemFor(plan, row, cellText(raw!), coerced));
+    }
+  }
+
+  if (problems.length > before) return null;
+  if (result === null && plan.fallback !== null) result = plan.fallback;
+  if (result === null && plan.required) {
+    problems.push({
+      provenance: row.provenance,
+      column: plan.columnLabel,
+      code: 'missing_required',
+      message: `${plan.label} is required but the cell is empty`,
+      hint: `Fill in ${plan.columnLabel}${plan.key === 'name' ? '; the service needs a name for every record' : ''}.`,
+    });
+  }
+  return result;
+}
+
+interface ClientIdPlan {
+  columns: string[];
+  columnLabel: string;
+  compute(row: SourceRow, fields: Record<string, FieldValue>, problems: RowProblem[]): string | null;
+}
+
+function planClientId(spec: ClientIdSpec, mapping: MappingFile, problems: ConfigProblem[]): ClientIdPlan {
+  const finish = (value: string): string => {
+    let v = value;
+    for (const t of spec.transforms) {
+      const r = applyTransform(t, v);
+      if (r.ok) v = r.value;
+    }
+    return v === '' ? '' : `${spec.prefix}${v}`;
+  };
+  const missing = (row: SourceRow, column: string, what: string): RowProblem => ({
+    provenance: row.provenance,
+    column,
+    code: 'missing_client_id',
+    message: `no client_id: ${what}`,
+    hint: 'Every row needs a stable person ID; fill it in or skip the row with `skip_rows`.',
+  });
+
+  if (spec.from !== undefined) {
+    const field = spec.from === 'orcid' ? 'orcids' : 'emails';
+    if (!mapping.fields[field]) {
+      problems.push({ path: 'client_id.from', message: `\`from: ${spec.from}\` needs fields.${field} to be mapped` });
+    }
+    const columnLabel = mapping.fields[field] ? sourceColumns(mapping.fields[field]).join(' + ') : field;
+    return {
+      columns: [],
+      columnLabel,
+      compute(row, fields, rowProblems) {
+        // The field's own problem already explains the row; a second "no client_id" would be noise.
+        if (rowProblems.length) return null;
+        const list = fields[field];
+        const first = Array.isArray(list) ? list[0] : undefined;
+        let value: string | undefined;
+        if (first !== undefined && spec.from === 'orcid') {
+          const n = normaliseOrcid(first);
+          value = n.ok ? n.value : undefined;
+        } else if (first !== undefined) value = first.trim().toLowerCase();
+        const id = value === undefined ? '' : finish(value);
+        if (id === '') {
+          rowProblems.push(missing(row, columnLabel, `the row has no ${spec.from === 'orcid' ? 'valid ORCID' : 'email'} to derive it from`));
+          return null;
+        }
+        return id;
+      },
+    };
+  }
+
+  const cols = sourceColumns(spec);
+  const join = spec.join ?? '-';
+  return {
+    columns: cols,
+    columnLabel: cols.join(' + '),
+    compute(row, _fields, rowProblems) {
+      const parts: string[] = [];
+      for (const c of cols) {
+        const cell = row.values[c];
+        if (!isEmptyCell(cell)) parts.push(cellText(cell));
+      }
+      // A combination of columns needs every part, or two people could share an id.
+      const id = parts.length === cols.length ? finish(parts.join(join)) : '';
+      if (id === '') {
+        rowProblems.push(missing(row, cols.join(' + '), cols.length > 1 ? 'a column of the id is empty' : 'the cell is empty'));
+        return null;
+      }
+      return id;
+    },
+  };
+}
+
+function compileFilter(filter: RowFilter): (values: Record<string, CellValue>) => boolean {
+  const norm = (cell: CellValue | undefined): string => (isEmptyCell(cell) ? '' : cellText(cell).trim().toLowerCase());
+  const { column } = filter;
+  if (filter.equals !== undefined) {
+    const want = filter.equals.trim().toLowerCase();
+    return (v) => norm(v[column]) === want;
+  }
+  if (filter.not_equals !== undefined) {
+    const want = filter.not_equals.trim().toLowerCase();
+    return (v) => norm(v[column]) !== want;
+  }
+  if (filter.in !== undefined) {
+    const set = new Set(filter.in.map((s) => s.trim().toLowerCase()));
+    return (v) => set.has(norm(v[column]));
+  }
+  if (filter.empty) return (v) => norm(v[column]) === '';
+  return (v) => norm(v[column]) !== '';
+}

@@ -1,0 +1,202 @@
+/**
+ * Streaming a whole roster through a compiled mapping, with bounded memory.
+ *
+ * The source is read ONCE. Accepted records stream out through `onRecord` as they are mapped;
+ * nothing keeps them. What is kept is small: a Map clientId → first row number (duplicate
+ * detection), the rejected rows (capped), and the row numbers of duplicated ids.
+ *
+ * Duplicates and streaming: a record leaves through `onRecord` before a later row with the same
+ * client_id can be seen. So the consumer must finish the job at the end:
+ * - policy `reject`: drop every record whose clientId is in `summary.duplicateClientIds`
+ *   (the later rows of a duplicated id are never passed to `onRecord`; only the first is);
+ * - policy `last`: `onRecord` may be called again with a clientId already seen; the later
+ *   record replaces the earlier one;
+ * - policy `first`: later rows are never passed to `onRecord`; nothing to do.
+ *
+ * Original cells of duplicate rows (needed for rejected.csv): the later rows' cells are kept
+ * when they are met (duplicates are rare, and the count is capped). The first row's cells were
+ * already gone by then, so when `reopen` is given and duplicates were found, the source is read
+ * a second time, only to collect those rows' cells. Without `reopen` they are left empty.
+ */
+import type { CellValue, OpenedSource, Provenance } from '../sources/types.js';
+import { truncate } from './coerce.js';
+import type { CompiledMapping } from './compile.js';
+import type { DesiredRecord, RejectedRow, RowProblem } from './types.js';
+
+export interface RosterCounts {
+  /** Rows read from the source, unreadable rows included. */
+  rowsRead: number;
+  /** Distinct records that survive (after the duplicate policy). */
+  valid: number;
+  /** Rows rejected: mapping problems, unreadable rows and, under `reject`, duplicated ids. */
+  rejected: number;
+  /** Rows skipped by `skip_rows`. */
+  filtered: number;
+  /** Rows set aside by the `first` / `last` duplicate policies. */
+  duplicatesIgnored: number;
+}
+
+export interface RosterSummary {
+  counts: RosterCounts;
+  /** Rejected rows in row order, at most `maxStoredRejected` of them. */
+  rejected: RejectedRow[];
+  /** Rejected rows beyond the cap (counted, not stored). */
+  rejectedNotStored: number;
+  /**
+   * client_ids carried by more than one row. Under policy `reject` the consumer MUST drop the
+   * records it received for these ids (see the module comment).
+   */
+  duplicateClientIds: Set<string>;
+  /** Notes on rows ignored by the `first` / `last` policies (capped like `rejected`). */
+  warnings: RowProblem[];
+}
+
+export interface MapRosterOptions {
+  /** Called for each accepted record, in row order. May return a promise, which is awaited. */
+  onRecord?: (record: DesiredRecord) => void | Promise<void>;
+  /** Opens the same source again, for the cells of first occurrences of duplicated ids. */
+  reopen?: () => Promise<OpenedSource>;
+  /** Cap on stored rejected rows and warnings. @default 10000 */
+  maxStoredRejected?: number;
+  /** Stops reading between rows when aborted (the summary covers the rows read so far). */
+  signal?: AbortSignal;
+}
+
+export async function mapRoster(
+  source: OpenedSource,
+  compiled: CompiledMapping,
+  options: MapRosterOptions = {},
+): Promise<RosterSummary> {
+  compiled.checkHeaders(source.headers, source.file);
+  const cap = options.maxStoredRejected ?? 10_000;
+  const policy = compiled.duplicatePolicy;
+
+  const firstRow = new Map<string, number>();
+  /** Row numbers of every occurrence of a duplicated id, in order. */
+  const duplicateRows = new Map<string, number[]>();
+  /** Cells of duplicate rows, by row number (filled for later rows as met, first rows by reopen). */
+  const duplicateValues = new Map<number, Record<string, CellValue>>();
+  const rejected: RejectedRow[] = [];
+  const warnings: RowProblem[] = [];
+  let rejectedNotStored = 0;
+  const counts: RosterCounts = { rowsRead: 0, valid: 0, rejected: 0, filtered: 0, duplicatesIgnored: 0 };
+  const keep = (row: RejectedRow): void => {
+    if (rejected.length < cap) rejected.push(row);
+    else rejectedNotStored++;
+  };
+  let lastProvenance: Provenance | undefined;
+
+  for await (const item of source.items) {
+    if (options.signal?.aborted) break;
+    counts.rowsRead++;
+    if (item.kind === 'error') {
+      counts.rejected++;
+      const { error } = item;
+      keep({
+        provenance: error.provenance,
+        values: {},
+        problems: [
+          {
+            provenance: error.provenance,
+            code: 'unreadable_row',
+            message: error.message,
+            ...(error.raw !== undefined ? { value: truncate(error.raw) } : {}),
+            hint: 'Fix the line in the file (often an unbalanced quote); the other rows were read.',
+          },
+        ],
+      });
+      continue;
+    }
+    const { row } = item;
+    lastProvenance = row.provenance;
+    const result = compiled.mapRow(row);
+    if (result.kind === 'filtered') {
+      counts.filtered++;
+      continue;
+    }
+    if (result.kind === 'rejected') {
+      counts.rejected++;
+      keep({ provenance: row.provenance, values: row.values, problems: result.problems });
+      continue;
+    }
+    const { record } = result;
+    const seenAt = firstRow.get(record.clientId);
+    if (seenAt === undefined) {
+      firstRow.set(record.clientId, row.provenance.row);
+      await options.onRecord?.(record);
+      continue;
+    }
+    const rows = duplicateRows.get(record.clientId) ?? [seenAt];
+    rows.push(row.provenance.row);
+    duplicateRows.set(record.clientId, rows);
+    if (policy === 'reject') {
+      if (duplicateValues.size < cap) duplicateValues.set(row.provenance.row, row.values);
+      continue;
+    }
+    counts.duplicatesIgnored++;
+    const ignoredRow = policy === 'first' ? row.provenance.row : rows[rows.length - 2]!;
+    const keptRow = policy === 'first' ? seenAt : row.provenance.row;
+    if (warnings.length < cap) {
+      warnings.push({
+        provenance: { ...row.provenance, row: ignoredRow },
+        column: compiled.clientIdColumn,
+        value: truncate(record.clientId),
+        code: 'duplicate_client_id_ignored',
+        message: `client_id "${truncate(record.clientId, 40)}" appears again; row ${ignoredRow} ignored, row ${keptRow} kept (duplicate_client_ids: ${policy})`,
+        hint: 'Merge the rows in the roster if they are the same person.',
+      });
+    }
+    if (policy === 'last') await options.onRecord?.(record);
+  }
+
+  const duplicateClientIds = new Set(duplicateRows.keys());
+  counts.valid = firstRow.size;
+  if (policy === 'reject' && duplicateRows.size) {
+    counts.valid -= duplicateRows.size;
+    const firstOccurrences = new Set([...duplicateRows.values()].map((rows) => rows[0]!));
+    if (options.reopen) await collectValues(await options.reopen(), firstOccurrences, duplicateValues, options.signal);
+    const base: Omit<Provenance, 'row'> = lastProvenance
+      ? { file: lastProvenance.file, ...(lastProvenance.sheet !== undefined ? { sheet: lastProvenance.sheet } : {}) }
+      : { file: source.file };
+    for (const [clientId, rows] of duplicateRows) {
+      for (const r of rows) {
+        counts.rejected++;
+        const provenance: Provenance = { ...base, row: r };
+        const others = rows.filter((o) => o !== r);
+        keep({
+          provenance,
+          values: duplicateValues.get(r) ?? {},
+          problems: [
+            {
+              provenance,
+              column: compiled.clientIdColumn,
+              value: truncate(clientId),
+              code: 'duplicate_client_id',
+              message: `client_id "${truncate(clientId, 40)}" is also used by row${others.length > 1 ? 's' : ''} ${others.join(', ')}`,
+              hint: 'Each person must appear once: merge the rows or correct the ID; or set `duplicate_client_ids: first` or `last` in the mapping.',
+            },
+          ],
+        });
+      }
+    }
+    rejected.sort((a, b) => a.provenance.row - b.provenance.row);
+  }
+
+  return { counts, rejected, rejectedNotStored, duplicateClientIds, warnings };
+}
+
+async function collectValues(
+  source: OpenedSource,
+  rows: Set<number>,
+  into: Map<number, Record<string, CellValue>>,
+  signal: AbortSignal | undefined,
+): Promise<void> {
+  let remaining = rows.size;
+  for await (const item of source.items) {
+    if (signal?.aborted || remaining === 0) break;
+    if (item.kind === 'row' && rows.has(item.row.provenance.row)) {
+      into.set(item.row.provenance.row, item.row.values);
+      remaining--;
+    }
+  }
+}
