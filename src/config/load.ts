@@ -1,0 +1,169 @@
+/**
+ * Loading pipeline and mapping files: read, parse (YAML or JSON), validate with the one zod
+ * schema per file kind, then resolve relative paths. Every problem becomes a ConfigError naming
+ * the file, the dot-path and, when the parser knows it, the line.
+ */
+import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { basename, dirname, extname, resolve } from 'node:path';
+import { LineCounter, parseDocument } from 'yaml';
+import type { z } from 'zod';
+import { mappingFileSchema, type MappingFile } from '../mapping/schema.js';
+import { ConfigError, type ConfigProblem } from './errors.js';
+import { pipelineSchema, type PipelineFile, type SourceConfig } from './pipeline.js';
+
+export interface LoadedMapping {
+  /** Absolute path. */
+  file: string;
+  mapping: MappingFile;
+  /** sha256 (hex) of the file's text. */
+  hash: string;
+}
+
+export interface ResolvedSource extends SourceConfig {
+  /** Absolute path of the roster file. */
+  file: string;
+  format: 'csv' | 'xlsx';
+}
+
+export interface ResolvedPipeline {
+  /** `name:` from the file, else the file name without extension. */
+  name: string;
+  /** Absolute path of the pipeline file. */
+  file: string;
+  /** Directory of the pipeline file; relative paths inside it resolve from here. */
+  dir: string;
+  /** sha256 (hex) of the pipeline file's text. */
+  hash: string;
+  /** The validated file with defaults applied (paths as written). */
+  config: PipelineFile;
+  source: ResolvedSource;
+  /** Absolute path of the mapping file. */
+  mappingFile: string;
+  mapping: MappingFile;
+  /** sha256 (hex) of the mapping file's text. */
+  mappingHash: string;
+}
+
+export function sha256(text: string): string {
+  return createHash('sha256').update(text).digest('hex');
+}
+
+function readText(file: string, what: string, pathInParent?: { file: string; path: string }): string {
+  try {
+    return readFileSync(file, 'utf8');
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    const reason = code === 'ENOENT' ? 'not found' : code === 'EISDIR' ? 'is a directory' : `cannot be read (${code ?? 'error'})`;
+    if (pathInParent) {
+      throw new ConfigError(pathInParent.file, [{ path: pathInParent.path, message: `${what} ${file} ${reason}` }], {
+        hint: 'Paths in a pipeline file are relative to the pipeline file itself.',
+        cause: error,
+      });
+    }
+    throw new ConfigError(file, [{ path: '', message: `${what} ${reason}` }], { cause: error });
+  }
+}
+
+/**
+ * Parses YAML (JSON is a subset) and validates it with `schema`. Problems name the dot-path and
+ * line; unknown keys are named one by one.
+ */
+export function parseConfigText<S extends z.ZodType>(text: string, file: string, schema: S, what: string): z.output<S> {
+  const lineCounter = new LineCounter();
+  const doc = parseDocument(text, { lineCounter, uniqueKeys: true, prettyErrors: false });
+  if (doc.errors.length) {
+    throw new ConfigError(
+      file,
+      doc.errors.slice(0, 10).map((e) => {
+        const pos = e.linePos?.[0];
+        return { path: '', message: `${pos ? `line ${pos.line}, column ${pos.col}: ` : ''}not valid YAML or JSON: ${firstLine(e.message)}` };
+      }),
+      { hint: `Fix the syntax of this ${what}; a YAML linter or the JSON Schema in your editor helps.` },
+    );
+  }
+  const value: unknown = doc.toJS();
+  if (value === null || value === undefined) {
+    throw new ConfigError(file, [{ path: '', message: `the ${what} is empty` }], {
+      hint: `See docs/mapping.md and the samples under pipelines/ and mappings/ for a working ${what}.`,
+    });
+  }
+  const result = schema.safeParse(value);
+  if (result.success) return result.data;
+  const lineOf = (path: (string | number)[]): string => {
+    const node = doc.getIn(path, true) as { range?: [number, number, number] } | undefined;
+    if (!node || typeof node !== 'object' || !node.range) return '';
+    return ` (line ${lineCounter.linePos(node.range[0]).line})`;
+  };
+  const problems: ConfigProblem[] = [];
+  for (const issue of result.error.issues) {
+    const path = issue.path.filter((p): p is string | number => typeof p !== 'symbol');
+    if (issue.code === 'unrecognized_keys') {
+      for (const key of issue.keys) {
+        problems.push({ path: [...path, key].join('.'), message: `unknown key "${key}"${lineOf([...path, key])}` });
+      }
+      continue;
+    }
+    problems.push({ path: path.join('.'), message: `${describeIssue(issue)}${lineOf(path)}` });
+  }
+  throw new ConfigError(file, problems.slice(0, 20), {
+    hint: `Fix the ${what}; its JSON Schema (${what === 'mapping file' ? 'mappings' : 'pipelines'}/schema.json) lists every key.`,
+  });
+}
+
+function describeIssue(issue: z.core.$ZodIssue): string {
+  if (issue.code === 'invalid_union') {
+    return 'does not match any accepted form (see the JSON Schema for the alternatives)';
+  }
+  if (issue.code === 'invalid_type' && issue.message.includes('received undefined')) return 'is required';
+  return issue.message;
+}
+
+function firstLine(text: string): string {
+  return text.split('\n')[0] ?? text;
+}
+
+export function loadMapping(path: string): LoadedMapping {
+  const file = resolve(path);
+  const text = readText(file, 'mapping file');
+  return { file, mapping: parseConfigText(text, file, mappingFileSchema, 'mapping file'), hash: sha256(text) };
+}
+
+const FORMAT_BY_EXTENSION: Record<string, 'csv' | 'xlsx'> = { '.csv': 'csv', '.tsv': 'csv', '.txt': 'csv', '.xlsx': 'xlsx' };
+
+export function loadPipeline(path: string): ResolvedPipeline {
+  const file = resolve(path);
+  const dir = dirname(file);
+  const text = readText(file, 'pipeline file');
+  const config = parseConfigText(text, file, pipelineSchema, 'pipeline file');
+
+  const problems: ConfigProblem[] = [];
+  const sourceFile = resolve(dir, config.source.file);
+  const format = config.source.format ?? FORMAT_BY_EXTENSION[extname(sourceFile).toLowerCase()];
+  if (!format) {
+    problems.push({ path: 'source.format', message: `cannot tell the format of "${config.source.file}" from its extension; set format: csv or format: xlsx` });
+  }
+  if (format === 'xlsx' && config.source.csv) problems.push({ path: 'source.csv', message: 'CSV options given for an xlsx source' });
+  if (format === 'csv' && config.source.xlsx) problems.push({ path: 'source.xlsx', message: 'xlsx options given for a CSV source' });
+  const fallbackName = basename(file, extname(file));
+  const name = config.name ?? fallbackName;
+  if (!/^[A-Za-z0-9][A-Za-z0-9._-]*$/.test(name)) {
+    problems.push({ path: 'name', message: `the file name "${fallbackName}" cannot name the pipeline; add name: with letters, digits, dot, dash or underscore` });
+  }
+  if (problems.length || !format) throw new ConfigError(file, problems);
+
+  const mappingFile = resolve(dir, config.mapping);
+  const mappingText = readText(mappingFile, 'mapping file', { file, path: 'mapping' });
+  const mapping = parseConfigText(mappingText, mappingFile, mappingFileSchema, 'mapping file');
+  return {
+    name,
+    file,
+    dir,
+    hash: sha256(text),
+    config,
+    source: { ...config.source, file: sourceFile, format },
+    mappingFile,
+    mapping,
+    mappingHash: sha256(mappingText),
+  };
+}
