@@ -64,6 +64,10 @@ export interface OrgState {
    * owns the value type. Rebuilt empty by `reset()`.
    */
   manuscripts: Map<string, unknown>;
+  /** State of add-on modules keyed by module name; see `World.orgExtension`. Dropped by `reset()`. */
+  extensions: Map<string, unknown>;
+  /** The custom fields listing as spec § 8 answers it, built once. */
+  customFieldsListing: Record<'author_from_group' | 'folder' | 'proposal', CustomField[]>;
 }
 
 /** Derived, read-only indexes over the fixture's scholarly database. */
@@ -117,6 +121,15 @@ export class World {
     this.counters.set('group', maxGroupId);
     const maxFolderId = Math.max(0, ...this.orgs.flatMap((org) => [...org.folders.values()].map((f) => f.id)));
     this.counters.set('folder', maxFolderId);
+  }
+
+  /**
+   * Per-org state of an add-on module (e.g. manuscripts, marks, webhook order), created on first use
+   * with `create(org)` and dropped by `reset()`. Use one `key` per module and always the same `T`.
+   */
+  orgExtension<T>(org: OrgState, key: string, create: (org: OrgState) => T): T {
+    if (!org.extensions.has(key)) org.extensions.set(key, create(org));
+    return org.extensions.get(key) as T;
   }
 
   orgByApiKey(key: string | undefined): OrgState | undefined {
@@ -216,7 +229,21 @@ function buildOrgState(org: FixtureOrg): OrgState {
     folders,
     groups,
     manuscripts: new Map(),
+    extensions: new Map(),
+    customFieldsListing: {
+      author_from_group: org.custom_fields.author_from_group.map(listedField),
+      folder: org.custom_fields.folder.map(listedField),
+      proposal: org.custom_fields.proposal.map(listedField),
+    },
   };
+}
+
+/** Spec § Custom field: description is nullable; options present only for the option kinds. */
+function listedField(field: CustomField): CustomField {
+  const { options, ...rest } = field;
+  const listed: CustomField = { ...rest, description: field.description ?? null };
+  if (field.data_kind === 'single_option' || field.data_kind === 'multi_option') listed.options = options ?? [];
+  return listed;
 }
 
 function stringListOrNull(value: unknown): string[] | null {

@@ -7,11 +7,6 @@ export const routes: Route[] = [
     method: 'GET',
     pattern: '/api/external/custom-fields/all/',
     auth: 'api-key',
-    handle: ({ org }) =>
-      json({
-        author_from_group: org.customFields.author_from_group,
-        folder: org.customFields.folder,
-        proposal: org.customFields.proposal,
-      }),
+    handle: ({ org }) => json(org.customFieldsListing),
   },
 ];

@@ -1,0 +1,123 @@
+/**
+ * `rostersync emulator`: serves the local emulator of the service until SIGINT/SIGTERM.
+ * Prints `listening on http://HOST:PORT` on stdout once it accepts calls (scripts read that line).
+ */
+import { resolve } from 'node:path';
+import type { CommandFactory } from '../command.js';
+import { action } from '../command.js';
+import { EXIT, UserFacingError } from '../../errors.js';
+import { loadFixture, type Fixture } from '../../emulator/fixture.js';
+import { startEmulator } from '../../emulator/server.js';
+
+/** Parsed flags; optional in the type because yargs hands handlers an index-signature object. */
+interface EmulatorArgs {
+  port?: number;
+  host?: string;
+  fixture?: string;
+  rps?: number;
+  'fault-rate'?: number;
+  'latency-ms'?: number;
+  seed?: number;
+  'allow-remote'?: boolean;
+  'html-errors'?: boolean;
+  [flag: string]: unknown;
+}
+
+export const emulatorCommand: CommandFactory = (ctx) => ({
+  command: 'emulator',
+  describe: 'Run the local emulator of the service (for tests, demos and benchmarks)',
+  builder: (yargs) =>
+    yargs
+      .option('port', { type: 'number', default: 0, describe: 'TCP port; 0 picks a free one' })
+      .option('host', { type: 'string', default: '127.0.0.1', describe: 'Interface to bind (loopback only unless --allow-remote)' })
+      .option('fixture', { type: 'string', describe: 'Fixture file (YAML or JSON); default: the built-in demo org' })
+      .option('rps', { type: 'number', describe: 'Requests per second admitted; over it the emulator answers 429 with Retry-After' })
+      .option('fault-rate', { type: 'number', describe: 'Probability 0..1 that a call fails (500/502/503 or connection reset)' })
+      .option('latency-ms', { type: 'number', describe: 'Latency added to every call, in ms' })
+      .option('seed', { type: 'number', describe: 'Seed of the fault dice (same seed, same faults)' })
+      .option('allow-remote', { type: 'boolean', default: false, describe: 'Allow binding a non-loopback interface' })
+      .option('html-errors', { type: 'boolean', default: false, describe: 'Answer an HTML login page on unknown paths and bad keys, as the real service can' }),
+  handler: action(ctx, async (args: EmulatorArgs) => {
+    const port = args.port ?? 0;
+    const host = args.host ?? '127.0.0.1';
+    checkNumber('--port', port, { min: 0, max: 65535, integer: true });
+    checkNumber('--rps', args.rps, { min: Number.MIN_VALUE });
+    checkNumber('--fault-rate', args['fault-rate'], { min: 0, max: 1 });
+    checkNumber('--latency-ms', args['latency-ms'], { min: 0 });
+    checkNumber('--seed', args.seed, { integer: true });
+
+    let fixture: Fixture | undefined;
+    if (args.fixture !== undefined) {
+      const path = resolve(ctx.io.cwd, args.fixture);
+      try {
+        fixture = loadFixture(path);
+      } catch (error) {
+        const message = (error as NodeJS.ErrnoException).code === 'ENOENT' ? `fixture file ${path} does not exist` : (error as Error).message;
+        throw new UserFacingError(message, {
+          hint: 'Fix the fixture file (samples/fixture.yaml shows every key), or omit --fixture to use the built-in demo org.',
+          cause: error,
+        });
+      }
+    }
+
+    let emulator;
+    try {
+      emulator = await startEmulator({
+        port,
+        host,
+        allowRemote: args['allow-remote'] ?? false,
+        ...(fixture ? { fixture } : {}),
+        ...(args.rps !== undefined ? { rps: args.rps } : {}),
+        ...(args['fault-rate'] !== undefined ? { faultRate: args['fault-rate'] } : {}),
+        ...(args['latency-ms'] !== undefined ? { latencyMs: args['latency-ms'] } : {}),
+        ...(args.seed !== undefined ? { seed: args.seed } : {}),
+        htmlLoginPage: args['html-errors'] ?? false,
+      });
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      const message = code === 'EADDRINUSE' ? `port ${port} on ${host} is already in use` : (error as Error).message;
+      throw new UserFacingError(`cannot start the emulator: ${message}`, {
+        hint: code === 'EADDRINUSE' ? 'Pick another --port, or --port 0 for a free one.' : 'Check --host and --port.',
+        cause: error,
+      });
+    }
+
+    ctx.io.stdout.write(`listening on ${emulator.url}\n`);
+    await untilStopped(ctx.io.signal);
+    await emulator.close();
+    return EXIT.ok;
+  }),
+});
+
+function checkNumber(flag: string, value: number | undefined, rule: { min?: number; max?: number; integer?: boolean }): void {
+  if (value === undefined) return;
+  const ok =
+    Number.isFinite(value) &&
+    (rule.min === undefined || value >= rule.min) &&
+    (rule.max === undefined || value <= rule.max) &&
+    (!rule.integer || Number.isInteger(value));
+  if (!ok) {
+    const range = [rule.integer ? 'an integer' : 'a number', rule.min !== undefined ? `>= ${rule.min === Number.MIN_VALUE ? '0 (exclusive)' : rule.min}` : '', rule.max !== undefined ? `<= ${rule.max}` : '']
+      .filter(Boolean)
+      .join(' ');
+    throw new UserFacingError(`${flag} must be ${range}, got ${String(value)}`);
+  }
+}
+
+/** Resolves on the injected abort signal, or on SIGINT/SIGTERM when running as a process. */
+function untilStopped(signal: AbortSignal | undefined): Promise<void> {
+  return new Promise((resolvePromise) => {
+    if (signal) {
+      if (signal.aborted) resolvePromise();
+      else signal.addEventListener('abort', () => resolvePromise(), { once: true });
+      return;
+    }
+    const stop = (): void => {
+      process.off('SIGINT', stop);
+      process.off('SIGTERM', stop);
+      resolvePromise();
+    };
+    process.on('SIGINT', stop);
+    process.on('SIGTERM', stop);
+  });
+}
