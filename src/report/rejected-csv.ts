@@ -1,0 +1,88 @@
+/**
+ * rejected.csv: the rejected rows with their original columns, then error columns, so an admin
+ * can fix the cells in Excel and feed the file back (the mapping reads only the columns it names,
+ * so the extra columns are harmless). Design § 9:
+ * - cells that Excel would run as a formula (starting with `=`, `+`, `-`, `@`, tab or CR) get a
+ *   leading `'`; a plain number such as `-3` or `+4.5` is left alone, since Excel reads it as a
+ *   number and escaping it would corrupt the value when the file is fed back;
+ * - the file holds names and emails, so it is written mode 0600.
+ * UTF-8 with a BOM (so Excel picks the right encoding) and CRLF line ends (RFC 4180).
+ */
+import { chmod, open } from 'node:fs/promises';
+import type { RejectedRow } from '../mapping/types.js';
+import type { CellValue } from '../sources/types.js';
+
+export interface RejectedCsvOptions {
+  /**
+   * The source's header, in file order, so columns come out as in the original even when the
+   * first rejected rows lack some. @default the union of the rows' keys, in first-seen order
+   */
+  headers?: readonly string[];
+}
+
+/** Error columns appended after the original ones. */
+export const ERROR_COLUMNS = ['error_row', 'error_codes', 'error_messages', 'error_hints'] as const;
+
+const FORMULA_START = /^[=+\-@\t\r]/;
+const PLAIN_NUMBER = /^[+-]?\d+(?:\.\d+)?$/;
+
+/** Neutralises a cell Excel would evaluate as a formula. */
+export function escapeFormula(text: string): string {
+  return FORMULA_START.test(text) && !PLAIN_NUMBER.test(text) ? `'${text}` : text;
+}
+
+function quote(text: string): string {
+  return /[",\r\n]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
+}
+
+function cell(value: CellValue | undefined): string {
+  if (value === null || value === undefined) return '';
+  return quote(escapeFormula(String(value)));
+}
+
+/** Renders the CSV text (without BOM). Exposed for tests and for callers that stream elsewhere. */
+export function renderRejectedCsv(rows: readonly RejectedRow[], options: RejectedCsvOptions = {}): string {
+  const headers = [...(options.headers ?? unionOfKeys(rows))];
+  const taken = new Set(headers);
+  const errorHeaders = ERROR_COLUMNS.map((name) => {
+    let unique: string = name;
+    while (taken.has(unique)) unique = `_${unique}`;
+    return unique;
+  });
+  const lines = [[...headers, ...errorHeaders].map((h) => quote(escapeFormula(h))).join(',')];
+  for (const row of rows) {
+    const original = headers.map((h) => cell(row.values[h]));
+    const describe = (p: RejectedRow['problems'][number]): string =>
+      `${p.column ? `[${p.column}] ` : ''}${p.message}${p.value !== undefined ? ` (value: ${p.value})` : ''}`;
+    const errors = [
+      String(row.provenance.row),
+      row.problems.map((p) => p.code).join('; '),
+      row.problems.map(describe).join(' | '),
+      [...new Set(row.problems.map((p) => p.hint).filter((h): h is string => Boolean(h)))].join(' | '),
+    ].map((text) => quote(escapeFormula(text)));
+    lines.push([...original, ...errors].join(','));
+  }
+  return `${lines.join('\r\n')}\r\n`;
+}
+
+function unionOfKeys(rows: readonly RejectedRow[]): string[] {
+  const seen = new Set<string>();
+  for (const row of rows) for (const key of Object.keys(row.values)) seen.add(key);
+  return [...seen];
+}
+
+/** Writes rejected rows to `path` (mode 0600, replacing any file there). */
+export async function writeRejectedCsv(
+  path: string,
+  rows: readonly RejectedRow[],
+  options: RejectedCsvOptions = {},
+): Promise<void> {
+  const handle = await open(path, 'w', 0o600);
+  try {
+    // An existing file keeps its old mode through open(); tighten it explicitly.
+    await chmod(path, 0o600);
+    await handle.writeFile(`\uFEFF${renderRejectedCsv(rows, options)}`, 'utf8');
+  } finally {
+    await handle.close();
+  }
+}
