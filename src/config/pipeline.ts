@@ -94,9 +94,9 @@ export const pipelineSchema = z.strictObject({
     concurrency: 4,
     guards: { max_deletes: 50, max_delete_percent: 10, max_source_drop_percent: 50 },
   }),
-  /** State directory, relative to the pipeline file's directory's parent project (default `.rostersync`). */
+  /** State directory, relative to the pipeline file's directory (default `.rostersync`). */
   state_dir: z.string().optional(),
-  /** Report directory (default `reports/<pipeline>/<run id>`). */
+  /** Report directory, relative to the pipeline file's directory (default `reports`); each run writes `<dir>/<pipeline>/<run id>/`. */
   report_dir: z.string().optional(),
 });
 export type PipelineFile = z.infer<typeof pipelineSchema>;

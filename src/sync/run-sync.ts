@@ -1,0 +1,412 @@
+/**
+ * One run of a pipeline, the data flow of shared/design.md end to end:
+ * source → rows → mapping → plan (pure) → apply (the single writer) → state + report.
+ *
+ * A dry run is the same code path stopped before apply: every lookup, validation and guard runs.
+ * `plan --out` stops at the same point and saves the plan; `apply plan.json` resumes from it
+ * after checking that nothing it was computed against has changed.
+ */
+import { readFile } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+import pLimit from 'p-limit';
+import type { Logger } from 'pino';
+import { applyPlan, type ApplyResult } from '../apply/apply.js';
+import { createClient, type ClientOptions, type ServiceClient } from '../client/client.js';
+import { AmbiguousGroupCreationError } from '../client/errors.js';
+import { customFieldsListingSchema, type CustomFieldsListing } from '../client/schemas.js';
+import { loadPipeline, type ResolvedPipeline } from '../config/load.js';
+import { EXIT, UserFacingError } from '../errors.js';
+import { compileMapping, type CompiledMapping } from '../mapping/compile.js';
+import { mapRoster, type RosterSummary } from '../mapping/roster.js';
+import { buildPlan } from '../plan/build.js';
+import { RosterClassifier } from '../plan/classify.js';
+import type { Fields, Plan } from '../plan/types.js';
+import { writeReport, type WrittenReport } from '../report/write.js';
+import type { RunReport } from '../report/types.js';
+import { openSource, sha256File } from '../sources/index.js';
+import { HEARTBEAT_MS, StateStore } from '../state/store.js';
+import { buildRunReport } from './report-builder.js';
+import { newRunId } from './run-id.js';
+import { planBindings, type PlanBindings } from './plan-file.js';
+
+export interface RunOptions {
+  pipelinePath: string;
+  /** Where the service is; the key never reaches logs or reports. */
+  service: { baseUrl: string; apiKey: string };
+  dryRun?: boolean;
+  /** `planned`: GET every planned key; `all`: every owned key too. */
+  refresh?: false | 'planned' | 'all';
+  allowDeletes?: number;
+  allowSourceDrop?: boolean;
+  allowEmptySource?: boolean;
+  maxRps?: number;
+  concurrency?: number;
+  /** Stop starting new calls after this many milliseconds. */
+  maxDurationMs?: number;
+  reportDir?: string;
+  stateDir?: string;
+  /** A saved custom-fields listing instead of asking the service. */
+  fieldsFile?: string;
+  signal?: AbortSignal;
+  env?: NodeJS.ProcessEnv;
+  cwd?: string;
+  logger?: Logger;
+  now?: () => number;
+  /** Extra client options for tests and benchmarks (dispatcher, sleep, retry policy). */
+  client?: Partial<ClientOptions>;
+  onProgress?: (done: number, total: number) => void;
+}
+
+export interface RunResult {
+  report: RunReport;
+  exitCode: number;
+  written: WrittenReport;
+}
+
+/** Everything computed before the first write. */
+export interface PreparedRun {
+  runId: string;
+  startedAt: number;
+  pipeline: ResolvedPipeline;
+  client: ServiceClient;
+  store: StateStore;
+  compiled: CompiledMapping;
+  roster: RosterSummary;
+  plan: Plan;
+  groupId: number | null;
+  bindings: PlanBindings;
+  source: RunReport['source'];
+  notes: string[];
+}
+
+export async function runSync(options: RunOptions): Promise<RunResult> {
+  const now = options.now ?? Date.now;
+  const pipeline = loadPipeline(resolve(options.cwd ?? process.cwd(), options.pipelinePath));
+  const store = openState(pipeline, options);
+  const runId = newRunId(now());
+  const unlock = options.dryRun ? () => {} : lock(store, runId);
+  try {
+    const prepared = await prepareRun(pipeline, store, runId, options);
+    return await finishRun(prepared, options);
+  } finally {
+    unlock();
+    store.close();
+  }
+}
+
+/**
+ * State and reports live beside the pipeline file by default (`state_dir: .rostersync`,
+ * `report_dir: reports`, relative to the pipeline's directory), so a cron job finds the same
+ * inventory whatever its working directory.
+ */
+export function stateFile(pipeline: ResolvedPipeline, options: Pick<RunOptions, 'stateDir' | 'cwd'> = {}): string {
+  const dir = options.stateDir ? resolve(options.cwd ?? process.cwd(), options.stateDir) : resolve(pipeline.dir, pipeline.config.state_dir ?? '.rostersync');
+  return join(dir, `${pipeline.name}.sqlite`);
+}
+
+export function reportRoot(pipeline: ResolvedPipeline): string {
+  return resolve(pipeline.dir, pipeline.config.report_dir ?? 'reports', pipeline.name);
+}
+
+export function openState(pipeline: ResolvedPipeline, options: Pick<RunOptions, 'stateDir' | 'cwd'> = {}): StateStore {
+  return StateStore.open(stateFile(pipeline, options), pipeline.name);
+}
+
+/** Takes the pipeline lock and keeps its heartbeat going; returns the release function. */
+export function lock(store: StateStore, runId: string): () => void {
+  store.acquireLock(runId);
+  const timer = setInterval(() => store.heartbeat(runId), HEARTBEAT_MS);
+  timer.unref();
+  return () => {
+    clearInterval(timer);
+    store.releaseLock(runId);
+  };
+}
+
+export async function prepareRun(pipeline: ResolvedPipeline, store: StateStore, runId: string, options: RunOptions): Promise<PreparedRun> {
+  const now = options.now ?? Date.now;
+  const startedAt = now();
+  const policy = pipeline.config.policy;
+  const client = createClient({
+    baseUrl: options.service.baseUrl,
+    apiKey: options.service.apiKey,
+    rateLimit: {
+      rps: options.maxRps ?? policy.max_rps,
+      burst: policy.burst,
+      maxInFlight: options.concurrency ?? policy.concurrency,
+    },
+    ...(options.logger ? { logger: options.logger } : {}),
+    ...options.client,
+  });
+  const notes: string[] = [];
+
+  const listing = options.fieldsFile
+    ? await readFieldsFile(resolve(options.cwd ?? process.cwd(), options.fieldsFile))
+    : await client.listCustomFields({ ...(options.signal ? { signal: options.signal } : {}) });
+  const compiled = compileMapping(pipeline.mapping, listing, { mappingFile: pipeline.mappingFile });
+
+  const reopen = () => openSource(pipeline.source, { baseDir: pipeline.dir });
+  const opened = await reopen();
+  compiled.checkHeaders(opened.headers, opened.file);
+  notes.push(...opened.notes);
+  const sourceSha256 = await sha256File(opened.file);
+
+  const configuredGroup = 'group_id' in pipeline.config.target ? pipeline.config.target.group_id : null;
+  const rememberedGroup = store.groupId();
+  if (configuredGroup !== null && rememberedGroup !== null && configuredGroup !== rememberedGroup) {
+    throw new UserFacingError(
+      `pipeline "${pipeline.name}" targets group ${configuredGroup}, but its state inventories group ${rememberedGroup}.`,
+      { hint: 'A state belongs to one group. Use another state_dir for the new group, or `rostersync state set-group` if the group id really changed.' },
+    );
+  }
+  const groupId = configuredGroup ?? rememberedGroup;
+
+  const refreshAll = options.refresh === 'all';
+  const classifier = new RosterClassifier(store.ownedHashes(), { keepUnchanged: refreshAll });
+  const roster = await mapRoster(opened, compiled, { onRecord: (record) => classifier.add(record), reopen });
+  const classification = classifier.finish(compiled.duplicatePolicy === 'reject' ? roster.duplicateClientIds : new Set());
+
+  const needApplied = [
+    ...classification.changed.map((c) => c.record.clientId),
+    ...classification.missing,
+    ...classification.unchanged.map((c) => c.record.clientId),
+  ];
+  const lastApplied = store.lastApplied(needApplied);
+  const remote = options.refresh && groupId !== null ? await fetchRemote(client, groupId, compiled.managedFields, needApplied, options.signal) : undefined;
+  if (options.refresh && groupId === null) notes.push('--refresh skipped: the target group does not exist yet.');
+
+  const ownedCount = store.ownedCount();
+  const previous = store.lastSuccessfulRun();
+  const plan = buildPlan({
+    classification,
+    lastApplied,
+    ...(remote ? { remote } : {}),
+    previouslyFailed: new Set(store.unfinishedOrFailed().keys()),
+    policy: { ...policy, max_rps: options.maxRps ?? policy.max_rps },
+    fieldLabels: new Map(Object.entries(compiled.fieldNames)),
+    guardInput: {
+      ownedCount,
+      validCount: roster.counts.valid,
+      previousValidCount: previous?.validRecords ?? null,
+      inventoryMissing: groupId !== null && ownedCount === 0 && previous !== undefined,
+      allow: {
+        ...(options.allowDeletes !== undefined ? { deletes: options.allowDeletes } : {}),
+        ...(options.allowSourceDrop ? { sourceDrop: true } : {}),
+        ...(options.allowEmptySource ? { emptySource: true } : {}),
+      },
+    },
+  });
+
+  const bindings = planBindings({ pipeline, sourceSha256, stateSerial: store.serial(), baseUrl: options.service.baseUrl, groupId });
+  return {
+    runId,
+    startedAt,
+    pipeline,
+    client,
+    store,
+    compiled,
+    roster,
+    plan,
+    groupId,
+    bindings,
+    source: { file: opened.file, sha256: sourceSha256, format: opened.format, ...(opened.sheet ? { sheet: opened.sheet } : {}) },
+    notes,
+  };
+}
+
+/** Applies a prepared plan (unless dry or refused), then journals the run and writes the report. */
+export async function finishRun(prepared: PreparedRun, options: RunOptions): Promise<RunResult> {
+  const now = options.now ?? Date.now;
+  const { store, plan, pipeline } = prepared;
+  const dryRun = options.dryRun === true;
+  store.startRun({ id: prepared.runId, dryRun, sourceSha256: prepared.source.sha256 });
+
+  let applied: ApplyResult | undefined;
+  let outcome: RunReport['outcome'];
+  let exitCode: number;
+  let message: string | undefined;
+  let groupId = prepared.groupId;
+
+  if (plan.refused) {
+    outcome = 'refused';
+    exitCode = EXIT.guard;
+    message = plan.guards.filter((g) => g.tripped).map((g) => `${g.guard}: ${g.message} Allow with ${g.allowWith}.`).join(' ');
+  } else if (dryRun) {
+    outcome = 'dry_run';
+    exitCode = EXIT.ok;
+  } else {
+    try {
+      groupId = await ensureGroup(prepared, options.signal);
+      const total = plan.items.length;
+      let done = 0;
+      applied = await applyPlan({
+        plan,
+        groupId,
+        writer: prepared.client,
+        store,
+        runId: prepared.runId,
+        concurrency: options.concurrency ?? pipeline.config.policy.concurrency,
+        ...(options.signal ? { signal: options.signal } : {}),
+        ...(options.maxDurationMs !== undefined ? { deadline: prepared.startedAt + options.maxDurationMs } : {}),
+        now,
+        onOutcome: () => options.onProgress?.(++done, total),
+      });
+    } catch (error) {
+      // Nothing else can be written (group creation failed, or the run stopped early): still
+      // journal the run and write its report before letting the error reach the CLI.
+      await record(prepared, { outcome: 'failed', exitCode: exitCodeOf(error), message: (error as Error).message, groupId }, applied, options);
+      throw error;
+    }
+    const failed = [...applied.outcomes.values()].filter((o) => o.outcome === 'failed').length;
+    if (applied.stopped) {
+      outcome = applied.stopped.reason === 'interrupted' ? 'interrupted' : applied.stopped.reason === 'deadline' ? 'partial' : 'failed';
+      exitCode = applied.stopped.reason === 'deadline' && failed > 0 ? EXIT.partial : applied.stopped.exitCode;
+      message = applied.stopped.message;
+    } else if (failed > 0) {
+      outcome = 'partial';
+      exitCode = EXIT.partial;
+      message = `${failed} record${failed === 1 ? '' : 's'} failed; they are planned again on the next run.`;
+    } else {
+      outcome = 'success';
+      exitCode = EXIT.ok;
+    }
+  }
+  return record(prepared, { outcome, exitCode, ...(message ? { message } : {}), groupId }, applied, options);
+}
+
+async function record(
+  prepared: PreparedRun,
+  result: { outcome: RunReport['outcome']; exitCode: number; message?: string; groupId: number | null },
+  applied: ApplyResult | undefined,
+  options: RunOptions,
+): Promise<RunResult> {
+  const now = options.now ?? Date.now;
+  const { store, pipeline } = prepared;
+  const report = buildRunReport({
+    base: {
+      version: 1,
+      runId: prepared.runId,
+      pipeline: pipeline.name,
+      pipelineFile: pipeline.file,
+      source: prepared.source,
+      target: {
+        baseUrl: options.service.baseUrl,
+        groupId: result.groupId,
+        ...('group' in pipeline.config.target ? { groupName: pipeline.config.target.group.name } : {}),
+      },
+      mode: pipeline.config.policy.mode,
+      update: pipeline.config.policy.update,
+      dryRun: options.dryRun === true,
+      startedAt: new Date(prepared.startedAt).toISOString(),
+      outcome: result.outcome,
+      exitCode: result.exitCode,
+      ...(result.message ? { message: result.message } : {}),
+      limiter: limiterStats(prepared.client),
+    },
+    plan: prepared.plan,
+    roster: prepared.roster,
+    ...(applied ? { applied } : {}),
+    startedAt: prepared.startedAt,
+    finishedAt: now(),
+    notes: prepared.notes,
+  });
+  store.finishRun({ id: prepared.runId, outcome: result.outcome, validRecords: prepared.roster.counts.valid, counts: report.counts });
+  const dir = options.reportDir
+    ? resolve(options.cwd ?? process.cwd(), options.reportDir)
+    : join(reportRoot(pipeline), prepared.runId);
+  const written = await writeReport(report, { dir, env: options.env ?? process.env });
+  return { report, exitCode: result.exitCode, written };
+}
+
+/**
+ * The target group: configured, remembered, or created now. Creation is not idempotent
+ * (shared/design.md decision 3): the intent is recorded before the call and the id right after,
+ * and an ambiguous failure stops the run instead of risking a second group.
+ */
+async function ensureGroup(prepared: PreparedRun, signal: AbortSignal | undefined): Promise<number> {
+  const { store, pipeline, client } = prepared;
+  if (prepared.groupId !== null) {
+    if (store.groupId() === null) store.setGroupId(prepared.groupId);
+    return prepared.groupId;
+  }
+  const target = pipeline.config.target;
+  if (!('group' in target)) throw new Error('unreachable: a target without group_id must name a group');
+  const setGroupHint = `Look for the group "${target.group.name}" in the service's UI. If it exists, record its id with \`rostersync state set-group ${pipeline.file} <id>\`; if it does not, clear the intent with \`rostersync state set-group ${pipeline.file} --clear\` and run again.`;
+  const intent = store.groupIntent();
+  if (intent) {
+    throw new UserFacingError(`an earlier run started creating group "${intent.name}" at ${intent.at} and never learned whether it was created.`, { hint: setGroupHint });
+  }
+  store.recordGroupIntent(target.group.name);
+  try {
+    const created = await client.createGroup(
+      { group_name: target.group.name, owner_team: target.group.owner_team, editor_teams: target.group.editor_teams, viewer_teams: target.group.viewer_teams },
+      signal ? { signal } : {},
+    );
+    store.setGroupId(created.authors_group_id);
+    prepared.notes.push(`created authors group "${target.group.name}" with id ${created.authors_group_id}.`);
+    return created.authors_group_id;
+  } catch (error) {
+    if (error instanceof AmbiguousGroupCreationError) {
+      throw new UserFacingError(error.message, { hint: setGroupHint, exitCode: EXIT.unavailable, cause: error });
+    }
+    // A clear refusal (unknown team, plan feature missing): no group exists, forget the intent.
+    store.clearGroupIntent();
+    throw error;
+  }
+}
+
+async function fetchRemote(
+  client: ServiceClient,
+  groupId: number,
+  managedFields: string[],
+  clientIds: string[],
+  signal: AbortSignal | undefined,
+): Promise<Map<string, Fields | null>> {
+  const limit = pLimit(8);
+  const remote = new Map<string, Fields | null>();
+  await Promise.all(
+    clientIds.map((clientId) =>
+      limit(async () => {
+        try {
+          const record = (await client.getAuthor(groupId, clientId, signal ? { signal } : {})) as Record<string, unknown>;
+          const fields: Fields = {};
+          for (const field of managedFields) fields[field] = (record[field] ?? null) as Fields[string];
+          remote.set(clientId, fields);
+        } catch (error) {
+          if ((error as { status?: number }).status === 404) remote.set(clientId, null);
+          else throw error;
+        }
+      }),
+    ),
+  );
+  return remote;
+}
+
+async function readFieldsFile(path: string): Promise<CustomFieldsListing> {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(await readFile(path, 'utf8'));
+  } catch (error) {
+    throw new UserFacingError(`${path}: cannot read the custom-fields listing: ${(error as Error).message}`, {
+      hint: 'Make one with `rostersync fields --json > fields.json`.',
+    });
+  }
+  const result = customFieldsListingSchema.safeParse(parsed);
+  if (!result.success) {
+    const issue = result.error.issues[0];
+    throw new UserFacingError(`${path}: not a custom-fields listing (${issue?.path.join('.')}: ${issue?.message})`, {
+      hint: 'Make one with `rostersync fields --json > fields.json`.',
+    });
+  }
+  return result.data;
+}
+
+function limiterStats(client: ServiceClient): RunReport['limiter'] {
+  const stats = client.stats();
+  return { ...stats };
+}
+
+export function exitCodeOf(error: unknown): number {
+  const code = (error as { exitCode?: unknown }).exitCode;
+  return typeof code === 'number' ? code : EXIT.usage;
+}
