@@ -50,6 +50,11 @@ function code(text: string): string {
   return `${fence}${fence.length > 1 ? ' ' : ''}${clean}${fence.length > 1 ? ' ' : ''}${fence}`;
 }
 
+/** Ends text with a full stop unless it already ends with punctuation, so a following sentence reads right. */
+function sentence(text: string): string {
+  return /[.!?…]$/.test(text.trim()) ? text.trim() : `${text.trim()}.`;
+}
+
 export function renderMarkdown(report: RunReport): string {
   const lines: string[] = [];
   const push = (...more: string[]) => lines.push(...more);
@@ -93,7 +98,7 @@ export function renderMarkdown(report: RunReport): string {
     push('### Guards', '');
     for (const guard of report.guards) {
       const allow = guard.tripped && guard.allowWith ? ` To allow it: ${code(guard.allowWith)}` : '';
-      push(`- ${guard.tripped ? '⛔ **tripped**' : '✅ passed'} ${code(guard.guard)} — ${mdText(guard.message)}${allow}`);
+      push(`- ${guard.tripped ? '⛔ **tripped**' : '✅ passed'} ${code(guard.guard)} — ${mdText(sentence(guard.message))}${allow}`);
     }
     push('');
   }
@@ -141,7 +146,7 @@ export function renderMarkdown(report: RunReport): string {
       const fields = record.changes.map((change) => mdText(change.label || change.field)).join(', ');
       const where = record.provenance ? ` at ${code(formatProvenance(record.provenance))}` : '';
       push(
-        `- ${ACTION_SYMBOL[record.action]} ${code(record.clientId)} ${record.action} (${mdText(record.reason)}, ${record.outcome})${where}${fields ? `: ${fields}` : ''}`,
+        `- ${code(`${ACTION_SYMBOL[record.action]} ${record.clientId}`)} ${record.action} (${mdText(record.reason)}, ${record.outcome})${where}${fields ? `: ${fields}` : ''}`,
       );
     }
     if (shown.length < changed.length) push('', `Field-level detail for every record is in report.html and report.json.`);
