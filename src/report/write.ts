@@ -11,6 +11,7 @@ import { basename, dirname, join, resolve } from 'node:path';
 import { UserFacingError } from '../errors.js';
 import { renderHtml } from './html.js';
 import { renderMarkdown } from './markdown.js';
+import { writeRejectedCsv } from './rejected-csv.js';
 import type { RunReport } from './types.js';
 
 export interface WriteReportOptions {
@@ -39,12 +40,17 @@ export const REPORT_FILE_MODE = 0o600;
 /** Mode of a report directory this module creates. */
 export const REPORT_DIR_MODE = 0o700;
 
+/** A sibling temporary name for an atomic write of `path`. */
+function tempPathFor(path: string): string {
+  return join(dirname(path), `.${basename(path)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
+}
+
 /**
  * Writes `content` to `path` atomically with mode 0600: a sibling temporary file, fsync, rename.
  * An existing file is replaced, and ends up 0600 whatever its previous mode.
  */
 export async function writeFileAtomic(path: string, content: string): Promise<void> {
-  const temp = join(dirname(path), `.${basename(path)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
+  const temp = tempPathFor(path);
   const handle = await open(temp, 'wx', REPORT_FILE_MODE);
   try {
     await handle.writeFile(content, 'utf8');
@@ -73,14 +79,16 @@ function cannotWrite(path: string, error: unknown): UserFacingError {
   });
 }
 
-/**
- * Writes rejected.csv.
- * TODO(wire): call `writeRejectedCsv(path, rows)` from `./rejected-csv.js` (owned by another
- * engineer; it escapes formula cells and writes 0600) once that module lands. Until then no
- * rejected.csv is written and this returns false.
- */
-async function writeRejectedCsvFile(_path: string, _report: RunReport): Promise<boolean> {
-  return false;
+/** rejected.csv through `writeRejectedCsv` (formula escaping, BOM, 0600), made atomic by a rename. */
+async function writeRejectedCsvAtomic(path: string, rows: RunReport['rejectedRows']): Promise<void> {
+  const temp = tempPathFor(path);
+  try {
+    await writeRejectedCsv(temp, rows);
+    await rename(temp, path);
+  } catch (error) {
+    await rm(temp, { force: true });
+    throw error;
+  }
 }
 
 export async function writeReport(report: RunReport, options: WriteReportOptions): Promise<WrittenReport> {
@@ -114,7 +122,8 @@ export async function writeReport(report: RunReport, options: WriteReportOptions
   if (report.rejectedRows.length > 0) {
     const path = join(dir, 'rejected.csv');
     try {
-      if (await writeRejectedCsvFile(path, report)) files.rejectedCsv = path;
+      await writeRejectedCsvAtomic(path, report.rejectedRows);
+      files.rejectedCsv = path;
     } catch (error) {
       throw cannotWrite(path, error);
     }

@@ -5,7 +5,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { UserFacingError } from '../../src/errors.js';
 import { renderMarkdown } from '../../src/report/markdown.js';
 import { writeReport } from '../../src/report/write.js';
-import { aChange, aRecord, aReport } from './builders.js';
+import { aChange, aRecord, aRejectedRow, aReport } from './builders.js';
 
 const modeOf = async (path: string) => (await stat(path)).mode & 0o777;
 
@@ -44,6 +44,22 @@ describe('writeReport', () => {
     expect(text).toContain('\n  "runId": ');
     expect(JSON.parse(text)).toEqual(report);
     expect(await readFile(files.md, 'utf8')).toBe(renderMarkdown(report));
+  });
+
+  it('writes rejected.csv (0600, formula cells escaped) only when rows were rejected', async () => {
+    const withRejects = aReport({ rejectedRows: [aRejectedRow({ values: { Name: '=HYPERLINK("x")', 'Client ID': 'EXP-7' } })] });
+    const written = await writeReport(withRejects, { dir: join(root, 'with'), env: {} });
+    expect(written.files.rejectedCsv).toBe(join(root, 'with', 'rejected.csv'));
+    const csvPath = written.files.rejectedCsv ?? '';
+    expect(await modeOf(csvPath)).toBe(0o600);
+    const csv = await readFile(csvPath, 'utf8');
+    expect(csv).toContain(`"'=HYPERLINK(""x"")"`);
+    expect(csv).toContain('invalid_orcid');
+    expect((await readdir(join(root, 'with'))).sort()).toEqual(['rejected.csv', 'report.html', 'report.json', 'report.md']);
+
+    const without = await writeReport(aReport(), { dir: join(root, 'without'), env: {} });
+    expect(without.files.rejectedCsv).toBeUndefined();
+    expect(await readdir(join(root, 'without'))).not.toContain('rejected.csv');
   });
 
   it('replaces an existing report file and leaves it 0600 whatever its previous mode', async () => {
