@@ -33,11 +33,19 @@ export interface SourceRowError {
 export type SourceItem = { kind: 'row'; row: SourceRow } | { kind: 'error'; error: SourceRowError };
 
 export interface OpenedSource {
+  /** The file as named in the pipeline (what provenance and messages show). */
   file: string;
+  /** Absolute path on disk (always set by `openSource`; hash it with `sha256File`). */
+  path?: string;
   format: 'csv' | 'xlsx';
   sheet?: string;
   headers: string[];
-  /** Facts worth telling the operator (detected encoding and delimiter, skipped merged cells...). */
+  /**
+   * Facts worth telling the operator (detected encoding and delimiter, skipped merged cells...).
+   * Readers may append to this array while `items` is iterated (e.g. merged cells are only seen at
+   * the end of a sheet), so read it again after the iteration.
+   */
   notes: string[];
+  /** Rows in file order. Single pass: iterate once; breaking out of the loop closes the file. */
   items: AsyncIterable<SourceItem>;
 }

@@ -1,0 +1,150 @@
+/**
+ * Pure detection helpers for the CSV reader, run once on a small sample at the start of the file
+ * (never per row): byte-order marks, UTF-8 validity, the delimiter, and where the header line starts.
+ */
+import { isAscii, isUtf8 } from 'node:buffer';
+
+export type CsvEncoding = 'utf-8' | 'windows-1252';
+export type CsvDelimiter = ',' | ';' | '\t' | '|';
+
+/** Candidates in order of preference when two score the same. */
+export const DELIMITERS: readonly CsvDelimiter[] = [',', ';', '\t', '|'];
+
+export const DELIMITER_NAMES: Record<CsvDelimiter, string> = {
+  ',': 'comma',
+  ';': 'semicolon',
+  '\t': 'tab',
+  '|': 'pipe',
+};
+
+export type ByteOrderMark = 'utf-8' | 'utf-16le' | 'utf-16be' | 'utf-32le' | 'utf-32be';
+
+export function detectBom(buf: Buffer): { bom: ByteOrderMark; length: number } | undefined {
+  const [b0, b1, b2, b3] = [buf[0], buf[1], buf[2], buf[3]];
+  if (b0 === 0xef && b1 === 0xbb && b2 === 0xbf) return { bom: 'utf-8', length: 3 };
+  if (b0 === 0xff && b1 === 0xfe && b2 === 0 && b3 === 0) return { bom: 'utf-32le', length: 4 };
+  if (b0 === 0 && b1 === 0 && b2 === 0xfe && b3 === 0xff) return { bom: 'utf-32be', length: 4 };
+  if (b0 === 0xff && b1 === 0xfe) return { bom: 'utf-16le', length: 2 };
+  if (b0 === 0xfe && b1 === 0xff) return { bom: 'utf-16be', length: 2 };
+  return undefined;
+}
+
+/**
+ * How many bytes at the end of `buf` start a UTF-8 sequence that continues in the next chunk
+ * (0 when the buffer ends on a character boundary).
+ */
+export function incompleteUtf8Tail(buf: Buffer): number {
+  const len = buf.length;
+  for (let back = 1; back <= 3 && back <= len; back++) {
+    const byte = buf[len - back] as number;
+    if ((byte & 0xc0) === 0x80) continue; // continuation byte: keep looking for the lead byte
+    const needed = byte >= 0xf0 ? 4 : byte >= 0xe0 ? 3 : byte >= 0xc0 ? 2 : 1;
+    return needed > back ? back : 0;
+  }
+  return 0;
+}
+
+/** UTF-8 verdict on a sample that may stop in the middle of a character. */
+export function classifyUtf8(sample: Buffer): 'ascii' | 'utf-8' | 'invalid' {
+  if (isAscii(sample)) return 'ascii';
+  const body = sample.subarray(0, sample.length - incompleteUtf8Tail(sample));
+  return isUtf8(body) ? 'utf-8' : 'invalid';
+}
+
+/**
+ * Byte offset where 1-based line `line` starts, counting `\n`, `\r\n` and lone `\r` as line breaks,
+ * or undefined when `buf` has fewer lines. Title lines above the header are plain text, so this
+ * does not look at quotes.
+ */
+export function lineStartOffset(buf: Buffer, line: number, from = 0): number | undefined {
+  let remaining = line - 1;
+  let pos = from;
+  while (remaining > 0) {
+    const nl = buf.indexOf(0x0a, pos);
+    const cr = buf.indexOf(0x0d, pos);
+    if (nl === -1 && cr === -1) return undefined;
+    let next: number;
+    if (cr !== -1 && (nl === -1 || cr < nl)) {
+      if (cr + 1 === buf.length) return undefined; // cannot tell \r from \r\n yet
+      next = buf[cr + 1] === 0x0a ? cr + 2 : cr + 1;
+    } else {
+      next = (nl as number) + 1;
+    }
+    pos = next;
+    remaining--;
+  }
+  return pos;
+}
+
+/** Line breaks (`\n`, `\r\n`, lone `\r`) in a sample, for "the file has only N lines" messages. */
+export function countLines(buf: Buffer): number {
+  let lines = 0;
+  for (let i = 0; i < buf.length; i++) {
+    const b = buf[i];
+    if (b === 0x0a) lines++;
+    else if (b === 0x0d && buf[i + 1] !== 0x0a) lines++;
+  }
+  return buf.length > 0 && buf[buf.length - 1] !== 0x0a && buf[buf.length - 1] !== 0x0d ? lines + 1 : lines;
+}
+
+export interface DelimiterGuess {
+  delimiter: CsvDelimiter;
+  /** False when no candidate appears in the header line (a one-column file, or not CSV at all). */
+  found: boolean;
+}
+
+/**
+ * Picks the delimiter on the sample text starting at the header line: each candidate is counted
+ * outside quotes on each record; the winner appears in the header and has the same count on the
+ * most records (then the most columns). `complete` says the sample is the whole file, otherwise its
+ * last record may be cut short and is ignored.
+ */
+export function detectDelimiter(text: string, complete: boolean, maxRecords = 50): DelimiterGuess {
+  const records = countDelimitersPerRecord(text, maxRecords + 1);
+  if (!complete && records.length > 1) records.pop();
+  const usable = records.slice(0, maxRecords);
+  let best: { delimiter: CsvDelimiter; consistency: number; columns: number } | undefined;
+  for (let c = 0; c < DELIMITERS.length; c++) {
+    const delimiter = DELIMITERS[c] as CsvDelimiter;
+    const header = usable[0]?.[c] ?? 0;
+    if (header === 0) continue;
+    let same = 0;
+    for (const counts of usable) if (counts[c] === header) same++;
+    const consistency = same / usable.length;
+    if (
+      best === undefined ||
+      consistency > best.consistency ||
+      (consistency === best.consistency && header > best.columns)
+    ) {
+      best = { delimiter, consistency, columns: header };
+    }
+  }
+  return best ? { delimiter: best.delimiter, found: true } : { delimiter: ',', found: false };
+}
+
+/** Per non-blank record, the count of each candidate in DELIMITERS order, outside double quotes. */
+function countDelimitersPerRecord(text: string, maxRecords: number): number[][] {
+  const records: number[][] = [];
+  let counts = [0, 0, 0, 0];
+  let inQuotes = false;
+  let nonBlank = false;
+  for (let i = 0; i < text.length && records.length < maxRecords; i++) {
+    const ch = text[i];
+    if (ch === '"') {
+      inQuotes = !inQuotes; // "" inside quotes toggles twice, which is what we want
+      nonBlank = true;
+    } else if (inQuotes) {
+      continue;
+    } else if (ch === '\n' || ch === '\r') {
+      if (nonBlank) records.push(counts);
+      counts = [0, 0, 0, 0];
+      nonBlank = false;
+    } else {
+      const index = DELIMITERS.indexOf(ch as CsvDelimiter);
+      if (index !== -1) counts[index]!++;
+      if (ch !== ' ') nonBlank = true;
+    }
+  }
+  if (nonBlank && records.length < maxRecords) records.push(counts);
+  return records;
+}

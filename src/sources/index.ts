@@ -1,0 +1,14 @@
+/** Roster readers: CSV and XLSX files streamed as rows with provenance (issue 3, "Readers"). */
+export { openSource, type OpenSourceOptions } from './open-source.js';
+export { sha256File } from './sha256-file.js';
+export { SourceError } from './source-error.js';
+export { normaliseCell, formatDate, serialToDate, type CellIssue, type NormaliseContext } from './normalise-cell.js';
+export { detectDelimiter, type CsvDelimiter, type CsvEncoding } from './csv-sniff.js';
+export type {
+  CellValue,
+  OpenedSource,
+  Provenance,
+  SourceItem,
+  SourceRow,
+  SourceRowError,
+} from './types.js';
