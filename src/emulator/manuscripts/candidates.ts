@@ -16,13 +16,7 @@
 import type { Candidate, AuthorsGroupsSettings } from '../../client/schemas.js';
 import type { FixtureAuthor, FixtureOrg } from '../fixture.js';
 import { roundScore, type ArticleMatch, type WeightedText } from './ranking.js';
-import {
-  authorUrl,
-  articleUrl,
-  fullName,
-  institutionOf,
-  type ScholarDb,
-} from './scholar-db.js';
+import { fullName, institutionOf, type ScholarDb } from './scholar-db.js';
 import type { ManuscriptAuthor, MarkState, StoredManuscript } from './state.js';
 
 /** The emulator returns at most this many candidates (the spec names no limit). */
@@ -62,7 +56,10 @@ export interface ResolvedRefereeFinder {
 
 export interface CandidateContext {
   db: ScholarDb;
+  /** The org's fixture entry (custom fields, `external_coi_field`). */
   org: FixtureOrg;
+  /** The org's three settings (spec "Organization-wide settings"). */
+  settings: FixtureOrg['settings'];
   manuscript: StoredManuscript;
   refereeFinder: ResolvedRefereeFinder | null;
   /** Every group of the org: external COI comes from any record the client flagged. */
@@ -71,6 +68,8 @@ export interface CandidateContext {
   marks: ReadonlyMap<number, MarkState>;
   /** Current year from the emulator's clock (academic age). */
   year: number;
+  /** Links to profile and article pages (`World.authorUrl` / `articleUrl`). */
+  urls: { author(id: number): string; article(id: number): string };
 }
 
 export interface CandidateResult {
@@ -110,8 +109,8 @@ export function effectiveAuthors(manuscript: StoredManuscript, prioritize: 'pars
 }
 
 export function computeCandidates(ctx: CandidateContext): CandidateResult {
-  const { db, manuscript, org } = ctx;
-  const prioritize = org.settings.prioritize;
+  const { db, manuscript, settings } = ctx;
+  const prioritize = settings.prioritize;
   const query = db.index.queryVector(queryParts(manuscript, prioritize));
   const matches = db.index.match(query);
   const queryConcepts = new Set(db.index.conceptsIn(queryParts(manuscript, prioritize).map((p) => p.text).join('\n')));
@@ -163,9 +162,9 @@ export function computeCandidates(ctx: CandidateContext): CandidateResult {
       citationsCount: author.citations,
       hIndex: author.h_index,
       score: roundScore(best.reduce((sum, m) => sum + m.similarity, 0)),
-      url: authorUrl(author.id),
+      url: ctx.urls.author(author.id),
       relevant_concepts: relevantConcepts(authorMatches, queryConcepts),
-      relevant_articles: best.map((m) => ({ id: m.article.id, title: m.article.title, year: m.article.year, url: articleUrl(m.article.id) })),
+      relevant_articles: best.map((m) => ({ id: m.article.id, title: m.article.title, year: m.article.year, url: ctx.urls.article(m.article.id) })),
       authors_groups: (groupLinks.get(author.id) ?? []).map((link) => ({ group_id: link.groupId, client_id: link.clientId })),
       marked: mark?.marked ?? false,
       marked_by: mark?.marked ? mark.markedBy : null,
@@ -188,20 +187,24 @@ export function computeCandidates(ctx: CandidateContext): CandidateResult {
   let candidates = [...ranked.values()];
   if (rf?.effect === 'limit_to') candidates = candidates.filter((c) => c.authors_groups.length > 0);
   candidates = candidates.filter((c) => passesFilters(c, ctx));
-  if (!org.settings.include_candidates_with_conflicts) candidates = candidates.filter((c) => !hasConflict(c));
-  if (!org.settings.include_candidates_without_email) candidates = candidates.filter((c) => c.email !== null);
+  if (!settings.include_candidates_with_conflicts) candidates = candidates.filter((c) => !hasConflict(c));
+  if (!settings.include_candidates_without_email) candidates = candidates.filter((c) => c.email !== null);
   candidates.sort((a, b) => b.score - a.score || a.author_id - b.author_id);
 
   return {
     candidates: candidates.slice(0, MAX_CANDIDATES),
     ranked,
-    authorsGroupsSettings: rf
-      ? {
-          authors_groups: rf.groups.map((g) => ({ id: g.id, name: g.name, label: g.label })),
-          effect: rf.effect,
-          ...(rf.effect === 'boost' ? { boost_multiplier: rf.boostMultiplier } : {}),
-        }
-      : null,
+    authorsGroupsSettings: groupsSettingsOf(rf),
+  };
+}
+
+/** Spec § authors_groups_settings: present when the folder's settings name groups; `boost_multiplier` only for boost. */
+export function groupsSettingsOf(rf: ResolvedRefereeFinder | null): AuthorsGroupsSettings | null {
+  if (!rf) return null;
+  return {
+    authors_groups: rf.groups.map((g) => ({ id: g.id, name: g.name, label: g.label })),
+    effect: rf.effect,
+    ...(rf.effect === 'boost' ? { boost_multiplier: rf.boostMultiplier } : {}),
   };
 }
 

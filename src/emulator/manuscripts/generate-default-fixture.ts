@@ -142,7 +142,8 @@ const authors: GenAuthor[] = [];
 for (let i = 0; i < 60; i++) {
   const id = 201 + i;
   const first = FIRST_NAMES[i % FIRST_NAMES.length] as string;
-  const last = LAST_NAMES[(i * 7) % LAST_NAMES.length] as string;
+  // The offset for i >= 50 keeps full names unique (name matching must not be ambiguous).
+  const last = LAST_NAMES[(i * 7 + Math.floor(i / 50) * 3) % LAST_NAMES.length] as string;
   const primary = TOPIC_NAMES[i % TOPIC_NAMES.length] as Topic;
   const secondary = random() < 0.45 ? pick(TOPIC_NAMES.filter((t) => t !== primary)) : null;
   // Every 8th author has no known email (spec org setting "include candidates without email").
@@ -195,7 +196,7 @@ const JOURNALS: { id: number; title: string; publisher_name: string | null; topi
 const articles: GenArticle[] = [];
 const TITLE_FORMS = [
   (s: string, c: string) => `${s} in ${c}`,
-  (s: string, c: string) => `${s} and outcomes in ${c}: a multicentre study`,
+  (s: string, c: string) => `${s} in ${c}: a multicentre study`,
   (s: string, c: string) => `${s} for patients with ${c}`,
   (s: string, c: string) => `Revisiting ${s.toLowerCase()} in ${c}`,
 ];

@@ -6,11 +6,6 @@
 import type { Fixture, FixtureArticle, FixtureAuthor, FixtureJournal } from '../fixture.js';
 import { ArticleIndex } from './ranking.js';
 
-/** Where the emulated service's profile and article pages live (`url`, `service_url`). */
-export const SERVICE_WEB_ORIGIN = 'https://service.example';
-export const authorUrl = (id: number): string => `${SERVICE_WEB_ORIGIN}/authors/${id}/`;
-export const articleUrl = (id: number): string => `${SERVICE_WEB_ORIGIN}/articles/${id}/`;
-
 /** A person as a manuscript or a record describes them. */
 export interface PersonRef {
   name?: string | null;
@@ -18,8 +13,10 @@ export interface PersonRef {
   orcids?: readonly string[] | null;
 }
 
+/** Bare ORCID iD from `0000-…` or `https://orcid.org/0000-…` (as `World` does). */
 export function normalizeOrcid(value: string): string {
-  return value.trim().replace(/^https?:\/\/orcid\.org\//i, '').toUpperCase();
+  const match = /(\d{4}-\d{4}-\d{4}-\d{3}[\dXx])/.exec(value);
+  return match ? match[1]!.toUpperCase() : value.trim().toUpperCase();
 }
 export function normalizeEmail(value: string): string {
   return value.trim().toLowerCase();
@@ -97,4 +94,15 @@ export class ScholarDb {
     }
     return undefined;
   }
+}
+
+const cache = new WeakMap<object, ScholarDb>();
+/** One database (and TF-IDF index) per fixture, built on first use. */
+export function scholarDbFor(fixture: Pick<Fixture, 'authors' | 'articles' | 'journals'>): ScholarDb {
+  let db = cache.get(fixture);
+  if (!db) {
+    db = new ScholarDb(fixture);
+    cache.set(fixture, db);
+  }
+  return db;
 }

@@ -1,9 +1,11 @@
 /**
- * Per-organization manuscript state of the emulator: folders, stored manuscripts (upsert by
- * origin_id, spec "States and transitions" rules 1–2), marked referees, and webhook targets.
+ * Per-organization manuscript state of the emulator, kept as a `World.orgExtension` so
+ * `/_emulator/reset` drops it: stored manuscripts (upsert by origin_id, spec "States and
+ * transitions" rules 1–2), marked referees, and webhook targets. Folders live in the world
+ * (`World.folder`), which creates them on demand.
  */
 import type { Candidate } from '../../client/schemas.js';
-import type { FixtureFolder, FixtureOrg } from '../fixture.js';
+import type { OrgState, World } from '../world.js';
 
 export interface ManuscriptAuthor {
   name: string | null;
@@ -12,17 +14,11 @@ export interface ManuscriptAuthor {
   email: string | null;
 }
 
-export interface FolderState {
-  id: number;
-  name: string;
-  journalId: number | null;
-  refereeFinder: FixtureFolder['referee_finder'] | null;
-}
-
 export interface StoredManuscript {
   id: number;
   originId: string;
   folderId: number;
+  folderName: string;
   title: string;
   abstract: string;
   authorsCount: number;
@@ -33,7 +29,7 @@ export interface StoredManuscript {
   sourceFile: string | null;
   text: string;
   references: string[];
-  /** Every candidate of the last upload before filters and settings, by author id (used by marking). */
+  /** Every candidate of the last upload after boost but before filters and settings, by author id (used by marking). */
   ranked: Map<number, Candidate>;
 }
 
@@ -43,6 +39,8 @@ export interface MarkState {
   markedBy: string;
   frozenScore: number;
   frozenConcepts: string[];
+  /** The candidate as first marked, used if a later upload no longer ranks the author. */
+  snapshot: Candidate;
 }
 
 export interface WebhookTarget {
@@ -51,52 +49,25 @@ export interface WebhookTarget {
 }
 
 export class ManuscriptsState {
-  readonly folders: FolderState[] = [];
   readonly manuscripts = new Map<string, StoredManuscript>();
   readonly manuscriptsById = new Map<number, StoredManuscript>();
   /** manuscript id → author id → mark. */
   readonly marks = new Map<number, Map<number, MarkState>>();
+  /** The fixture's `webhooks` plus any added at run time through `POST /_emulator/webhooks`. */
   readonly webhooks: WebhookTarget[];
-  private nextFolderId = 1;
-  private nextManuscriptId: number;
 
-  constructor(org: FixtureOrg) {
-    for (const folder of org.folders) {
-      this.folders.push({
-        id: this.nextFolderId++,
-        name: folder.name,
-        journalId: folder.journal_id ?? null,
-        refereeFinder: folder.referee_finder ?? null,
-      });
-    }
-    this.webhooks = org.webhooks.map((hook) => ({ url: hook.url, apiKey: hook.api_key }));
-    // Distinct id ranges per org keep manuscript ids unique across the emulator.
-    this.nextManuscriptId = org.id * 100_000 + 1;
-  }
-
-  folderByName(name: string): FolderState | undefined {
-    return this.folders.find((folder) => folder.name === name);
-  }
-
-  folderById(id: number): FolderState | undefined {
-    return this.folders.find((folder) => folder.id === id);
-  }
-
-  /** Spec § Manuscript: "A folder is created automatically when it does not exist." */
-  ensureFolder(name: string): FolderState {
-    const existing = this.folderByName(name);
-    if (existing) return existing;
-    const folder: FolderState = { id: this.nextFolderId++, name, journalId: null, refereeFinder: null };
-    this.folders.push(folder);
-    return folder;
+  constructor(org: OrgState) {
+    this.webhooks = org.fixture.webhooks.map((hook) => ({ url: hook.url, apiKey: hook.api_key }));
   }
 
   /** Stores a manuscript: a known origin_id keeps its manuscript_id and is updated (and moved). */
-  upsert(fields: Omit<StoredManuscript, 'id'>): { manuscript: StoredManuscript; created: boolean } {
+  upsert(world: World, org: OrgState, fields: Omit<StoredManuscript, 'id'>): { manuscript: StoredManuscript; created: boolean } {
     const existing = this.manuscripts.get(fields.originId);
-    const manuscript: StoredManuscript = { ...fields, id: existing?.id ?? this.nextManuscriptId++ };
+    const manuscript: StoredManuscript = { ...fields, id: existing?.id ?? world.nextId('manuscript') };
     this.manuscripts.set(manuscript.originId, manuscript);
     this.manuscriptsById.set(manuscript.id, manuscript);
+    // Mirrored into the world's map, which `/_emulator/state` counts.
+    org.manuscripts.set(manuscript.originId, manuscript);
     return { manuscript, created: existing === undefined };
   }
 
@@ -108,4 +79,9 @@ export class ManuscriptsState {
     }
     return marks;
   }
+}
+
+/** The manuscripts state of an org, created on first use. */
+export function manuscriptsOf(world: World, org: OrgState): ManuscriptsState {
+  return world.orgExtension(org, 'manuscripts', (o) => new ManuscriptsState(o));
 }

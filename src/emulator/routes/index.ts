@@ -7,10 +7,16 @@ import { routes as authorFromGroupRoutes } from './author-from-group.js';
 import { routes as authorsGroupRoutes } from './authors-groups.js';
 import { routes as controlRoutes } from './control.js';
 import { routes as customFieldRoutes } from './custom-fields.js';
+import { routes as journalRoutes } from './journals.js';
+import { routes as manuscriptRoutes } from './manuscripts.js';
+import { routes as markRoutes } from './mark.js';
 
 export const allRoutes: Route[] = [
   ...authorFromGroupRoutes,
   ...authorsGroupRoutes,
   ...customFieldRoutes,
+  ...manuscriptRoutes,
+  ...journalRoutes,
+  ...markRoutes,
   ...controlRoutes,
 ];
