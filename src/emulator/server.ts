@@ -67,6 +67,7 @@ export interface RunningEmulator {
 }
 
 const DEFAULT_MAX_BODY = 10 * 1024 * 1024;
+const DRAIN_ALLOWANCE = 16 * 1024 * 1024;
 const LOOPBACK_HOSTS = new Set(['127.0.0.1', '::1', 'localhost']);
 
 export function isLoopbackHost(host: string): boolean {
@@ -321,7 +322,7 @@ function send(res: ServerResponse, reply: Reply, closeConnection = false): void 
 
 /**
  * Reads the whole body. Over the limit it keeps draining (so the client gets the 413 instead of a
- * broken pipe) up to 4× the limit, then drops the connection.
+ * broken pipe) up to 16 MiB past the limit, then drops the connection.
  */
 function readBody(req: IncomingMessage, limit: number): Promise<Buffer | 'too-large'> {
   const declared = Number(req.headers['content-length']);
@@ -333,7 +334,7 @@ function readBody(req: IncomingMessage, limit: number): Promise<Buffer | 'too-la
       size += chunk.length;
       if (size > limit) tooLarge = true;
       if (tooLarge) {
-        if (size > limit * 4) req.destroy();
+        if (size > limit + DRAIN_ALLOWANCE) req.destroy();
         return;
       }
       chunks.push(chunk);
