@@ -18,8 +18,8 @@ import type { RunReport } from './types.js';
 export interface ConsoleSummaryOptions {
   /** Use ANSI colours (the CLI passes true when stdout is a TTY and NO_COLOR is unset). */
   color: boolean;
-  /** Report files to list, typically the `files` returned by `writeReport`. */
-  paths?: { dir?: string; json?: string; md?: string; html?: string; rejectedCsv?: string };
+  /** Report files to list: the `files` returned by `writeReport`. */
+  files?: { json?: string; md?: string; html?: string; rejectedCsv?: string };
 }
 
 const ANSI = { bold: 1, dim: 2, red: 31, green: 32, yellow: 33, blue: 34 } as const;
@@ -95,21 +95,16 @@ export function renderConsoleSummary(report: RunReport, options: ConsoleSummaryO
   if (failures.length > CONSOLE_FAILURES) lines.push(`… and ${failures.length - CONSOLE_FAILURES} more failures in the report`);
   if (report.orphans.length > 0) lines.push(`orphans: ${report.orphans.length} owned record(s) gone from the roster, kept (upsert mode)`);
 
-  const paths = options.paths;
-  if (paths) {
+  const files = options.files;
+  if (files) {
     const entries: [string, string | undefined][] = [
-      ['html', paths.html],
-      ['markdown', paths.md],
-      ['json', paths.json],
-      ['rejected', paths.rejectedCsv],
+      ['html', files.html],
+      ['markdown', files.md],
+      ['json', files.json],
+      ['rejected', files.rejectedCsv],
     ];
     const listed = entries.filter((entry): entry is [string, string] => entry[1] !== undefined);
-    if (listed.length > 0) {
-      lines.push('', 'report:');
-      for (const [label, path] of listed) lines.push(`  ${label.padEnd(9)}${path}`);
-    } else if (paths.dir) {
-      lines.push('', `report: ${paths.dir}`);
-    }
+    if (listed.length > 0) lines.push('', 'report:', ...listed.map(([label, path]) => `  ${label.padEnd(9)}${path}`));
   }
   return `${lines.join('\n')}\n`;
 }

@@ -19,7 +19,7 @@ describe('renderConsoleSummary', () => {
   it('prints an aligned action × outcome table, the tripped guard with its flag, failures and the paths', () => {
     const text = renderConsoleSummary(report, {
       color: false,
-      paths: { dir: '/r', json: '/r/report.json', md: '/r/report.md', html: '/r/report.html' },
+      files: { json: '/r/report.json', md: '/r/report.md', html: '/r/report.html' },
     });
     const lines = text.split('\n');
 
