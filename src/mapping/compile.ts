@@ -269,8 +269,18 @@ function planCustom(field: CustomField, spec: CustomFieldSpec, path: string, pro
     else notFor('decimal', 'number');
   }
   if (spec.date_formats !== undefined) {
-    if (kind === 'date') plan.dateFormats = spec.date_formats;
-    else notFor('date_formats', 'date');
+    if (kind !== 'date') notFor('date_formats', 'date');
+    else {
+      plan.dateFormats = spec.date_formats;
+      // "04/05/2023" would then be read day-first or month-first depending on list order: a guess.
+      const clash = spec.date_formats.find((f) => f.startsWith('DD') && spec.date_formats!.includes(`MM${f.slice(2, 3)}DD${f.slice(5)}` as never));
+      if (clash) {
+        problems.push({
+          path: `${path}.date_formats`,
+          message: `lists both ${clash} and its month-first twin; a date like 04/05/2023 would be a guess. Keep the one your file uses`,
+        });
+      }
+    }
   }
   if (kind === 'single_option' || kind === 'multi_option') {
     const labels = (field.options ?? []).map((o) => o.option);
