@@ -69,6 +69,11 @@ export function redactEmails(text: string): string {
   return text.replace(EMAIL_PATTERN, '<email>');
 }
 
+/** Ends text with a full stop unless it already ends with punctuation, so a following sentence reads right. */
+export function sentence(text: string): string {
+  return /[.!?…]$/.test(text.trim()) ? text.trim() : `${text.trim()}.`;
+}
+
 /** Records that failed, in report order. */
 export function failedRecords(report: RunReport): RecordEntry[] {
   return report.records.filter((record) => record.outcome === 'failed');

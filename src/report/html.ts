@@ -14,6 +14,7 @@ import {
   actionTotal,
   countOf,
   formatDuration,
+  sentence,
   shortSha,
 } from './format.js';
 import type { RecordOutcome, RunReport } from './types.js';
@@ -131,7 +132,7 @@ function guardsBlock(report: RunReport): string {
   const items = report.guards
     .map((guard) => {
       const allow = guard.tripped && guard.allowWith ? ` To allow it: <code>${escapeHtml(guard.allowWith)}</code>` : '';
-      return `<li class="${guard.tripped ? 'tripped' : 'passed'}"><strong>${guard.tripped ? 'tripped' : 'passed'}</strong> <code>${escapeHtml(guard.guard)}</code> — ${escapeHtml(guard.message)}${allow}</li>`;
+      return `<li class="${guard.tripped ? 'tripped' : 'passed'}"><strong>${guard.tripped ? 'tripped' : 'passed'}</strong> <code>${escapeHtml(guard.guard)}</code> — ${escapeHtml(sentence(guard.message))}${allow}</li>`;
     })
     .join('');
   return `<section><h2>Guards</h2><ul class="guards">${items}</ul></section>`;
@@ -167,6 +168,7 @@ th,td{text-align:left;padding:5px 8px;border-bottom:1px solid var(--line);vertic
 thead th{position:sticky;top:0;background:#f0f2f5;font-weight:600;z-index:1}
 .num{text-align:right;font-variant-numeric:tabular-nums}
 table.counts{width:auto;min-width:420px}.counts .zero{color:#b7bec8}.counts .total{font-weight:600}
+.chart{display:block;margin-top:12px;max-width:100%;height:auto}
 .chart text{font:12px system-ui,sans-serif;fill:var(--fg)}.chart .count{font-weight:600}
 .guards{list-style:none;padding:0;margin:0}.guards li{padding:6px 10px;border-radius:5px;margin:4px 0}
 .guards .tripped{background:#fdecea;border-left:4px solid var(--failed)}.guards .passed{background:#edf7ee;border-left:4px solid var(--done)}
@@ -281,10 +283,11 @@ const SCRIPT = `
     return tr;
   }
 
-  var records = report.records || [];
+  // The contract lists only non-noop records; filter anyway so a noop never crowds the tables.
+  var records = (report.records || []).filter(function (r) { return r.action !== 'noop'; });
   table('changes', records, {
     filtered: true,
-    columns: [{ label: 'client_id' }, { label: 'action' }, { label: 'reason' }, { label: 'outcome' }, { label: 'from' }, { label: 'changed fields: last applied \\u2192 roster (remote)' }],
+    columns: [{ label: 'client_id' }, { label: 'action' }, { label: 'reason' }, { label: 'outcome' }, { label: 'source row' }, { label: 'changed fields: last applied \\u2192 roster (remote)' }],
     search: function (r) {
       var parts = [r.clientId, r.action, r.reason, r.outcome, where(r.provenance), r.pairedWith || ''];
       r.changes.forEach(function (c) { parts.push(c.label, c.field, value(c.before), value(c.after)); if ('remote' in c) parts.push(value(c.remote)); });

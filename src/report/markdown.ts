@@ -14,6 +14,7 @@ import {
   formatProvenance,
   outcomesPresent,
   redactEmails,
+  sentence,
   shortSha,
 } from './format.js';
 import type { RunReport } from './types.js';
@@ -48,11 +49,6 @@ function code(text: string): string {
   const clean = text.replace(/\r?\n|\r/g, ' ').replace(/\|/g, '¦');
   const fence = clean.includes('`') ? '``' : '`';
   return `${fence}${fence.length > 1 ? ' ' : ''}${clean}${fence.length > 1 ? ' ' : ''}${fence}`;
-}
-
-/** Ends text with a full stop unless it already ends with punctuation, so a following sentence reads right. */
-function sentence(text: string): string {
-  return /[.!?…]$/.test(text.trim()) ? text.trim() : `${text.trim()}.`;
 }
 
 export function renderMarkdown(report: RunReport): string {
