@@ -50,6 +50,7 @@ interface WorkbookModelView {
   properties?: { model?: { date1904?: boolean } };
 }
 
+const FORMULA = ExcelJS.ValueType.Formula;
 const ZIP_LOCAL_HEADER = Buffer.from([0x50, 0x4b, 0x03, 0x04]);
 const ZIP_END_OF_CENTRAL_DIRECTORY = Buffer.from([0x50, 0x4b, 0x05, 0x06]);
 /** End-of-central-directory record (22 bytes) plus the longest zip comment. */
@@ -344,14 +345,21 @@ class SheetReading {
   }
 
   private readonly visitCell = (cell: Cell, column: number): void => {
-    const raw = cell.value;
     let value: CellValue;
-    if (typeof raw === 'object' && raw !== null && !(raw instanceof Date)) {
+    if (cell.type === FORMULA) {
+      // `cell.value` drops falsy cached results (0, "", and NaN, which is how an error result
+      // arrives); the cell model keeps them.
       this.context.numFmt = cell.numFmt;
       this.context.address = cell.address;
-      value = normaliseCell(raw, this.context);
+      value = normaliseCell(cell.model, this.context);
     } else {
-      value = normaliseCell(raw);
+      const raw = cell.value;
+      if (typeof raw === 'object' && raw !== null && !(raw instanceof Date)) {
+        this.context.address = cell.address;
+        value = normaliseCell(raw, this.context);
+      } else {
+        value = normaliseCell(raw);
+      }
     }
     if (value === null) return;
     const header = this.headers[column - 1];
