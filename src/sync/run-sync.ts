@@ -16,7 +16,7 @@ import { AmbiguousGroupCreationError } from '../client/errors.js';
 import { customFieldsListingSchema, type CustomFieldsListing } from '../client/schemas.js';
 import { loadPipeline, type ResolvedPipeline } from '../config/load.js';
 import { EXIT, UserFacingError } from '../errors.js';
-import { compileMapping, type CompiledMapping } from '../mapping/compile.js';
+import { compileMapping } from '../mapping/compile.js';
 import { mapRoster, type RosterSummary } from '../mapping/roster.js';
 import { buildPlan } from '../plan/build.js';
 import { RosterClassifier } from '../plan/classify.js';
@@ -27,7 +27,7 @@ import { openSource, sha256File } from '../sources/index.js';
 import { HEARTBEAT_MS, StateStore } from '../state/store.js';
 import { buildRunReport } from './report-builder.js';
 import { newRunId } from './run-id.js';
-import { planBindings, type PlanBindings } from './plan-file.js';
+import { planBindings, savePlanFile, type PlanBindings } from './plan-file.js';
 
 export interface RunOptions {
   pipelinePath: string;
@@ -55,6 +55,8 @@ export interface RunOptions {
   /** Extra client options for tests and benchmarks (dispatcher, sleep, retry policy). */
   client?: Partial<ClientOptions>;
   onProgress?: (done: number, total: number) => void;
+  /** `rostersync plan --out`: save the plan (a dry run) for a later `rostersync apply`. */
+  savePlanTo?: string;
 }
 
 export interface RunResult {
@@ -70,7 +72,6 @@ export interface PreparedRun {
   pipeline: ResolvedPipeline;
   client: ServiceClient;
   store: StateStore;
-  compiled: CompiledMapping;
   roster: RosterSummary;
   plan: Plan;
   groupId: number | null;
@@ -87,6 +88,16 @@ export async function runSync(options: RunOptions): Promise<RunResult> {
   const unlock = options.dryRun ? () => {} : lock(store, runId);
   try {
     const prepared = await prepareRun(pipeline, store, runId, options);
+    if (options.savePlanTo) {
+      await savePlanFile(resolve(options.cwd ?? process.cwd(), options.savePlanTo), {
+        pipeline: pipeline.name,
+        bindings: prepared.bindings,
+        plan: prepared.plan,
+        roster: prepared.roster,
+        source: prepared.source,
+        now: now(),
+      });
+    }
     return await finishRun(prepared, options);
   } finally {
     unlock();
@@ -204,7 +215,6 @@ export async function prepareRun(pipeline: ResolvedPipeline, store: StateStore, 
     pipeline,
     client,
     store,
-    compiled,
     roster,
     plan,
     groupId,

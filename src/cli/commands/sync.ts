@@ -1,0 +1,173 @@
+/**
+ * `rostersync plan`, `rostersync apply` and `rostersync sync`: thin wrappers over src/sync.
+ * Each prints the summary and where the report is, and exits with the run's code.
+ */
+import type { Argv } from 'yargs';
+import { resolveServiceConfig } from '../../client/config.js';
+import { renderConsoleSummary } from '../../report/console.js';
+import { applySavedPlan } from '../../sync/apply-saved.js';
+import { runSync, type RunOptions, type RunResult } from '../../sync/run-sync.js';
+import { UserFacingError } from '../../errors.js';
+import { action, type CommandContext, type CommandFactory } from '../command.js';
+import type { CliIo } from '../io.js';
+import { progressReporter } from '../progress.js';
+
+interface ConnectionArgs {
+  'base-url'?: string;
+  'api-key-file'?: string;
+}
+
+/** Parsed flags; optional in the type because yargs hands handlers an index-signature object. */
+interface RunArgs extends ConnectionArgs {
+  pipeline?: string;
+  plan?: string;
+  out?: string;
+  refresh?: string;
+  'dry-run'?: boolean;
+  'allow-deletes'?: number;
+  'allow-source-drop'?: boolean;
+  'allow-empty-source'?: boolean;
+  [flag: string]: unknown;
+  'max-rps'?: number;
+  concurrency?: number;
+  'max-duration'?: string;
+  'report-dir'?: string;
+  'state-dir'?: string;
+  'fields-file'?: string;
+  json?: boolean;
+}
+
+function connectionOptions<T>(y: Argv<T>) {
+  return y
+    .option('base-url', { type: 'string', describe: 'Service base URL (default: $SERVICE_BASE_URL)' })
+    .option('api-key-file', { type: 'string', describe: 'File holding the API key (default: $SERVICE_API_KEY)' });
+}
+
+function runOptions<T>(y: Argv<T>) {
+  return connectionOptions(y)
+    .option('max-rps', { type: 'number', describe: 'Requests per second (overrides policy.max_rps)' })
+    .option('concurrency', { type: 'number', describe: 'Requests in flight (overrides policy.concurrency)' })
+    .option('max-duration', { type: 'string', describe: 'Stop starting calls after this long, e.g. 30m, 2h, 90s' })
+    .option('report-dir', { type: 'string', describe: 'Write the report here instead of <pipeline dir>/reports/<pipeline>/<run id>' })
+    .option('state-dir', { type: 'string', describe: 'State directory (overrides state_dir)' })
+    .option('fields-file', { type: 'string', describe: 'Saved custom-fields listing (`rostersync fields --json`) instead of asking the service' })
+    .option('json', { type: 'boolean', default: false, describe: 'Print the report JSON instead of the summary' });
+}
+
+function guardOptions<T>(y: Argv<T>) {
+  return y
+    .option('allow-deletes', { type: 'number', describe: 'Allow up to N deletes above the configured limit' })
+    .option('allow-source-drop', { type: 'boolean', describe: 'Allow a source much smaller than at the last successful run' })
+    .option('allow-empty-source', { type: 'boolean', describe: 'Allow an empty source to delete (with --allow-deletes)' });
+}
+
+/** Parses `90s`, `30m`, `2h` or plain seconds. */
+export function parseDuration(text: string): number {
+  const match = /^(\d+(?:\.\d+)?)\s*(ms|s|m|h)?$/.exec(text.trim());
+  if (!match) {
+    throw new UserFacingError(`--max-duration "${text}" is not a duration`, { hint: 'Write it like 90s, 30m or 2h.' });
+  }
+  const unit = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 }[(match[2] ?? 's') as 'ms' | 's' | 'm' | 'h'];
+  return Number(match[1]) * unit;
+}
+
+function commonRunOptions(args: RunArgs, io: CliIo): Omit<RunOptions, 'pipelinePath'> {
+  const service = resolveServiceConfig({ env: io.env, baseUrlFlag: args['base-url'], apiKeyFile: args['api-key-file'], cwd: io.cwd });
+  return {
+    service,
+    env: io.env,
+    cwd: io.cwd,
+    ...(io.signal ? { signal: io.signal } : {}),
+    ...(args['max-rps'] !== undefined ? { maxRps: args['max-rps'] } : {}),
+    ...(args.concurrency !== undefined ? { concurrency: args.concurrency } : {}),
+    ...(args['max-duration'] !== undefined ? { maxDurationMs: parseDuration(args['max-duration']) } : {}),
+    ...(args['report-dir'] !== undefined ? { reportDir: args['report-dir'] } : {}),
+    ...(args['state-dir'] !== undefined ? { stateDir: args['state-dir'] } : {}),
+    ...(args['fields-file'] !== undefined ? { fieldsFile: args['fields-file'] } : {}),
+  };
+}
+
+function guardRunOptions(args: { 'allow-deletes'?: number; 'allow-source-drop'?: boolean; 'allow-empty-source'?: boolean }): Partial<RunOptions> {
+  return {
+    ...(args['allow-deletes'] !== undefined ? { allowDeletes: args['allow-deletes'] } : {}),
+    ...(args['allow-source-drop'] ? { allowSourceDrop: true } : {}),
+    ...(args['allow-empty-source'] ? { allowEmptySource: true } : {}),
+  };
+}
+
+function refreshOption(value: string | boolean | undefined): RunOptions['refresh'] {
+  if (value === undefined || value === false) return false;
+  if (value === true || value === '' || value === 'planned') return 'planned';
+  if (value === 'all') return 'all';
+  throw new UserFacingError(`--refresh=${String(value)} is not a refresh mode`, { hint: 'Use --refresh (planned keys) or --refresh=all (every owned key).' });
+}
+
+export function printResult(result: RunResult, args: { json?: boolean }, io: CliIo): number {
+  if (args.json) {
+    io.stdout.write(`${JSON.stringify(result.report, null, 2)}\n`);
+    return result.exitCode;
+  }
+  const color = (io.stdout as NodeJS.WriteStream).isTTY === true && !io.env.NO_COLOR;
+  io.stdout.write(renderConsoleSummary(result.report, { color, files: result.written.files }));
+  return result.exitCode;
+}
+
+async function run(ctx: CommandContext, args: RunArgs, options: Omit<RunOptions, 'service' | 'env' | 'cwd'>): Promise<number> {
+  const base = commonRunOptions(args, ctx.io);
+  const progress = progressReporter(ctx.io);
+  try {
+    const result = await runSync({ ...base, ...options, onProgress: progress.update });
+    progress.done();
+    return printResult(result, args, ctx.io);
+  } finally {
+    progress.done();
+  }
+}
+
+export const planCommand: CommandFactory = (ctx) => ({
+  command: 'plan <pipeline>',
+  describe: 'Show what a sync would do, field by field, without writing; optionally save the plan',
+  builder: (y: Argv) =>
+    guardOptions(runOptions(y))
+      .positional('pipeline', { type: 'string', demandOption: true, describe: 'Pipeline file' })
+      .option('out', { type: 'string', describe: 'Save the plan to this file for `rostersync apply`' })
+      .option('refresh', { type: 'string', describe: 'Also GET remote records: --refresh (planned keys) or --refresh=all' }),
+  handler: action(ctx, async (args: RunArgs) =>
+    run(ctx, args, {
+      pipelinePath: String(args.pipeline),
+      dryRun: true,
+      refresh: refreshOption(args.refresh),
+      ...guardRunOptions(args),
+      ...(args.out ? { savePlanTo: args.out } : {}),
+    }),
+  ),
+});
+
+export const syncCommand: CommandFactory = (ctx) => ({
+  command: 'sync <pipeline>',
+  describe: 'Read, map, plan and apply a pipeline, then write the reconciliation report',
+  builder: (y: Argv) =>
+    guardOptions(runOptions(y))
+      .positional('pipeline', { type: 'string', demandOption: true, describe: 'Pipeline file' })
+      .option('dry-run', { type: 'boolean', default: false, describe: 'Stop before writing anything (every guard still runs)' })
+      .option('refresh', { type: 'string', describe: 'Also GET remote records and repair drift: --refresh or --refresh=all' }),
+  handler: action(ctx, async (args: RunArgs) =>
+    run(ctx, args, { pipelinePath: String(args.pipeline), dryRun: args['dry-run'], refresh: refreshOption(args.refresh), ...guardRunOptions(args) }),
+  ),
+});
+
+export const applyCommand: CommandFactory = (ctx) => ({
+  command: 'apply <plan>',
+  describe: 'Apply a plan saved by `rostersync plan --out`, if nothing it was computed against changed',
+  builder: (y: Argv) => runOptions(y).positional('plan', { type: 'string', demandOption: true, describe: 'Saved plan file' }),
+  handler: action(ctx, async (args: RunArgs) => {
+    const progress = progressReporter(ctx.io);
+    try {
+      const result = await applySavedPlan(String(args.plan), { ...commonRunOptions(args, ctx.io), onProgress: progress.update });
+      progress.done();
+      return printResult(result, args, ctx.io);
+    } finally {
+      progress.done();
+    }
+  }),
+});

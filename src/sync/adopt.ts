@@ -1,0 +1,49 @@
+/**
+ * `rostersync state import`: adopts records that already exist in the group, so the pipeline
+ * owns them (and may later update or, in mirror mode, delete them). Each client_id is fetched
+ * with GET; the remote values of the managed fields become the last-applied state, so the next
+ * plan sends exactly the differences between the roster and the service.
+ */
+import type { ServiceClient } from '../client/client.js';
+import { compileMapping } from '../mapping/compile.js';
+import type { ResolvedPipeline } from '../config/load.js';
+import { canonicalJson, hashJson } from '../plan/canonical.js';
+import type { Fields } from '../plan/types.js';
+import type { StateStore } from '../state/store.js';
+import { UserFacingError } from '../errors.js';
+
+export interface AdoptResult {
+  adopted: string[];
+  notFound: string[];
+}
+
+export async function adoptRecords(input: { pipeline: ResolvedPipeline; store: StateStore; client: ServiceClient; clientIds: string[]; runId: string }): Promise<AdoptResult> {
+  const { pipeline, store, client } = input;
+  const groupId = ('group_id' in pipeline.config.target ? pipeline.config.target.group_id : null) ?? store.groupId();
+  if (groupId === null) {
+    throw new UserFacingError(`pipeline "${pipeline.name}" has no group yet: there is nothing to import from.`, {
+      hint: 'Set target.group_id in the pipeline, or record the id with `rostersync state set-group`.',
+    });
+  }
+  const compiled = compileMapping(pipeline.mapping, await client.listCustomFields(), { mappingFile: pipeline.mappingFile });
+  const result: AdoptResult = { adopted: [], notFound: [] };
+  for (const clientId of input.clientIds) {
+    let remote: Record<string, unknown>;
+    try {
+      remote = (await client.getAuthor(groupId, clientId)) as Record<string, unknown>;
+    } catch (error) {
+      if ((error as { status?: number }).status === 404) {
+        result.notFound.push(clientId);
+        continue;
+      }
+      throw error;
+    }
+    const fields: Fields = {};
+    for (const field of compiled.managedFields) fields[field] = (remote[field] ?? null) as Fields[string];
+    const fieldsJson = canonicalJson(fields);
+    store.adopt({ clientId, fieldsJson, hash: hashJson(fieldsJson), runId: input.runId });
+    result.adopted.push(clientId);
+  }
+  if (store.groupId() === null) store.setGroupId(groupId);
+  return result;
+}
