@@ -50,7 +50,7 @@ function checkStandard(key: string, value: unknown): void {
   }
 }
 
-function checkCustom(org: OrgState, key: string, value: unknown): void {
+function checkCustom(org: Pick<OrgState, 'authorFieldsById'>, key: string, value: unknown): void {
   const indexed = org.authorFieldsById.get(key);
   if (!indexed) {
     throw badRequest(
@@ -89,7 +89,7 @@ function checkCustom(org: OrgState, key: string, value: unknown): void {
 }
 
 /** Validates every key of a write body; throws a 400 EmulatorHttpError naming the first problem. */
-export function validateWriteBody(org: OrgState, body: Record<string, unknown>, mode: 'full' | 'partial'): void {
+export function validateWriteBody(org: Pick<OrgState, 'authorFieldsById'>, body: Record<string, unknown>, mode: 'full' | 'partial'): void {
   if (mode === 'full' && !('name' in body)) throw badRequest('validation_error', 'field "name" is required');
   for (const [key, value] of Object.entries(body)) {
     if (STANDARD.has(key)) checkStandard(key, value);

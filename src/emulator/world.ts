@@ -9,6 +9,13 @@
  */
 import type { CustomField } from '../client/schemas.js';
 import type { Fixture, FixtureArticle, FixtureAuthor, FixtureFolder, FixtureOrg } from './fixture.js';
+import { validateWriteBody } from './record-validation.js';
+import { EmulatorHttpError } from './reply.js';
+
+/** A fixture that passed the schema but breaks a rule of the service (e.g. a record's custom field value). */
+export class EmulatorFixtureError extends Error {
+  override name = 'EmulatorFixtureError';
+}
 
 /**
  * A stored author-from-group record in the full write shape: the five standard fields always
@@ -113,7 +120,7 @@ export class World {
 
   /** Restores the state the fixture describes: groups, records, folders; manuscripts emptied. */
   reset(): void {
-    this.orgs = this.fixture.orgs.map(buildOrgState);
+    this.orgs = this.fixture.orgs.map((org, index) => buildOrgState(org, index));
     this.orgsByKey = new Map();
     for (const org of this.orgs) for (const key of org.apiKeys) this.orgsByKey.set(key, org);
     this.counters = new Map();
@@ -179,7 +186,7 @@ export class World {
   }
 }
 
-function buildOrgState(org: FixtureOrg): OrgState {
+function buildOrgState(org: FixtureOrg, orgIndex: number): OrgState {
   const authorFieldsById = new Map<string, IndexedCustomField>();
   for (const field of org.custom_fields.author_from_group) {
     authorFieldsById.set(field.api_id, {
@@ -194,9 +201,17 @@ function buildOrgState(org: FixtureOrg): OrgState {
     folders.set(folder.name, { id: org.id * 1000 + index + 1, name: folder.name, referee_finder: folder.referee_finder ?? null });
   });
   const groups = new Map<number, GroupState>();
-  for (const group of org.groups) {
+  // Fixture records obey the same rules as written ones (spec § 2), so a GET never serves what a POST would refuse.
+  const fieldCheck: Pick<OrgState, 'authorFieldsById'> = { authorFieldsById };
+  org.groups.forEach((group, groupIndex) => {
     const records = new Map<string, StoredRecord>();
     for (const [clientId, record] of Object.entries(group.records)) {
+      try {
+        validateWriteBody(fieldCheck, record, 'full');
+      } catch (error) {
+        if (!(error instanceof EmulatorHttpError)) throw error;
+        throw new EmulatorFixtureError(`fixture orgs.${orgIndex}.groups.${groupIndex}.records.${clientId}: ${error.message}`);
+      }
       records.set(clientId, {
         ...record,
         name: typeof record.name === 'string' ? record.name : '',
@@ -215,7 +230,7 @@ function buildOrgState(org: FixtureOrg): OrgState {
       viewer_teams: [...group.viewer_teams],
       records,
     });
-  }
+  });
   return {
     id: org.id,
     name: org.name,

@@ -8,6 +8,7 @@ import { action } from '../command.js';
 import { EXIT, UserFacingError } from '../../errors.js';
 import { loadFixture, type Fixture } from '../../emulator/fixture.js';
 import { startEmulator } from '../../emulator/server.js';
+import { EmulatorFixtureError } from '../../emulator/world.js';
 
 /** Parsed flags; optional in the type because yargs hands handlers an index-signature object. */
 interface EmulatorArgs {
@@ -74,6 +75,9 @@ export const emulatorCommand: CommandFactory = (ctx) => ({
         htmlLoginPage: args['html-errors'] ?? false,
       });
     } catch (error) {
+      if (error instanceof EmulatorFixtureError) {
+        throw new UserFacingError(error.message, { hint: 'Fix the record in the fixture file: values must match the custom field data_kind and options.', cause: error });
+      }
       const code = (error as NodeJS.ErrnoException).code;
       const message = code === 'EADDRINUSE' ? `port ${port} on ${host} is already in use` : (error as Error).message;
       throw new UserFacingError(`cannot start the emulator: ${message}`, {
