@@ -1,3 +1,4 @@
+import { Agent, type Dispatcher } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
   AuthError,
@@ -61,6 +62,7 @@ describe('status → error class', () => {
     [503, ServerError, EXIT.unavailable, 2],
     [408, ServerError, EXIT.unavailable, 2],
     [409, ServiceError, EXIT.usage, 1],
+    [302, UnexpectedResponseError, EXIT.usage, 1],
   ])('%i → %o with exit code %i after %i attempt(s)', async (status, errorClass, exitCode, attempts) => {
     server = await startTinyServer((_req, res) =>
       sendJson(res, status, { ok: false, error: { code: `code_${status}`, message: `refused with ${status}` } }),
@@ -164,7 +166,7 @@ describe('no answer at all', () => {
   });
 
   it('a connection reset is a NetworkError', async () => {
-    server = await startTinyServer((req, res) => res.socket?.destroy());
+    server = await startTinyServer((_req, res) => void res.socket?.destroy());
     const error = await failure(clientFor(server.url).deleteAuthor(1, 'x'));
     expect(error).toBeInstanceOf(NetworkError);
     expect(server.requests).toHaveLength(2);
@@ -194,6 +196,27 @@ describe('no answer at all', () => {
     expect(error).toBeInstanceOf(RequestAbortedError);
     expect(error.exitCode).toBe(EXIT.interrupted);
     expect(server.requests).toHaveLength(1);
+  });
+});
+
+describe('transport', () => {
+  it('sends through an injected undici dispatcher', async () => {
+    server = await startTinyServer((_req, res) => sendJson(res, 200, { ok: true }));
+    const dispatched: string[] = [];
+    class CountingAgent extends Agent {
+      override dispatch(options: Dispatcher.DispatchOptions, handler: Dispatcher.DispatchHandler): boolean {
+        dispatched.push(`${options.method} ${options.path}`);
+        return super.dispatch(options, handler);
+      }
+    }
+    const agent = new CountingAgent();
+    try {
+      await clientFor(server.url, { dispatcher: agent }).deleteAuthor(7, 'ä b');
+      expect(dispatched).toEqual(['DELETE /api/external/author-from-group/7/%C3%A4%20b/']);
+      expect(server.requests[0]!.headers['x-apikey']).toBe(API_KEY);
+    } finally {
+      await agent.close();
+    }
   });
 });
 
