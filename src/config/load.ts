@@ -71,7 +71,7 @@ function readText(file: string, what: string, pathInParent?: { file: string; pat
  */
 export function parseConfigText<S extends z.ZodType>(text: string, file: string, schema: S, what: string): z.output<S> {
   const lineCounter = new LineCounter();
-  const doc = parseDocument(text, { lineCounter, uniqueKeys: true, prettyErrors: false });
+  const doc = parseDocument(text, { lineCounter, uniqueKeys: true, prettyErrors: true });
   if (doc.errors.length) {
     throw new ConfigError(
       file,
