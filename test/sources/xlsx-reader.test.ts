@@ -1,0 +1,85 @@
+import { describe, expect, it } from 'vitest';
+import { readFixture } from './read-all.js';
+
+describe('XLSX reader', () => {
+  it('reads the first sheet by default with one normalised value per cell kind', async () => {
+    const { source, rows, errors } = await readFixture({ file: 'roster.xlsx' });
+    expect(source.format).toBe('xlsx');
+    expect(source.sheet).toBe('Reviewers');
+    expect(source.headers).toEqual([
+      'Name',
+      'Email',
+      'Reviews completed',
+      'Last review date',
+      'Profile',
+      'Score',
+      'Active',
+      'Next review',
+    ]);
+    expect(errors).toEqual([]);
+    // Rows 4 (empty) and 5 (formatted, blank text) are skipped.
+    expect(rows.map((row) => row.provenance)).toEqual([2, 3, 6, 7].map((row) => ({ file: 'roster.xlsx', sheet: 'Reviewers', row })));
+  });
+
+  it.each([
+    { what: 'trimmed text', row: 2, column: 'Name', value: 'Marie Curie' },
+    { what: 'a number', row: 2, column: 'Reviews completed', value: 12 },
+    { what: 'a decimal number', row: 3, column: 'Reviews completed', value: 3.5 },
+    { what: 'zero', row: 6, column: 'Reviews completed', value: 0 },
+    { what: 'a date', row: 2, column: 'Last review date', value: '2023-11-05' },
+    { what: 'a leap-day date', row: 3, column: 'Last review date', value: '2024-02-29' },
+    { what: 'an empty cell', row: 6, column: 'Last review date', value: null },
+    { what: 'a hyperlink (its text)', row: 2, column: 'Profile', value: 'ORCID profile' },
+    { what: 'rich text (flattened)', row: 3, column: 'Name', value: 'Niels Bohr' },
+    { what: 'a formula (cached result)', row: 2, column: 'Score', value: 24 },
+    { what: 'a formula with result 0', row: 6, column: 'Score', value: 0 },
+    { what: 'a formula with an error result', row: 3, column: 'Score', value: null },
+    { what: 'a date-formatted formula', row: 2, column: 'Next review', value: '2023-12-05' },
+    { what: 'TRUE', row: 2, column: 'Active', value: true },
+    { what: 'FALSE', row: 3, column: 'Active', value: false },
+  ])('reads $what: row $row, $column = $value', async ({ row, column, value }) => {
+    const { rows } = await readFixture({ file: 'roster.xlsx' });
+    const found = rows.find((candidate) => candidate.provenance.row === row);
+    expect(found?.values[column]).toEqual(value);
+  });
+
+  it('notes formula errors and merged cells after reading', async () => {
+    const { source } = await readFixture({ file: 'roster.xlsx' });
+    const notes = source.notes.join('\n');
+    expect(notes).toContain('1 formula cell(s) have an error result and were read as empty, e.g. F3');
+    expect(notes).toContain('1 merged cell range(s) (C7:D7)');
+  });
+
+  it.each([
+    { sheet: 'Board' as const },
+    { sheet: 'board' as const },
+    { sheet: 2 as const },
+  ])('chooses a sheet by name or position: $sheet', async ({ sheet }) => {
+    const { source, rows } = await readFixture({ file: 'roster.xlsx', xlsx: { sheet, header_row: 3 } });
+    expect(source.sheet).toBe('Board');
+    expect(source.headers).toEqual(['Name', 'Board role', 'Term ends']);
+    expect(rows.map((row) => [row.provenance.row, row.values])).toEqual([
+      [4, { Name: 'Ada Lovelace', 'Board role': 'Chair', 'Term ends': '2026-12-31' }],
+      [5, { Name: 'Alan Turing', 'Board role': 'Member', 'Term ends': '2025-06-30' }],
+    ]);
+  });
+
+  it('treats a header-only sheet as a valid source with no rows and a note', async () => {
+    const { source, rows } = await readFixture({ file: 'header-only.xlsx' });
+    expect(source.headers).toEqual(['Name', 'Email']);
+    expect(rows).toEqual([]);
+    expect(source.notes.join('\n')).toContain('has a header row but no data rows');
+  });
+
+  it('stops reading when the consumer breaks out early', async () => {
+    const { openSource } = await import('../../src/sources/index.js');
+    const { fixturesDir } = await import('./read-all.js');
+    const source = await openSource({ file: 'roster.xlsx' }, { baseDir: fixturesDir });
+    let seen = 0;
+    for await (const item of source.items) {
+      if (item.kind === 'row') seen++;
+      break;
+    }
+    expect(seen).toBe(1);
+  });
+});
