@@ -1,0 +1,128 @@
+/**
+ * Builders for sync tests: a throw-away project directory (roster, mapping, pipeline) and an
+ * in-process emulator on 127.0.0.1:0, plus a way to run the CLI in-process and capture its output.
+ */
+import { mkdtemp, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { PassThrough } from 'node:stream';
+import { main } from '../../src/cli/main.js';
+import { startEmulator, type RunningEmulator } from '../../src/emulator/server.js';
+
+export const API_KEY = 'demo-key-0123456789';
+
+export interface RosterRow {
+  id: string;
+  name: string;
+  email?: string;
+  orcid?: string;
+  level?: string;
+  areas?: string;
+  reviews?: string;
+}
+
+export function person(n: number, overrides: Partial<RosterRow> = {}): RosterRow {
+  return { id: `p${n}`, name: `Person ${n}`, email: `person${n}@example.org`, level: ['Junior', 'Senior', 'Expert'][n % 3]!, areas: n % 2 ? 'Oncology; Genetics' : 'Statistics', reviews: String(n % 7), ...overrides };
+}
+
+export function people(count: number, start = 1): RosterRow[] {
+  return Array.from({ length: count }, (_, i) => person(start + i));
+}
+
+const HEADER = 'ID,Full name,Email,ORCID,Level,Areas,Reviews';
+
+function csvCell(value: string | undefined): string {
+  const text = value ?? '';
+  return /[",\n]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
+}
+
+export interface Project {
+  dir: string;
+  pipeline: string;
+  writeRoster(rows: RosterRow[]): Promise<void>;
+}
+
+export interface ProjectOptions {
+  mode?: 'upsert' | 'mirror';
+  update?: 'partial' | 'full';
+  guards?: { max_deletes?: number; max_delete_percent?: number; max_source_drop_percent?: number };
+  maxRps?: number;
+  concurrency?: number;
+}
+
+export async function makeProject(rows: RosterRow[], options: ProjectOptions = {}): Promise<Project> {
+  const dir = await mkdtemp(join(tmpdir(), 'rostersync-sync-'));
+  const pipeline = join(dir, 'pipeline.yaml');
+  const writeRoster = (list: RosterRow[]) =>
+    writeFile(join(dir, 'roster.csv'), [HEADER, ...list.map((r) => [r.id, r.name, r.email, r.orcid, r.level, r.areas, r.reviews].map(csvCell).join(','))].join('\n') + '\n');
+  await writeRoster(rows);
+  await writeFile(
+    join(dir, 'mapping.yaml'),
+    [
+      'client_id: { column: ID }',
+      'fields:',
+      '  name: { column: Full name }',
+      '  emails: { column: Email, split: ";", transforms: [trim, lower] }',
+      '  orcids: { column: ORCID, transforms: [orcid] }',
+      'custom_fields:',
+      '  Expertise level: { column: Level }',
+      '  Subject areas: { column: Areas, split: ";" }',
+      '  Reviews completed: { column: Reviews }',
+      '',
+    ].join('\n'),
+  );
+  const guards = { max_deletes: 50, max_delete_percent: 10, max_source_drop_percent: 50, ...options.guards };
+  await writeFile(
+    pipeline,
+    [
+      'source: { file: roster.csv }',
+      'mapping: mapping.yaml',
+      'target:',
+      '  group: { name: Sync test group, owner_team: Editorial Office }',
+      'policy:',
+      `  mode: ${options.mode ?? 'mirror'}`,
+      `  update: ${options.update ?? 'partial'}`,
+      `  max_rps: ${options.maxRps ?? 500}`,
+      `  burst: 20`,
+      `  concurrency: ${options.concurrency ?? 4}`,
+      `  guards: { max_deletes: ${guards.max_deletes}, max_delete_percent: ${guards.max_delete_percent}, max_source_drop_percent: ${guards.max_source_drop_percent} }`,
+      '',
+    ].join('\n'),
+  );
+  return { dir, pipeline, writeRoster };
+}
+
+export interface CliRun {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs the CLI in-process against the emulator. */
+export async function cli(emulator: RunningEmulator, cwd: string, argv: string[], env: Record<string, string> = {}): Promise<CliRun> {
+  const stdout = new PassThrough();
+  const stderr = new PassThrough();
+  const out: Buffer[] = [];
+  const err: Buffer[] = [];
+  stdout.on('data', (c: Buffer) => out.push(c));
+  stderr.on('data', (c: Buffer) => err.push(c));
+  const code = await main(argv, { stdout, stderr, cwd, env: { SERVICE_BASE_URL: emulator.url, SERVICE_API_KEY: API_KEY, ...env } });
+  return { code, stdout: Buffer.concat(out).toString(), stderr: Buffer.concat(err).toString() };
+}
+
+export async function emulator(options: Parameters<typeof startEmulator>[0] = {}): Promise<RunningEmulator> {
+  return startEmulator({ port: 0, ...options });
+}
+
+/** Records of the group the test pipeline created (the only group named "Sync test group"). */
+export function groupRecords(running: RunningEmulator): Record<string, Record<string, unknown>> {
+  for (const group of running.world.orgs[0]!.groups.values()) {
+    if (group.name === 'Sync test group') return Object.fromEntries([...group.records.entries()].map(([id, rec]) => [id, rec as Record<string, unknown>]));
+  }
+  return {};
+}
+
+export function writes(running: RunningEmulator): { total: number; byRoute: Record<string, Record<string, number>> } {
+  const stats = running.stats.snapshot();
+  return { total: stats.writes.total, byRoute: stats.calls };
+}
