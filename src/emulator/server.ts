@@ -53,6 +53,12 @@ export interface EmulatorOptions {
   serviceWebUrl?: string;
   /** Extra routes (tests, experiments), matched like the built-in ones. */
   extraRoutes?: Route[];
+  /**
+   * Serve this existing world instead of building one from the fixture (`fixture` and
+   * `fixturePath` are then ignored). Lets a test "kill" an emulator (close it) and start a new one
+   * on the same port with the same groups and records, as a restarted service would have.
+   */
+  world?: World;
 }
 
 export interface RunningEmulator {
@@ -81,8 +87,9 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
       `refusing to bind the emulator to ${host}: it is not a loopback address and the emulator has no real security; pass allowRemote (--allow-remote) to do it anyway`,
     );
   }
-  const fixture = options.fixture ?? loadFixture(options.fixturePath);
-  const world = new World(fixture, options.serviceWebUrl ? { serviceWebUrl: options.serviceWebUrl } : {});
+  const world =
+    options.world ??
+    new World(options.fixture ?? loadFixture(options.fixturePath), options.serviceWebUrl ? { serviceWebUrl: options.serviceWebUrl } : {});
   const runtime = new EmulatorRuntime({
     rps: options.rps,
     burst: options.burst,
