@@ -61,7 +61,10 @@ function readText(file: string, what: string, pathInParent?: { file: string; pat
         cause: error,
       });
     }
-    throw new ConfigError(file, [{ path: '', message: `${what} ${reason}` }], { cause: error });
+    throw new ConfigError(file, [{ path: '', message: `${what} ${reason}` }], {
+      hint: 'Check the path (relative paths start from the current directory); the samples live in pipelines/ and mappings/.',
+      cause: error,
+    });
   }
 }
 
@@ -150,7 +153,9 @@ export function loadPipeline(path: string): ResolvedPipeline {
   if (!/^[A-Za-z0-9][A-Za-z0-9._-]*$/.test(name)) {
     problems.push({ path: 'name', message: `the file name "${fallbackName}" cannot name the pipeline; add name: with letters, digits, dot, dash or underscore` });
   }
-  if (problems.length || !format) throw new ConfigError(file, problems);
+  if (problems.length || !format) {
+    throw new ConfigError(file, problems, { hint: 'Fix the pipeline file; pipelines/schema.json lists every key.' });
+  }
 
   const mappingFile = resolve(dir, config.mapping);
   const mappingText = readText(mappingFile, 'mapping file', { file, path: 'mapping' });

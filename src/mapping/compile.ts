@@ -124,8 +124,8 @@ export function compileMapping(
       problems.push({
         path,
         message:
-          `no author_from_group custom field is named "${name}"` +
-          (closest ? `; did you mean "${closest}"?` : '') +
+          `no author_from_group custom field is named "${name}".` +
+          (closest ? ` Did you mean "${closest}"?` : '') +
           ` Available: ${names.length ? names.map((n) => `"${n}"`).join(', ') : '(none)'}`,
       });
       continue;
@@ -292,7 +292,7 @@ function planCustom(field: CustomField, spec: CustomFieldSpec, path: string, pro
         const closest = closestMatch(target, labels);
         problems.push({
           path: `${path}.values.${legacy}`,
-          message: `"${target}" is not an option of "${field.name}"${closest ? `; did you mean "${closest}"?` : ''} Options: ${labels.join(', ')}`,
+          message: `"${target}" is not an option of "${field.name}".${closest ? ` Did you mean "${closest}"?` : ''} Options: ${labels.join(', ')}`,
         });
       } else byLegacy.set(legacy.trim().toLowerCase(), apiId);
     }

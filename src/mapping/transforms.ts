@@ -169,5 +169,7 @@ export function closestMatch(wanted: string, candidates: readonly string[]): str
   }
   if (best === undefined) return undefined;
   const limit = Math.max(2, Math.floor(Math.max(w.length, best.length) / 3));
-  return bestDistance <= limit ? best : undefined;
+  if (bestDistance <= limit) return best;
+  // A shortened name ("Expertise" for "Expertise level") is a likely slip too.
+  return w.length >= 4 ? candidates.find((c) => c.toLowerCase().includes(w)) : undefined;
 }

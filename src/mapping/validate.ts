@@ -49,16 +49,16 @@ export async function validatePipeline(pipeline: ResolvedPipeline, options: Vali
  * A saved custom-fields listing: the service's answer to `GET /custom-fields/all/` (what
  * `rostersync fields --json` prints), or just its `author_from_group` array.
  */
-const savedListingSchema = z.union([
-  z
-    .object({
-      author_from_group: z.array(customFieldSchema),
-      folder: z.array(customFieldSchema).default([]),
-      proposal: z.array(customFieldSchema).default([]),
-    })
-    .loose(),
-  z.array(customFieldSchema).transform((author_from_group) => ({ author_from_group, folder: [], proposal: [] })),
-]);
+const listingObjectSchema = z
+  .object({
+    author_from_group: z.array(customFieldSchema),
+    folder: z.array(customFieldSchema).default([]),
+    proposal: z.array(customFieldSchema).default([]),
+  })
+  .loose();
+const listingArraySchema = z
+  .array(customFieldSchema)
+  .transform((author_from_group) => ({ author_from_group, folder: [], proposal: [] }));
 
 export function loadFieldsFile(path: string): CustomFieldsListing {
   let text: string;
@@ -80,7 +80,7 @@ export function loadFieldsFile(path: string): CustomFieldsListing {
       cause: error,
     });
   }
-  const parsed = savedListingSchema.safeParse(json);
+  const parsed = (Array.isArray(json) ? listingArraySchema : listingObjectSchema).safeParse(json);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
     throw new ConfigError(

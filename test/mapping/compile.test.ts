@@ -224,13 +224,13 @@ describe('compile errors (exit 1, with paths)', () => {
     expect(error.exitCode).toBe(EXIT.usage);
     expect(error.problems).toHaveLength(1);
     expect(error.problems[0]!.path).toBe('custom_fields.Expertize level');
-    expect(error.problems[0]!.message).toContain('did you mean "Expertise level"?');
+    expect(error.problems[0]!.message).toContain('Did you mean "Expertise level"?');
     expect(error.problems[0]!.message).toContain('"Board term ends"');
     expect(error.message).toContain('m.yaml');
   });
 
   it.each([
-    [{ 'Expertise level': { column: 'L', values: { Sr: 'Seniour' } } }, 'custom_fields.Expertise level.values.Sr', /did you mean "Senior"/],
+    [{ 'Expertise level': { column: 'L', values: { Sr: 'Seniour' } } }, 'custom_fields.Expertise level.values.Sr', /Did you mean "Senior"/],
     [{ 'Last review date': { column: 'D', decimal: ',' } }, 'custom_fields.Last review date.decimal', /date field/],
     [{ 'Reviews completed': { column: 'R', date_formats: ['DD/MM/YYYY'] } }, 'custom_fields.Reviews completed.date_formats', /number field/],
     [{ Notes: { column: 'N', values: { a: 'b' } } }, 'custom_fields.Notes.values', /str field/],

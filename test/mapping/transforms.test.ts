@@ -131,6 +131,7 @@ describe('closestMatch', () => {
     ['subject area', 'Subject areas'],
     ['last reviewed date', 'Last review date'],
     ['Note', 'Notes'],
+    ['Expertise', 'Expertise level'],
     ['Shoe size', undefined],
   ])('%j → %j', (wanted, expected) => {
     expect(closestMatch(wanted, names)).toBe(expected);
