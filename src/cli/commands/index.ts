@@ -5,9 +5,12 @@ import { demoCommand } from './demo.js';
 import { emulatorCommand } from './emulator.js';
 import { fieldsCommand } from './fields.js';
 import { groupCommand } from './group.js';
+import { journalsCommand } from './journals.js';
+import { manuscriptCommand } from './manuscript.js';
 import { stateCommand, unlockCommand } from './state.js';
 import { applyCommand, planCommand, syncCommand } from './sync.js';
 import { validateCommand } from './validate.js';
+import { webhookCommand } from './webhook.js';
 
 export const commandFactories: CommandFactory[] = [
   syncCommand,
@@ -19,6 +22,9 @@ export const commandFactories: CommandFactory[] = [
   fieldsCommand,
   groupCommand,
   authorCommand,
+  manuscriptCommand,
+  journalsCommand,
+  webhookCommand,
   emulatorCommand,
   demoCommand,
 ];
