@@ -1,6 +1,6 @@
 /**
- * `rostersync demo` (what `npm start` runs): starts the emulator in-process with the sample
- * fixture, syncs `pipelines/demo.yaml` into it, then syncs again to show that an unchanged
+ * `rostersync demo` (what `npm start` runs): starts the emulator in-process with its built-in
+ * fixture (the organization whose custom fields the sample mappings name), syncs `pipelines/demo.yaml` into it, then syncs again to show that an unchanged
  * roster makes zero write calls. State goes to a fresh temporary directory, so every demo starts
  * from an empty service, and the reports go under the pipeline's report directory.
  */
@@ -20,6 +20,7 @@ const DEMO_KEY = 'demo-key-0123456789';
 interface DemoArgs {
   pipeline?: string;
   fixture?: string;
+  'api-key'?: string;
   [flag: string]: unknown;
 }
 
@@ -29,16 +30,17 @@ export const demoCommand: CommandFactory = (ctx) => ({
   builder: (y: Argv) =>
     y
       .option('pipeline', { type: 'string', default: join(PROJECT_ROOT, 'pipelines/demo.yaml'), describe: 'Pipeline to run' })
-      .option('fixture', { type: 'string', default: join(PROJECT_ROOT, 'samples/fixture.yaml'), describe: 'Emulator fixture' }),
+      .option('fixture', { type: 'string', describe: 'Emulator fixture (default: the built-in demo organization)' })
+      .option('api-key', { type: 'string', default: DEMO_KEY, describe: 'Key of the fixture organization (not a secret: emulator only)' }),
   handler: action(ctx, async (args: DemoArgs) => {
     const out = ctx.io.stdout;
-    const emulator = await startEmulator({ fixturePath: resolve(ctx.io.cwd, String(args.fixture)) });
+    const emulator = await startEmulator(args.fixture ? { fixturePath: resolve(ctx.io.cwd, args.fixture) } : {});
     const stateDir = await mkdtemp(join(tmpdir(), 'rostersync-demo-'));
     try {
-      out.write(`emulator listening on ${emulator.url} (fixture ${String(args.fixture)})\n\n`);
+      out.write(`emulator listening on ${emulator.url} (fixture: ${args.fixture ?? 'built-in demo organization'})\n\n`);
       const options = {
         pipelinePath: resolve(ctx.io.cwd, String(args.pipeline)),
-        service: { baseUrl: emulator.url, apiKey: DEMO_KEY },
+        service: { baseUrl: emulator.url, apiKey: String(args['api-key']) },
         stateDir,
         env: ctx.io.env,
         cwd: ctx.io.cwd,
