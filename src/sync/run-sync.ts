@@ -208,6 +208,10 @@ export async function prepareRun(pipeline: ResolvedPipeline, store: StateStore, 
     },
   });
 
+  options.logger?.info(
+    { runId, pipeline: pipeline.name, dryRun: options.dryRun === true, rows: roster.counts.rowsRead, valid: roster.counts.valid, rejected: roster.counts.rejected, plan: plan.counts, refused: plan.refused },
+    `planned: ${plan.estimate.text}`,
+  );
   const bindings = planBindings({ pipeline, sourceSha256, stateSerial: store.serial(), baseUrl: options.service.baseUrl, groupId });
   return {
     runId,
@@ -259,7 +263,10 @@ export async function finishRun(prepared: PreparedRun, options: RunOptions): Pro
         ...(options.signal ? { signal: options.signal } : {}),
         ...(options.maxDurationMs !== undefined ? { deadline: prepared.startedAt + options.maxDurationMs } : {}),
         now,
-        onOutcome: () => options.onProgress?.(++done, total),
+        onOutcome: (item, result) => {
+          if (result.outcome === 'failed') options.logger?.warn({ runId: prepared.runId, clientId: item.clientId, action: item.action, status: result.httpStatus }, 'record failed');
+          options.onProgress?.(++done, total);
+        },
       });
     } catch (error) {
       // Nothing else can be written (group creation failed, or the run stopped early): still
@@ -321,6 +328,7 @@ async function record(
     notes: prepared.notes,
   });
   store.finishRun({ id: prepared.runId, outcome: result.outcome, validRecords: prepared.roster.counts.valid, counts: report.counts });
+  options.logger?.info({ runId: prepared.runId, pipeline: pipeline.name, outcome: result.outcome, exitCode: result.exitCode, counts: report.counts, durationMs: report.durationMs }, 'run finished');
   const dir = options.reportDir
     ? resolve(options.cwd ?? process.cwd(), options.reportDir)
     : join(reportRoot(pipeline), prepared.runId);

@@ -11,6 +11,7 @@ import { UserFacingError } from '../../errors.js';
 import { action, type CommandContext, type CommandFactory } from '../command.js';
 import type { CliIo } from '../io.js';
 import { progressReporter } from '../progress.js';
+import { createLogger, type LogLevel } from '../../logging/logger.js';
 
 interface ConnectionArgs {
   'base-url'?: string;
@@ -112,11 +113,20 @@ export function printResult(result: RunResult, args: { json?: boolean }, io: Cli
   return result.exitCode;
 }
 
+/**
+ * On a TTY the progress bar tells the story and only warnings are logged; off a TTY (cron, CI)
+ * JSON log lines carry the run's milestones. Either way the key is redacted and no email is logged.
+ */
+function runLogger(io: CliIo, apiKey: string) {
+  const tty = (io.stderr as NodeJS.WriteStream).isTTY === true;
+  return createLogger({ destination: io.stderr, secrets: [apiKey], level: (io.env.ROSTERSYNC_LOG_LEVEL as LogLevel | undefined) ?? (tty ? 'warn' : 'info') });
+}
+
 async function run(ctx: CommandContext, args: RunArgs, options: Omit<RunOptions, 'service' | 'env' | 'cwd'>): Promise<number> {
   const base = commonRunOptions(args, ctx.io);
   const progress = progressReporter(ctx.io);
   try {
-    const result = await runSync({ ...base, ...options, onProgress: progress.update });
+    const result = await runSync({ ...base, ...options, logger: runLogger(ctx.io, base.service.apiKey), onProgress: progress.update });
     progress.done();
     return printResult(result, args, ctx.io);
   } finally {
@@ -163,7 +173,8 @@ export const applyCommand: CommandFactory = (ctx) => ({
   handler: action(ctx, async (args: RunArgs) => {
     const progress = progressReporter(ctx.io);
     try {
-      const result = await applySavedPlan(String(args.plan), { ...commonRunOptions(args, ctx.io), onProgress: progress.update });
+      const base = commonRunOptions(args, ctx.io);
+      const result = await applySavedPlan(String(args.plan), { ...base, logger: runLogger(ctx.io, base.service.apiKey), onProgress: progress.update });
       progress.done();
       return printResult(result, args, ctx.io);
     } finally {
