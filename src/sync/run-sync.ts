@@ -199,7 +199,7 @@ export async function prepareRun(pipeline: ResolvedPipeline, store: StateStore, 
       ownedCount,
       validCount: roster.counts.valid,
       previousValidCount: previous?.validRecords ?? null,
-      inventoryMissing: groupId !== null && ownedCount === 0 && previous !== undefined,
+      inventoryMissing: groupId !== null && ownedCount === 0,
       allow: {
         ...(options.allowDeletes !== undefined ? { deletes: options.allowDeletes } : {}),
         ...(options.allowSourceDrop ? { sourceDrop: true } : {}),
