@@ -1,0 +1,167 @@
+/** The pure planner: table tests of guards, limits and diffs (no I/O anywhere). */
+import { describe, expect, it } from 'vitest';
+import { buildPlan, type BuildPlanInput } from '../../src/plan/build.js';
+import { canonicalJson, hashJson, sameValue } from '../../src/plan/canonical.js';
+import { RosterClassifier } from '../../src/plan/classify.js';
+import { deleteLimit, evaluateGuards } from '../../src/plan/guards.js';
+import type { DesiredRecord } from '../../src/mapping/types.js';
+import type { Fields } from '../../src/plan/types.js';
+
+const GUARDS = { max_deletes: 50, max_delete_percent: 10, max_source_drop_percent: 50 };
+
+function record(clientId: string, fields: Fields, row = 2): DesiredRecord {
+  return { clientId, fields, provenance: { file: 'roster.csv', row } };
+}
+const hashOf = (fields: Fields) => hashJson(canonicalJson(fields));
+
+function plan(input: { desired: DesiredRecord[]; owned?: Record<string, Fields>; mode?: 'upsert' | 'mirror'; update?: 'partial' | 'full'; remote?: Map<string, Fields | null>; failed?: string[]; drop?: string[] }) {
+  const owned = input.owned ?? {};
+  const classifier = new RosterClassifier(new Map(Object.entries(owned).map(([id, f]) => [id, hashOf(f)])), { keepUnchanged: input.remote !== undefined });
+  for (const r of input.desired) classifier.add(r);
+  const args: BuildPlanInput = {
+    classification: classifier.finish(new Set(input.drop ?? [])),
+    lastApplied: new Map(Object.entries(owned)),
+    ...(input.remote ? { remote: input.remote } : {}),
+    previouslyFailed: new Set(input.failed ?? []),
+    policy: { mode: input.mode ?? 'mirror', update: input.update ?? 'partial', max_rps: 10, guards: GUARDS },
+    fieldLabels: new Map([['cf-1', 'Reviews completed']]),
+    guardInput: { ownedCount: Object.keys(owned).length, validCount: input.desired.length, previousValidCount: null, inventoryMissing: false, allow: {} },
+  };
+  return buildPlan(args);
+}
+
+describe('deleteLimit', () => {
+  it.each([
+    [0, 1],
+    [5, 1],
+    [40, 4],
+    [499, 49],
+    [10_000, 50],
+  ])('with %i owned records allows %i deletes', (owned, limit) => {
+    expect(deleteLimit(GUARDS, owned)).toBe(limit);
+  });
+});
+
+describe('evaluateGuards', () => {
+  const base = { guards: GUARDS, deletes: 0, ownedCount: 100, validCount: 100, previousValidCount: 100, inventoryMissing: false, allow: {} };
+  it.each([
+    ['nothing to refuse', {}, []],
+    ['too many deletes', { deletes: 11 }, ['max_deletes']],
+    ['deletes allowed by the flag', { deletes: 11, allow: { deletes: 11 } }, []],
+    ['flag below the planned deletes', { deletes: 11, allow: { deletes: 10 } }, ['max_deletes']],
+    ['source dropped by more than half', { validCount: 49 }, ['source_drop']],
+    ['source drop allowed', { validCount: 49, allow: { sourceDrop: true } }, []],
+    ['exactly half is fine', { validCount: 50 }, []],
+    ['empty source never deletes', { validCount: 0, deletes: 100 }, ['empty_source', 'max_deletes']],
+    ['empty source allowed only with both flags', { validCount: 0, deletes: 100, allow: { emptySource: true, deletes: 100 } }, []],
+    ['empty source on a first run is fine', { validCount: 0, ownedCount: 0, previousValidCount: null }, []],
+  ])('%s', (_name, overrides, tripped) => {
+    const results = evaluateGuards({ ...base, ...overrides });
+    expect(results.filter((r) => r.tripped).map((r) => r.guard)).toEqual(tripped);
+    for (const result of results.filter((r) => r.tripped)) expect(result.allowWith).toMatch(/^--allow-/);
+  });
+});
+
+describe('sameValue', () => {
+  it.each([
+    [null, undefined, true],
+    [null, [], true],
+    [['a'], ['a'], true],
+    [['a', 'b'], ['b', 'a'], false],
+    [1, 1, true],
+    [1, '1', false],
+    ['x', null, false],
+  ])('%j vs %j → %s', (a, b, same) => {
+    expect(sameValue(a as never, b as never)).toBe(same);
+  });
+});
+
+describe('buildPlan', () => {
+  const marie = { name: 'Marie Curie', emails: ['m@x.org'], orcids: ['0000-0002-1825-0097'], 'cf-1': 3 };
+
+  it('creates new records with a full body without nulls', () => {
+    const result = plan({ desired: [record('a', { ...marie, emails: null })] });
+    expect(result.items).toEqual([expect.objectContaining({ clientId: 'a', action: 'create', reason: 'new', body: { name: 'Marie Curie', orcids: ['0000-0002-1825-0097'], 'cf-1': 3 } })]);
+    expect(result.counts).toEqual({ create: 1, update: 0, delete: 0, noop: 0 });
+  });
+
+  it('updates only the changed fields, sending a cleared field as null', () => {
+    const result = plan({ desired: [record('a', { ...marie, emails: null, 'cf-1': 4 })], owned: { a: marie } });
+    expect(result.items[0]).toMatchObject({ action: 'update', reason: 'changed', body: { emails: null, 'cf-1': 4 } });
+    expect(result.items[0]!.replace).toBeUndefined();
+    expect(result.items[0]!.changes).toEqual([
+      { field: 'emails', label: 'emails', before: ['m@x.org'], after: null },
+      { field: 'cf-1', label: 'Reviews completed', before: 3, after: 4 },
+    ]);
+  });
+
+  it('replaces the whole record with update: full', () => {
+    const result = plan({ desired: [record('a', { ...marie, 'cf-1': 4 })], owned: { a: marie }, update: 'full' });
+    expect(result.items[0]).toMatchObject({ action: 'update', replace: true, body: { ...marie, 'cf-1': 4 } });
+  });
+
+  it('counts unchanged records as noops without keeping them', () => {
+    const result = plan({ desired: [record('a', marie)], owned: { a: marie } });
+    expect(result.items).toEqual([]);
+    expect(result.counts.noop).toBe(1);
+  });
+
+  it.each([
+    ['mirror', 1, []],
+    ['upsert', 0, ['gone']],
+  ] as const)('in %s mode an owned record gone from the roster gives %i deletes', (mode, deletes, orphans) => {
+    const result = plan({ desired: [record('a', marie)], owned: { a: marie, gone: { name: 'Gone' } }, mode });
+    expect(result.counts.delete).toBe(deletes);
+    expect(result.orphans).toEqual(orphans);
+  });
+
+  it('puts creates and updates before deletes', () => {
+    const result = plan({ desired: [record('new', { name: 'N' }), record('a', { ...marie, 'cf-1': 9 })], owned: { a: marie, gone: { name: 'G' } } });
+    expect(result.items.map((i) => i.action)).toEqual(['create', 'update', 'delete']);
+  });
+
+  it('marks records that failed last time as retried', () => {
+    const result = plan({ desired: [record('a', marie)], failed: ['a'] });
+    expect(result.items[0]).toMatchObject({ action: 'create', reason: 'retry_failed' });
+  });
+
+  it('never deletes ids dropped as duplicates: they are still in the roster', () => {
+    const result = plan({ desired: [record('a', marie), record('a', { name: 'Other' })], owned: { a: marie }, drop: ['a'] });
+    expect(result.items).toEqual([]);
+    expect(result.counts).toEqual({ create: 0, update: 0, delete: 0, noop: 0 });
+  });
+
+  it('repairs drift found by refresh and recreates records deleted remotely', () => {
+    const remote = new Map<string, Fields | null>([
+      ['a', { ...marie, 'cf-1': 99 }],
+      ['b', null],
+    ]);
+    const result = plan({ desired: [record('a', marie), record('b', { name: 'B' })], owned: { a: marie, b: { name: 'B' } }, remote });
+    expect(result.items.map((i) => [i.clientId, i.action, i.reason])).toEqual([
+      ['a', 'update', 'drift'],
+      ['b', 'create', 'remote_deleted'],
+    ]);
+    expect(result.items[0]!.changes).toEqual([{ field: 'cf-1', label: 'Reviews completed', before: 3, after: 3, remote: 99 }]);
+  });
+
+  it('adopts without a call when the remote already matches the roster', () => {
+    const remote = new Map<string, Fields | null>([['a', { ...marie, 'cf-1': 4 }]]);
+    const result = plan({ desired: [record('a', { ...marie, 'cf-1': 4 })], owned: { a: marie }, remote });
+    expect(result.items).toEqual([]);
+    expect(result.stateRepairs.map((r) => r.clientId)).toEqual(['a']);
+    expect(result.counts.noop).toBe(1);
+  });
+
+  it('pairs a changed client_id by ORCID and calls it out', () => {
+    const result = plan({ desired: [record('new-id', marie)], owned: { 'old-id': marie } });
+    expect(result.items.map((i) => [i.clientId, i.action, i.reason, i.pairedWith])).toEqual([
+      ['new-id', 'create', 'client_id_changed', 'old-id'],
+      ['old-id', 'delete', 'client_id_changed', 'new-id'],
+    ]);
+  });
+
+  it('estimates calls and time at the configured rate', () => {
+    const result = plan({ desired: Array.from({ length: 25 }, (_, i) => record(`r${i}`, { name: `R ${i}` })) });
+    expect(result.estimate).toMatchObject({ calls: 25, rps: 10, seconds: 2.5, text: '25 calls at 10/s ≈ 2.5 s' });
+  });
+});
