@@ -1,0 +1,182 @@
+/**
+ * A throw-away project (roster, mapping, pipeline) per trial, the CLI run in-process, and the
+ * convergence check: the emulator's group against the roster, the state store against the emulator.
+ */
+import Database from 'better-sqlite3';
+import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { PassThrough } from 'node:stream';
+import { expect } from 'vitest';
+import { main } from '../../../src/cli/main.js';
+import type { RunningEmulator } from '../../../src/emulator/server.js';
+import type { GroupState } from '../../../src/emulator/world.js';
+import type { RunReport } from '../../../src/report/types.js';
+import { expectedManaged, expectedRemote, rosterCsv, type Person } from './roster.js';
+
+export const API_KEY = 'demo-key-0123456789';
+export const GROUP_NAME = 'Campaign group';
+
+export interface Project {
+  dir: string;
+  pipeline: string;
+  stateFile: string;
+  writeRoster(people: readonly Person[]): Promise<void>;
+}
+
+export interface ProjectOptions {
+  maxRps?: number;
+  concurrency?: number;
+  burst?: number;
+}
+
+export async function makeProject(people: readonly Person[], options: ProjectOptions = {}): Promise<Project> {
+  const dir = await mkdtemp(join(tmpdir(), 'rostersync-campaign-'));
+  const pipeline = join(dir, 'pipeline.yaml');
+  const writeRoster = (list: readonly Person[]) => writeFile(join(dir, 'roster.csv'), rosterCsv(list));
+  await writeRoster(people);
+  await writeFile(
+    join(dir, 'mapping.yaml'),
+    [
+      'client_id: { column: ID }',
+      'fields:',
+      '  name: { column: Full name }',
+      '  emails: { column: Email, split: ";", transforms: [trim, lower] }',
+      '  orcids: { column: ORCID, transforms: [orcid] }',
+      'custom_fields:',
+      '  Expertise level: { column: Level }',
+      '  Subject areas: { column: Areas, split: ";" }',
+      '  Reviews completed: { column: Reviews }',
+      '',
+    ].join('\n'),
+  );
+  await writeFile(
+    pipeline,
+    [
+      'source: { file: roster.csv }',
+      'mapping: mapping.yaml',
+      `target: { group: { name: ${GROUP_NAME}, owner_team: Editorial Office } }`,
+      'policy:',
+      '  mode: mirror',
+      `  max_rps: ${options.maxRps ?? 1000}`,
+      `  burst: ${options.burst ?? 10}`,
+      `  concurrency: ${options.concurrency ?? 4}`,
+      '  guards: { max_deletes: 50, max_delete_percent: 10, max_source_drop_percent: 50 }',
+      '',
+    ].join('\n'),
+  );
+  return { dir, pipeline, stateFile: join(dir, '.rostersync', 'pipeline.sqlite'), writeRoster };
+}
+
+export interface CliRun {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+export function serviceEnv(emulator: { url: string }): Record<string, string> {
+  return { SERVICE_BASE_URL: emulator.url, SERVICE_API_KEY: API_KEY, NO_COLOR: '1' };
+}
+
+/** Runs the CLI in-process (the same code as bin/rostersync.js, without a process to start). */
+export async function cli(emulator: { url: string }, cwd: string, argv: string[]): Promise<CliRun> {
+  const stdout = new PassThrough();
+  const stderr = new PassThrough();
+  const out: Buffer[] = [];
+  const err: Buffer[] = [];
+  stdout.on('data', (c: Buffer) => out.push(c));
+  stderr.on('data', (c: Buffer) => err.push(c));
+  const code = await main(argv, { stdout, stderr, cwd, env: serviceEnv(emulator) });
+  return { code, stdout: Buffer.concat(out).toString(), stderr: Buffer.concat(err).toString() };
+}
+
+export async function readReport(dir: string): Promise<RunReport> {
+  return JSON.parse(await readFile(join(dir, 'report.json'), 'utf8')) as RunReport;
+}
+
+/** Every group of the default org with the campaign's name (more than one would be a duplicate). */
+export function campaignGroups(emulator: RunningEmulator): GroupState[] {
+  const org = emulator.world.orgByApiKey(API_KEY)!;
+  return [...org.groups.values()].filter((g) => g.name === GROUP_NAME);
+}
+
+export interface StateSnapshot {
+  groupId: number | null;
+  groupIntent: string | null;
+  records: Map<string, Record<string, unknown>>;
+  unfinished: { client_id: string; state: string }[];
+  lock: unknown;
+}
+
+/** Reads the state database read-only, as an auditor would, without the store's code. */
+export function readState(file: string): StateSnapshot {
+  const db = new Database(file, { readonly: true, fileMustExist: true });
+  try {
+    const meta = (key: string) => (db.prepare('SELECT value FROM meta WHERE key = ?').get(key) as { value: string } | undefined)?.value ?? null;
+    const groupId = meta('group_id');
+    const records = new Map<string, Record<string, unknown>>();
+    for (const row of db.prepare('SELECT client_id, fields_json FROM records').all() as { client_id: string; fields_json: string }[]) {
+      records.set(row.client_id, JSON.parse(row.fields_json) as Record<string, unknown>);
+    }
+    const unfinished = db
+      .prepare(`SELECT client_id, state FROM journal WHERE id IN (SELECT MAX(id) FROM journal GROUP BY client_id) AND state <> 'done'`)
+      .all() as { client_id: string; state: string }[];
+    return { groupId: groupId === null ? null : Number(groupId), groupIntent: meta('group_intent'), records, unfinished, lock: db.prepare('SELECT * FROM lock').get() ?? null };
+  } finally {
+    db.close();
+  }
+}
+
+const sorted = (keys: Iterable<string>) => [...keys].sort();
+
+/**
+ * The campaign's verdict on one converged project: exactly one group; its records are exactly
+ * the roster's (none lost, none extra, every field as mapped); the inventory owns exactly those
+ * records with the fields they have remotely; nothing left unfinished in the journal; no lock.
+ */
+export function expectConverged(emulator: RunningEmulator, project: Project, roster: readonly Person[], label: string): void {
+  const groups = campaignGroups(emulator);
+  expect(groups.map((g) => g.id), `${label}: one group named "${GROUP_NAME}"`).toHaveLength(1);
+  const group = groups[0]!;
+  const remote = Object.fromEntries(group.records);
+  expect(sorted(Object.keys(remote)), `${label}: remote client_ids`).toEqual(sorted(roster.map((p) => p.id)));
+  for (const person of roster) expect(remote[person.id], `${label}: remote ${person.id}`).toEqual(expectedRemote(person));
+
+  const state = readState(project.stateFile);
+  expect(state.groupId, `${label}: state group id`).toBe(group.id);
+  expect(state.groupIntent, `${label}: no group creation left pending`).toBeNull();
+  expect(sorted(state.records.keys()), `${label}: owned client_ids`).toEqual(sorted(Object.keys(remote)));
+  for (const person of roster) expect(state.records.get(person.id), `${label}: owned ${person.id}`).toEqual(expectedManaged(person));
+  expect(state.unfinished, `${label}: journal entries not done`).toEqual([]);
+  expect(state.lock, `${label}: lock released`).toBeNull();
+}
+
+/** What recovering from a crash took. */
+export interface RecoveryLog {
+  reruns: number;
+  /** Whether the operator had to settle an ambiguous group creation, and how. */
+  setGroup: 'none' | 'recorded' | 'cleared';
+}
+
+/** Runs the sync until it succeeds, doing what the error message tells an operator to do. */
+export async function recover(emu: RunningEmulator, project: Project, flags: string[], log: RecoveryLog): Promise<string> {
+  for (let attempt = 1; attempt <= 4; attempt++) {
+    const reportDir = join(project.dir, 'reports', `recover-${attempt}`);
+    const run = await cli(emu, project.dir, ['sync', project.pipeline, '--report-dir', reportDir, ...flags]);
+    log.reruns++;
+    if (run.code === 0) return reportDir;
+    if (run.stderr.includes('state set-group')) {
+      // Ambiguous group creation: look the group up by name, as the hint says, and record it.
+      const groups = campaignGroups(emu);
+      expect(groups.length, 'never two groups').toBeLessThanOrEqual(1);
+      const args = groups[0] ? [String(groups[0].id)] : ['--clear'];
+      log.setGroup = groups[0] ? 'recorded' : 'cleared';
+      const set = await cli(emu, project.dir, ['state', 'set-group', project.pipeline, ...args]);
+      expect(set.code, set.stderr).toBe(0);
+      continue;
+    }
+    throw new Error(`rerun ${attempt} exited ${run.code}:\n${run.stderr}\n${run.stdout}`);
+  }
+  throw new Error('no successful run after 4 reruns');
+}
+
