@@ -1,0 +1,432 @@
+/**
+ * `npm run bench [-- --quick] [-- --only plan,calls,rate,faults]`: the benchmarks of issue 6.
+ * Writes bench/results.json and regenerates the table in docs/benchmarks.md.
+ *
+ * Every figure is the median of several runs with min and max; every ratio is taken within one
+ * run (rostersync and its baseline measured back to back on the same data). Servers listen on
+ * 127.0.0.1 only; every loop is bounded in count and each child process in time.
+ */
+import { spawn } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpus, totalmem } from 'node:os';
+import { join, resolve } from 'node:path';
+import { createClient } from '../src/client/client.js';
+import { startEmulator, type RunningEmulator } from '../src/emulator/server.js';
+import { runSync, type RunOptions } from '../src/sync/run-sync.js';
+import { generateRoster, writeCsv, type GeneratedRoster } from './generate.js';
+import { naiveSync } from './naive-sync.js';
+import { renderDoc } from './report.js';
+
+const ROOT = resolve(import.meta.dirname, '..');
+const DATA = join(ROOT, 'bench', 'data');
+const API_KEY = 'demo-key-0123456789';
+const argv = process.argv.slice(2);
+const quick = argv.includes('--quick');
+const onlyArg = argv.find((a) => a.startsWith('--only='))?.slice('--only='.length);
+const only = onlyArg ? new Set(onlyArg.split(',')) : null;
+const wanted = (name: string) => only === null || only.has(name);
+
+export interface Spread {
+  median: number;
+  min: number;
+  max: number;
+  n: number;
+}
+
+export function spread(values: number[]): Spread {
+  const sorted = [...values].sort((a, b) => a - b);
+  const n = sorted.length;
+  const median = n === 0 ? NaN : n % 2 ? sorted[(n - 1) / 2]! : (sorted[n / 2 - 1]! + sorted[n / 2]!) / 2;
+  return { median, min: sorted[0] ?? NaN, max: sorted[n - 1] ?? NaN, n };
+}
+
+function log(message: string): void {
+  process.stderr.write(`[bench ${new Date().toISOString().slice(11, 19)}] ${message}\n`);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Child processes (peak RSS per task)
+
+interface ChildResult {
+  task: string;
+  ms: number;
+  maxRssMb: number;
+  [key: string]: unknown;
+}
+
+function runChild(args: string[], timeoutMs: number): Promise<ChildResult> {
+  return new Promise((resolvePromise, reject) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'bench', 'child.ts'), ...args], {
+      cwd: ROOT,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      const line = stdout.trim().split('\n').pop() ?? '';
+      if (code !== 0 || !line.startsWith('{')) {
+        reject(new Error(`child ${args.join(' ')} failed (exit ${code}): ${stderr.slice(-2000)}`));
+        return;
+      }
+      resolvePromise(JSON.parse(line) as ChildResult);
+    });
+  });
+}
+
+async function ensureRoster(format: 'csv' | 'xlsx', rows: number): Promise<GeneratedRoster> {
+  const dir = join(DATA, `${format}-${rows}`);
+  const marker = join(dir, '.complete');
+  const roster = join(dir, `roster.${format}`);
+  if (!existsSync(marker)) {
+    log(`generating ${format} roster of ${rows} rows`);
+    await generateRoster(dir, { format, rows, seed: 42 });
+    writeFileSync(marker, `${rows}\n`);
+  }
+  return { dir, roster, mapping: join(dir, 'mapping.yaml'), pipeline: join(dir, 'pipeline.yaml'), rows };
+}
+
+async function ensureFieldsFile(): Promise<string> {
+  const path = join(DATA, 'fields.json');
+  const emulator = await startEmulator({ port: 0, host: '127.0.0.1' });
+  try {
+    const client = createClient({ baseUrl: emulator.url, apiKey: API_KEY });
+    writeFileSync(path, JSON.stringify(await client.listCustomFields()));
+  } finally {
+    await emulator.close();
+  }
+  return path;
+}
+
+// ---------------------------------------------------------------------------------------------
+// 1 + 5. Plan overhead and scaling
+
+export interface PlanCase {
+  format: 'csv' | 'xlsx';
+  rows: number;
+  runs: number;
+  planMs: Spread;
+  bareMs: Spread;
+  /** plan / bare, per run. */
+  ratio: Spread;
+  /** CSV only: plan / csv-parse with `columns: true` (objects keyed by header, as a script would read). */
+  ratioColumns?: Spread;
+  planRssMb: Spread;
+  bareRssMb: Spread;
+  /** Valid records the plan found (must equal rows) and planned noops. */
+  valid: number;
+  noop: number;
+}
+
+async function planCase(format: 'csv' | 'xlsx', rows: number, runs: number, fieldsFile: string): Promise<PlanCase> {
+  const roster = await ensureRoster(format, rows);
+  const stateDir = join(roster.dir, 'state');
+  const reportDir = join(roster.dir, 'report');
+  rmSync(stateDir, { recursive: true, force: true });
+  const timeout = 10 * 60_000;
+  log(`plan ${format} ${rows}: populating the state`);
+  const populated = await runChild(['populate', roster.pipeline, stateDir, fieldsFile], timeout);
+  if (populated['records'] !== rows) throw new Error(`populate mapped ${String(populated['records'])} of ${rows} rows`);
+  const plan: ChildResult[] = [];
+  const bare: ChildResult[] = [];
+  const bareColumns: ChildResult[] = [];
+  for (let run = 0; run < runs; run++) {
+    log(`plan ${format} ${rows}: run ${run + 1}/${runs}`);
+    bare.push(await runChild([format === 'csv' ? 'bare-csv' : 'bare-xlsx', roster.roster], timeout));
+    plan.push(await runChild(['plan', roster.pipeline, stateDir, fieldsFile, reportDir], timeout));
+    if (format === 'csv') bareColumns.push(await runChild(['bare-csv-columns', roster.roster], timeout));
+  }
+  const last = plan[plan.length - 1]!;
+  const counts = last['counts'] as { noop: { planned?: number } };
+  return {
+    format,
+    rows,
+    runs,
+    planMs: spread(plan.map((p) => p.ms)),
+    bareMs: spread(bare.map((b) => b.ms)),
+    ratio: spread(plan.map((p, i) => p.ms / bare[i]!.ms)),
+    ...(format === 'csv' ? { ratioColumns: spread(plan.map((p, i) => p.ms / bareColumns[i]!.ms)) } : {}),
+    planRssMb: spread(plan.map((p) => p.maxRssMb)),
+    bareRssMb: spread(bare.map((b) => b.maxRssMb)),
+    valid: Number(last['valid']),
+    noop: counts.noop.planned ?? 0,
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// 2. Calls issued vs a naive script
+
+interface SyncRun {
+  ms: number;
+  groupId: number | null;
+  writes: number;
+  calls: number;
+  failed: number;
+  exitCode: number;
+}
+
+async function timedSync(emulator: RunningEmulator, options: Omit<RunOptions, 'service'>): Promise<SyncRun> {
+  const before = emulator.stats.snapshot();
+  const started = performance.now();
+  const result = await runSync({ ...options, service: { baseUrl: emulator.url, apiKey: API_KEY } });
+  const ms = performance.now() - started;
+  const after = emulator.stats.snapshot();
+  const failed = Object.values(result.report.counts).reduce((sum, byOutcome) => sum + ((byOutcome as { failed?: number }).failed ?? 0), 0);
+  return { ms, groupId: result.report.target.groupId, writes: after.writes.total - before.writes.total, calls: after.total - before.total, failed, exitCode: result.exitCode };
+}
+
+export interface CallsResult {
+  rows: number;
+  runs: number;
+  latencyMs: number;
+  noChangeWrites: Spread;
+  onePercentWrites: Spread;
+  expectedOnePercentWrites: number;
+  naiveCalls: Spread;
+  oursCalls: Spread;
+  /** naive calls / our calls, 1 % changed. */
+  callRatio: Spread;
+  /** naive wall time / our wall time, 1 % changed. */
+  wallRatio: Spread;
+  /** naive wall time / our wall time, nothing changed. */
+  wallRatioNoChange: Spread;
+  oursMs: Spread;
+  naiveMs: Spread;
+}
+
+async function callsBenchmark(rows: number, runs: number): Promise<CallsResult> {
+  const latencyMs = 50;
+  const dir = join(DATA, `calls-${rows}`);
+  rmSync(dir, { recursive: true, force: true });
+  const roster = await generateRoster(dir, { format: 'csv', rows, seed: 7 });
+  const emulator = await startEmulator({ port: 0, host: '127.0.0.1', latencyMs });
+  try {
+    const common = { pipelinePath: roster.pipeline, stateDir: join(dir, 'state'), reportDir: join(dir, 'report') };
+    log(`calls: initial sync of ${rows} records`);
+    const initial = await timedSync(emulator, { ...common, maxRps: 500, concurrency: 16 });
+    if (initial.failed > 0 || initial.writes < rows) throw new Error(`calls: initial sync wrote ${initial.writes} of ${rows}`);
+    const groupId = initial.groupId;
+    if (groupId === null) throw new Error('calls: the initial sync created no group');
+    const noChange: SyncRun[] = [];
+    const changed: SyncRun[] = [];
+    const naive: Array<{ calls: number; ms: number; failed: number }> = [];
+    for (let run = 1; run <= runs; run++) {
+      log(`calls: run ${run}/${runs}`);
+      noChange.push(await timedSync(emulator, common));
+      await writeCsv(roster.roster, { format: 'csv', rows, seed: 7, variant: run, changedPercent: 1 });
+      changed.push(await timedSync(emulator, common));
+      naive.push(await naiveSync({ baseUrl: emulator.url, apiKey: API_KEY, groupId, rosterFile: roster.roster, concurrency: 4 }));
+    }
+    if (naive.some((n) => n.failed > 0)) throw new Error('calls: the naive script had failures');
+    return {
+      rows,
+      runs,
+      latencyMs,
+      noChangeWrites: spread(noChange.map((r) => r.writes)),
+      onePercentWrites: spread(changed.map((r) => r.writes)),
+      expectedOnePercentWrites: rows / 100,
+      naiveCalls: spread(naive.map((n) => n.calls)),
+      oursCalls: spread(changed.map((r) => r.calls)),
+      callRatio: spread(naive.map((n, i) => n.calls / changed[i]!.calls)),
+      wallRatio: spread(naive.map((n, i) => n.ms / changed[i]!.ms)),
+      wallRatioNoChange: spread(naive.map((n, i) => n.ms / noChange[i]!.ms)),
+      oursMs: spread(changed.map((r) => r.ms)),
+      naiveMs: spread(naive.map((n) => n.ms)),
+    };
+  } finally {
+    await emulator.close();
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// 3. Rate fidelity and adaptation
+
+export interface RateCase {
+  serverRps: number;
+  clientRps: number;
+  records: number;
+  runs: number;
+  /** Achieved write rate / server rate (between the first and last outcome). */
+  achievedOverR: Spread;
+  rateLimited: Spread;
+  failed: Spread;
+  /** Seconds from the start of apply to the last 429 (0 when none). */
+  settleSeconds: Spread;
+}
+
+async function rateCase(serverRps: number, clientRps: number, seconds: number, runs: number): Promise<RateCase> {
+  const records = serverRps * seconds;
+  const dir = join(DATA, `rate-${serverRps}-${clientRps}`);
+  const achieved: number[] = [];
+  const limited: number[] = [];
+  const failed: number[] = [];
+  const settle: number[] = [];
+  for (let run = 0; run < runs; run++) {
+    log(`rate R=${serverRps} client=${clientRps}: run ${run + 1}/${runs}`);
+    rmSync(dir, { recursive: true, force: true });
+    const roster = await generateRoster(dir, { format: 'csv', rows: records, seed: 100 + run });
+    const emulator = await startEmulator({ port: 0, host: '127.0.0.1', rps: serverRps });
+    try {
+      const outcomes: number[] = [];
+      let last429At = 0;
+      let seen429 = 0;
+      let applyStart = 0;
+      const poll = setInterval(() => {
+        const n = emulator.stats.snapshot().rateLimited;
+        if (n > seen429) {
+          seen429 = n;
+          last429At = performance.now();
+        }
+      }, 25);
+      let result: SyncRun;
+      try {
+        result = await timedSync(emulator, {
+          pipelinePath: roster.pipeline,
+          stateDir: join(dir, 'state'),
+          reportDir: join(dir, 'report'),
+          maxRps: clientRps,
+          concurrency: 8,
+          onProgress: () => {
+            if (outcomes.length === 0) applyStart = performance.now();
+            outcomes.push(performance.now());
+          },
+        });
+      } finally {
+        clearInterval(poll);
+      }
+      const first = outcomes[0] ?? 0;
+      const lastAt = outcomes[outcomes.length - 1] ?? 0;
+      // n outcomes span n-1 intervals of the achieved rate.
+      achieved.push((outcomes.length - 1) / ((lastAt - first) / 1000) / serverRps);
+      limited.push(emulator.stats.snapshot().rateLimited);
+      failed.push(result.failed);
+      settle.push(seen429 > 0 ? Math.max(0, (last429At - applyStart) / 1000) : 0);
+    } finally {
+      await emulator.close();
+    }
+  }
+  return {
+    serverRps,
+    clientRps,
+    records,
+    runs,
+    achievedOverR: spread(achieved),
+    rateLimited: spread(limited),
+    failed: spread(failed),
+    settleSeconds: spread(settle),
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// 4. Faults
+
+export interface FaultsResult {
+  records: number;
+  runs: number;
+  faults: { status503: number; status429: number; reset: number };
+  failed: Spread;
+  /** Total service calls / the minimum (listing + group creation + one POST per record). */
+  callsOverMinimum: Spread;
+  injected: Spread;
+  /** Write calls of a fault-free rerun right after (0 = converged). */
+  rerunWrites: Spread;
+  ms: Spread;
+}
+
+async function faultsBenchmark(records: number, runs: number): Promise<FaultsResult> {
+  const faults = { status503: 0.05, status429: 0.02, reset: 0.01 };
+  const dir = join(DATA, 'faults');
+  const failed: number[] = [];
+  const ratio: number[] = [];
+  const injected: number[] = [];
+  const rerun: number[] = [];
+  const ms: number[] = [];
+  for (let run = 0; run < runs; run++) {
+    log(`faults: run ${run + 1}/${runs}`);
+    rmSync(dir, { recursive: true, force: true });
+    const roster = await generateRoster(dir, { format: 'csv', rows: records, seed: 200 + run });
+    const emulator = await startEmulator({ port: 0, host: '127.0.0.1', faults, seed: 1000 + run });
+    try {
+      const common = { pipelinePath: roster.pipeline, stateDir: join(dir, 'state'), reportDir: join(dir, 'report'), maxRps: 200, concurrency: 8 };
+      const result = await timedSync(emulator, common);
+      const snapshot = emulator.stats.snapshot();
+      const minimum = records + 2;
+      failed.push(result.failed);
+      ratio.push(snapshot.total / minimum);
+      injected.push(snapshot.faults.status503 + snapshot.faults.status429 + snapshot.faults.reset);
+      ms.push(result.ms);
+      emulator.runtime.update({ faults: { status503: 0, status429: 0, reset: 0 } });
+      const again = await timedSync(emulator, common);
+      rerun.push(again.writes);
+    } finally {
+      await emulator.close();
+    }
+  }
+  return { records, runs, faults, failed: spread(failed), callsOverMinimum: spread(ratio), injected: spread(injected), rerunWrites: spread(rerun), ms: spread(ms) };
+}
+
+// ---------------------------------------------------------------------------------------------
+
+export interface BenchResults {
+  version: 1;
+  generatedAt: string;
+  quick: boolean;
+  machine: { nproc: number; cpu: string; memoryGb: number; node: string; platform: string };
+  durationSeconds: number;
+  plan?: PlanCase[];
+  calls?: CallsResult;
+  rate?: RateCase[];
+  faults?: FaultsResult;
+}
+
+async function main(): Promise<void> {
+  const started = performance.now();
+  mkdirSync(DATA, { recursive: true });
+  const results: BenchResults = {
+    version: 1,
+    generatedAt: new Date().toISOString(),
+    quick,
+    machine: {
+      nproc: cpus().length,
+      cpu: cpus()[0]?.model ?? 'unknown',
+      memoryGb: Math.round(totalmem() / 2 ** 30),
+      node: process.version,
+      platform: `${process.platform} ${process.arch}`,
+    },
+    durationSeconds: 0,
+  };
+  if (wanted('plan')) {
+    const fieldsFile = await ensureFieldsFile();
+    const cases: Array<['csv' | 'xlsx', number, number]> = quick
+      ? [['csv', 10_000, 3], ['csv', 100_000, 1], ['xlsx', 10_000, 3]]
+      : [['csv', 10_000, 5], ['csv', 100_000, 3], ['csv', 1_000_000, 3], ['xlsx', 10_000, 3], ['xlsx', 100_000, 3]];
+    results.plan = [];
+    for (const [format, rows, runs] of cases) results.plan.push(await planCase(format, rows, runs, fieldsFile));
+  }
+  if (wanted('calls')) results.calls = await callsBenchmark(quick ? 300 : 1000, quick ? 1 : 3);
+  if (wanted('rate')) {
+    const runs = quick ? 1 : 3;
+    const seconds = quick ? 4 : 8;
+    results.rate = [];
+    for (const r of [20, 100]) {
+      results.rate.push(await rateCase(r, r, seconds, runs));
+      results.rate.push(await rateCase(r, 2 * r, seconds, runs));
+    }
+  }
+  if (wanted('faults')) results.faults = await faultsBenchmark(quick ? 200 : 500, quick ? 1 : 3);
+  results.durationSeconds = Math.round((performance.now() - started) / 1000);
+
+  const resultsPath = join(ROOT, 'bench', 'results.json');
+  // A partial run (--only) keeps the other sections of the last full results.
+  const previous = only && existsSync(resultsPath) ? (JSON.parse(readFileSync(resultsPath, 'utf8')) as Partial<BenchResults>) : {};
+  const merged = { ...previous, ...results } as BenchResults;
+  writeFileSync(resultsPath, `${JSON.stringify(merged, null, 2)}\n`);
+  const docPath = join(ROOT, 'docs', 'benchmarks.md');
+  writeFileSync(docPath, renderDoc(merged));
+  log(`done in ${results.durationSeconds} s: bench/results.json, docs/benchmarks.md`);
+}
+
+await main();
