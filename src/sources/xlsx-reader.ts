@@ -55,6 +55,15 @@ const ZIP_LOCAL_HEADER = Buffer.from([0x50, 0x4b, 0x03, 0x04]);
 const ZIP_END_OF_CENTRAL_DIRECTORY = Buffer.from([0x50, 0x4b, 0x05, 0x06]);
 /** End-of-central-directory record (22 bytes) plus the longest zip comment. */
 const ZIP_TAIL_BYTES = 22 + 0xffff;
+/**
+ * A part that inflates past ZIP_BOMB_MIN_BYTES at more than ZIP_BOMB_RATIO:1 is refused as a zip
+ * bomb: exceljs keeps the shared strings in memory, so a workbook of a few hundred KB could
+ * otherwise take gigabytes. Real workbook XML compresses about 5-20:1. Checked on the sizes the
+ * central directory declares (a forged directory is not caught here).
+ */
+const ZIP_BOMB_MIN_BYTES = 32 * 1024 * 1024;
+const ZIP_BOMB_RATIO = 100;
+const ZIP_CENTRAL_FILE_HEADER = 0x02014b50;
 
 export async function openXlsx({ path, file, options, signal }: XlsxOpenArgs): Promise<OpenedSource> {
   const wantedSheet = options?.sheet ?? 1;
@@ -135,13 +144,41 @@ async function checkIsZip(path: string, file: string): Promise<void> {
     const tailLength = Math.min(ZIP_TAIL_BYTES, size);
     const tail = Buffer.alloc(tailLength);
     await handle.read(tail, 0, tailLength, size - tailLength);
-    if (tail.lastIndexOf(ZIP_END_OF_CENTRAL_DIRECTORY) === -1) {
+    const end = tail.lastIndexOf(ZIP_END_OF_CENTRAL_DIRECTORY);
+    if (end === -1) {
       throw new SourceError(file, `${file} is damaged: the zip archive is truncated or corrupt.`, {
         hint: 'Copy or download the workbook again, or open it in Excel (which may repair it) and save it again.',
       });
     }
+    await refuseZipBomb(handle, tail.subarray(end), size, file);
   } finally {
     await handle.close();
+  }
+}
+
+/** Reads the central directory named by the end record and refuses parts that inflate like a zip bomb. */
+async function refuseZipBomb(handle: Awaited<ReturnType<typeof open>>, end: Buffer, size: number, file: string): Promise<void> {
+  if (end.length < 22) return;
+  const directorySize = end.readUInt32LE(12);
+  const directoryOffset = end.readUInt32LE(16);
+  // Zip64 or a damaged directory: exceljs reports those itself.
+  if (directoryOffset + directorySize > size || directorySize > 16 * 1024 * 1024) return;
+  const directory = Buffer.alloc(directorySize);
+  await handle.read(directory, 0, directorySize, directoryOffset);
+  for (let at = 0; at + 46 <= directory.length && directory.readUInt32LE(at) === ZIP_CENTRAL_FILE_HEADER; ) {
+    const compressed = directory.readUInt32LE(at + 20);
+    const uncompressed = directory.readUInt32LE(at + 24);
+    const nameLength = directory.readUInt16LE(at + 28);
+    if (uncompressed > ZIP_BOMB_MIN_BYTES && uncompressed > compressed * ZIP_BOMB_RATIO) {
+      const part = directory.toString('utf8', at + 46, at + 46 + nameLength);
+      const mb = (bytes: number): string => `${(bytes / 1024 / 1024).toFixed(1)} MB`;
+      throw new SourceError(
+        file,
+        `${file} looks like a zip bomb: its part ${part} inflates from ${mb(compressed)} to ${mb(uncompressed)} (${Math.round(uncompressed / Math.max(compressed, 1))}:1), far more than a roster holds.`,
+        { hint: 'Open the workbook in Excel, delete what the roster does not need and save it again, or export the roster sheet as CSV.' },
+      );
+    }
+    at += 46 + nameLength + directory.readUInt16LE(at + 30) + directory.readUInt16LE(at + 32);
   }
 }
 
