@@ -182,7 +182,8 @@ export function compileMapping(
           };
         }),
         {
-          hint: `The header has: ${headers.map((h) => `"${h}"`).join(', ')}. Column names must match exactly; check header_row if the header is not on the first line.`,
+          // A wide export (thousands of columns) must not turn the hint into pages of names.
+          hint: `The header has: ${headers.slice(0, 30).map((h) => `"${h}"`).join(', ')}${headers.length > 30 ? ` … and ${headers.length - 30} more` : ''}. Column names must match exactly; check header_row if the header is not on the first line.`,
         },
       );
     },
