@@ -1,4 +1,5 @@
 /** The client against the emulator over real HTTP: every endpoint the emulator serves so far. */
+import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import {
   AmbiguousGroupCreationError,
@@ -98,6 +99,34 @@ describe('author-from-group records', () => {
     const error = await wrong.getAuthor(501, 'onc-201').catch((e: unknown) => e);
     expect(error).toBeInstanceOf(AuthError);
     expect(JSON.stringify({ message: (error as Error).message, excerpt: (error as AuthError).bodyExcerpt })).not.toContain('wrong-key-42');
+  });
+});
+
+describe('manuscripts and journals', () => {
+  it('uploads a PDF, then recommends journals for the same origin_id', async () => {
+    const pdf = readFileSync(new URL('../fixtures/manuscripts/manuscript.pdf', import.meta.url));
+    const upload = await client.uploadManuscript({
+      folder: 'JCARD',
+      originId: 'client-test-1',
+      title: 'Heart failure outcomes after cardiac surgery',
+      abstract: 'We study heart failure and cardiology outcomes.',
+      authors: [{ name: 'Ann Lee', email: 'ann@example.org' }],
+      sourceFile: { filename: 'manuscript.pdf', data: pdf },
+    });
+    expect(upload.version).toBe(7);
+    expect(upload.origin_id).toBe('client-test-1');
+    expect(upload.debug_info.source_file).toBe('manuscript.pdf');
+    expect(upload.debug_info.authors_info.authors_count).toBe(1);
+    expect(Array.isArray(upload.candidates)).toBe(true);
+
+    const journals = await client.recommendJournals('client-test-1', { corpus: 'all_journals' });
+    expect(journals.recommended_journals.length).toBeGreaterThan(0);
+    await expect(client.recommendJournals('never-uploaded')).rejects.toBeInstanceOf(NotFoundError);
+  });
+
+  it('exclude_candidates gives candidates null', async () => {
+    const upload = await client.uploadManuscript({ folder: 'JCARD', originId: 'client-test-2', title: 't', abstract: 'a', excludeCandidates: true });
+    expect(upload.candidates).toBeNull();
   });
 });
 

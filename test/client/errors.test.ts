@@ -174,11 +174,12 @@ describe('no answer at all', () => {
 
   it('no answer within the timeout is a TimeoutError', async () => {
     server = await startTinyServer(() => undefined); // never answers
-    const error = await failure(clientFor(server.url, { timeoutMs: 50 }).listCustomFields());
+    const client = clientFor(server.url, { timeoutMs: 50 });
+    const error = await failure(client.listCustomFields());
     expect(error).toBeInstanceOf(TimeoutError);
     expect((error as TimeoutError).timeoutMs).toBe(50);
     expect(error.exitCode).toBe(EXIT.unavailable);
-    expect(server.requests).toHaveLength(2);
+    expect(client.stats()).toMatchObject({ requests: 2, retries: 1 }); // a timeout is retried
   });
 
   it('the per-call timeout overrides the client one', async () => {
@@ -188,14 +189,14 @@ describe('no answer at all', () => {
   });
 
   it("the caller's AbortSignal stops the call without retries", async () => {
-    server = await startTinyServer(() => undefined);
     const controller = new AbortController();
-    const pending = clientFor(server.url).listCustomFields({ signal: controller.signal });
-    setTimeout(() => controller.abort(), 30);
-    const error = await failure(pending);
+    server = await startTinyServer(() => controller.abort()); // stop once the request arrived; never answer
+    const client = clientFor(server.url);
+    const error = await failure(client.listCustomFields({ signal: controller.signal }));
     expect(error).toBeInstanceOf(RequestAbortedError);
     expect(error.exitCode).toBe(EXIT.interrupted);
     expect(server.requests).toHaveLength(1);
+    expect(client.stats()).toMatchObject({ requests: 1, retries: 0 });
   });
 });
 

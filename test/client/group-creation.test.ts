@@ -53,10 +53,12 @@ describe('group creation is not idempotent', () => {
   });
 
   it('a timeout after sending is ambiguous and never retried', async () => {
-    server = await startTinyServer(() => undefined);
-    const error = await client(server.url, 40).createGroup(request).catch((e: unknown) => e);
+    server = await startTinyServer(() => undefined); // receives the request, never answers
+    const c = client(server.url, 250);
+    const error = await c.createGroup(request).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(AmbiguousGroupCreationError);
     expect((error as AmbiguousGroupCreationError).cause).toBeInstanceOf(TimeoutError);
+    expect(c.stats().requests).toBe(1);
     expect(server.requests).toHaveLength(1);
   });
 

@@ -59,18 +59,44 @@ describe('token bucket (fake clock)', () => {
 });
 
 describe('rate control over real HTTP and real time', () => {
-  it('holds 100 rps within 10% over 50 requests', async () => {
+  // Real time on a shared machine: CPU contention from other test forks (e.g. spawned CLIs) can
+  // stall the event loop and stretch one run, so the measurement may be repeated; the fake-clock
+  // test below checks the pacing exactly.
+  it('holds 100 rps within 10% over 50 requests', { retry: 3 }, async () => {
     const arrivals: number[] = [];
     server = await startTinyServer((_req, res) => {
       arrivals.push(performance.now());
       sendJson(res, 200, { ok: true });
     });
-    const client = createClient({ baseUrl: server.url, apiKey: API_KEY, rateLimit: { rps: 100, burst: 1, maxInFlight: 8 } });
+    // Enough slots in flight that only the token bucket paces the requests.
+    const client = createClient({ baseUrl: server.url, apiKey: API_KEY, rateLimit: { rps: 100, burst: 1, maxInFlight: 50 } });
     await Promise.all(Array.from({ length: 50 }, (_, i) => client.deleteAuthor(1, `r-${i}`)));
     expect(arrivals).toHaveLength(50);
     const observedRps = ((arrivals.length - 1) / (arrivals.at(-1)! - arrivals[0]!)) * 1000;
     expect(observedRps).toBeGreaterThan(90);
     expect(observedRps).toBeLessThan(110);
+  });
+
+  it('holds 100 rps exactly on a fake clock (requests one at a time)', async () => {
+    const clock = fakeClock(0);
+    const arrivals: number[] = [];
+    server = await startTinyServer((_req, res) => {
+      arrivals.push(clock.now());
+      sendJson(res, 200, { ok: true });
+    });
+    const client = createClient({
+      baseUrl: server.url,
+      apiKey: API_KEY,
+      now: clock.now,
+      sleep: clock.sleep,
+      rateLimit: { rps: 100, burst: 5, maxInFlight: 1 },
+    });
+    await Promise.all(Array.from({ length: 50 }, (_, i) => client.deleteAuthor(1, `r-${i}`)));
+    // The burst of 5 goes at once; the other 45 follow 10 ms apart.
+    expect(arrivals.slice(0, 5)).toEqual([0, 0, 0, 0, 0]);
+    expect(arrivals.at(-1)).toBe(450);
+    const gaps = arrivals.slice(5).map((t, i) => t - arrivals[i + 4]!);
+    expect(new Set(gaps)).toEqual(new Set([10]));
   });
 
   it('caps requests in flight', async () => {
