@@ -80,9 +80,9 @@ export const webhookCommand: CommandFactory = (ctx) => ({
             .option('store', storeOption)
             .option('origin-id', { type: 'string', describe: 'Only this manuscript' })
             .option('json', { type: 'boolean', default: false, describe: 'Print JSON' })
-            .option('csv', { type: 'boolean', default: false, describe: 'Print CSV (one row per referee)' })
-            .conflicts('json', 'csv'),
+            .option('csv', { type: 'boolean', default: false, describe: 'Print CSV (one row per referee)' }),
         handler: action(ctx, async (args: WebhookArgs) => {
+          if (args.json && args.csv) throw new UserFacingError('give --json or --csv, not both');
           const store = readStoreFile(resolve(ctx.io.cwd, args.store ?? DEFAULT_WEBHOOK_STORE));
           const selections = listSelections(store, args['origin-id']);
           if (args.json) ctx.io.stdout.write(`${JSON.stringify(selections, null, 2)}\n`);
