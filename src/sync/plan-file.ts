@@ -3,6 +3,7 @@
  * Like Terraform's saved plans, the file records what it was computed against, and apply
  * refuses it when any of that changed, naming the binding.
  */
+import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { z } from 'zod';
 import type { ResolvedPipeline } from '../config/load.js';
@@ -107,11 +108,23 @@ export const planFileSchema = z.strictObject({
   /** The input side of the report, so `apply` can report rejected rows and counts. */
   input: z.strictObject({ rowsRead: z.number(), valid: z.number(), rejected: z.number(), filtered: z.number(), duplicates: z.number() }),
   source: z.strictObject({ file: z.string(), sha256: z.string(), format: z.string(), sheet: z.string().optional() }),
+  /** sha256 of everything above, so a plan edited after review is refused rather than applied. */
+  digest: z.string(),
 });
 export type PlanFile = z.infer<typeof planFileSchema>;
 
+/** The digest of a plan file's content: every key but `digest`, as JSON with sorted keys. */
+export function planDigest(file: Omit<PlanFile, 'digest'> & { digest?: string }): string {
+  const { digest: _ignored, ...content } = file;
+  const sortedKeys = (_key: string, value: unknown): unknown =>
+    value !== null && typeof value === 'object' && !Array.isArray(value)
+      ? Object.fromEntries(Object.entries(value).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
+      : value;
+  return createHash('sha256').update(JSON.stringify(content, sortedKeys)).digest('hex');
+}
+
 export async function savePlanFile(path: string, content: { pipeline: string; bindings: PlanBindings; plan: Plan; roster: RosterSummary; source: RunReport['source']; now: number }): Promise<void> {
-  const file: PlanFile = {
+  const body: Omit<PlanFile, 'digest'> = {
     kind: 'rostersync-plan',
     version: PLAN_FILE_VERSION,
     createdAt: new Date(content.now).toISOString(),
@@ -127,6 +140,7 @@ export async function savePlanFile(path: string, content: { pipeline: string; bi
     },
     source: content.source,
   };
+  const file: PlanFile = { ...body, digest: planDigest(body) };
   // Plans carry roster values (names, emails): owner-only, like reports.
   await writeFileAtomic(path, `${JSON.stringify(file, null, 2)}\n`);
 }
@@ -151,6 +165,11 @@ export async function readPlanFile(path: string): Promise<PlanFile> {
   if (!result.success) {
     const problems = result.error.issues.slice(0, 5).map((issue) => `${issue.path.join('.') || '(root)'}: ${issue.message}`);
     throw new UserFacingError(`${path}: not a valid rostersync plan (${problems.join('; ')}).`, {
+      hint: 'Plan files are not meant to be edited by hand. Make the plan again with `rostersync plan <pipeline> --out plan.json`.',
+    });
+  }
+  if (planDigest(result.data) !== result.data.digest) {
+    throw new UserFacingError(`${path}: the plan was changed after \`rostersync plan\` wrote it (its digest does not match its content).`, {
       hint: 'Plan files are not meant to be edited by hand. Make the plan again with `rostersync plan <pipeline> --out plan.json`.',
     });
   }
