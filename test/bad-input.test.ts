@@ -305,8 +305,20 @@ const cases: BadCase[] = [
     },
     argv: ['apply', 'plan.json'],
     exit: EXIT.usage,
-    says: [/plan\.json: the plan is stale: the target group changed \(502 → 501\)/],
+    says: [/plan\.json: the plan was changed after `rostersync plan` wrote it/],
     absent: ['bad-R1'],
+  },
+  {
+    // Schema-valid, bindings intact: only the digest shows that the reviewed plan was changed.
+    name: 'plan file with a value edited by hand',
+    before: async (c) => {
+      await savePlan(c);
+      editPlan(c, (p) => (p.plan.items[0].body.emails = ['someone.else@example.org']));
+    },
+    argv: ['apply', 'plan.json'],
+    exit: EXIT.usage,
+    says: [/plan\.json: the plan was changed after `rostersync plan` wrote it/],
+    absent: ['bad-R1', 'bad-R2', 'bad-R3'],
   },
   {
     name: 'plan file of another version',
