@@ -71,7 +71,12 @@ export async function openCsv({ path, file, options, signal }: CsvOpenArgs): Pro
   const text = encoding === 'utf-8' ? headerSample.toString('utf8') : iconv.decode(headerSample, 'windows-1252');
   const delimiter = chooseDelimiter(options?.delimiter ?? 'auto', text, sampleIsWholeFile, notes);
 
-  const decoder = new CsvDecoder(encoding, options?.encoding ?? 'auto', (note) => notes.push(note));
+  const decoder = new CsvDecoder({
+    encoding,
+    requested: options?.encoding ?? 'auto',
+    startOffset: headerOffset,
+    note: (note) => notes.push(note),
+  });
   const parser = new RosterCsvParser({ file, delimiter, lineOffset: headerRow - 1, headerRow });
   const input = createReadStream(path, { start: headerOffset, highWaterMark: CSV_SAMPLE_BYTES });
   if (signal) addAbortSignal(signal, input);
@@ -222,15 +227,17 @@ class CsvDecoder extends Transform {
   private mode: 'utf-8' | 'utf-8-unchecked' | 'windows-1252';
   private carry: Buffer | undefined;
   private sawNonAscii = false;
-  private offset = 0;
+  /** Byte offset in the file of the next chunk, for notes. */
+  private offset: number;
+  private readonly requested: 'auto' | CsvEncoding;
+  private readonly note: (text: string) => void;
 
-  constructor(
-    encoding: CsvEncoding,
-    private readonly requested: 'auto' | CsvEncoding,
-    private readonly note: (text: string) => void,
-  ) {
+  constructor(args: { encoding: CsvEncoding; requested: 'auto' | CsvEncoding; startOffset: number; note: (text: string) => void }) {
     super({ highWaterMark: CSV_SAMPLE_BYTES });
-    this.mode = encoding;
+    this.mode = args.encoding;
+    this.requested = args.requested;
+    this.offset = args.startOffset;
+    this.note = args.note;
   }
 
   override _transform(chunk: Buffer, _encoding: BufferEncoding, callback: TransformCallback): void {
@@ -259,8 +266,10 @@ class CsvDecoder extends Transform {
     }
     if (this.requested === 'auto' && !this.sawNonAscii) {
       this.mode = 'windows-1252';
+      let first = 0;
+      while (first < buf.length && (buf[first] as number) < 0x80) first++;
       this.note(
-        `Encoding: switched to Windows-1252 at byte ${this.offset} (the file is not valid UTF-8 there; everything before was plain ASCII).`,
+        `Encoding: switched to Windows-1252 at byte ${this.offset + first} (the file is not valid UTF-8 there; everything before was plain ASCII).`,
       );
       callback(null, iconv.decode(buf, 'windows-1252'));
       return;
@@ -313,6 +322,8 @@ class RosterCsvParser extends Parser {
   private prevEnd = 0;
   private prevEmpty = 0;
   private crlfOvercount = 0;
+  private spanStart = 0;
+  private spanEnd = 0;
   private resolveHeader!: () => void;
   private rejectHeader!: (error: unknown) => void;
   private resolveFirst!: (seen: boolean) => void;
@@ -365,8 +376,11 @@ class RosterCsvParser extends Parser {
     return super.push(item);
   }
 
-  /** Physical line span of the record csv-parse just finished, and bookkeeping for the next one. */
-  private recordSpan(record: readonly string[] | undefined): { start: number; end: number } {
+  /**
+   * Sets `spanStart`/`spanEnd` to the physical lines of the record csv-parse just finished, and
+   * keeps the bookkeeping for the next one. Fields, not a returned object: this runs per row.
+   */
+  private measureSpan(record: readonly string[] | undefined): void {
     const info = this.info;
     const start = this.prevEnd + 1 + (info.empty_lines - this.prevEmpty);
     let end = info.lines - this.crlfOvercount;
@@ -378,11 +392,14 @@ class RosterCsvParser extends Parser {
     }
     this.prevEnd = end;
     this.prevEmpty = info.empty_lines;
-    return { start, end };
+    this.spanStart = start;
+    this.spanEnd = end;
   }
 
   private recordToItem(record: string[]): SourceItem | undefined {
-    const { start, end } = this.recordSpan(record);
+    this.measureSpan(record);
+    const start = this.spanStart;
+    const end = this.spanEnd;
     const row = start + this.lineOffset;
     if (!this.headerDone) {
       this.acceptHeader(record, row);
@@ -457,9 +474,9 @@ class RosterCsvParser extends Parser {
 
   private onSkip(error: CsvError): void {
     // With relax_quotes the only error left is a quote still open at the end of the file.
-    const { start, end } = this.recordSpan(undefined);
-    const row = start + this.lineOffset;
-    const last = end + this.lineOffset;
+    this.measureSpan(undefined);
+    const row = this.spanStart + this.lineOffset;
+    const last = this.spanEnd + this.lineOffset;
     const message =
       error.code === 'CSV_QUOTE_NOT_CLOSED'
         ? `A quote (") opened on line ${row} is never closed, so ${last > row ? `lines ${row}–${last}` : `line ${row}`} could not be read. ` +

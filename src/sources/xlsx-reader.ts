@@ -99,6 +99,7 @@ export async function openXlsx({ path, file, options, signal }: XlsxOpenArgs): P
       date1904: workbook.properties?.model?.date1904 === true,
       notes,
       merged,
+      signal,
     });
     await reading.readHeader(headerRow);
     const hasRows = await reading.peek();
@@ -290,6 +291,8 @@ interface SheetReadingArgs {
   date1904: boolean;
   notes: string[];
   merged: MergedCells;
+  /** Checked between rows: the sheet may be read from a temp file the input stream's abort does not reach. */
+  signal: AbortSignal | undefined;
 }
 
 /** Reading one sheet: header first, then rows as items. State lives here so no closure is made per row. */
@@ -364,7 +367,9 @@ class SheetReading {
         this.pending = undefined;
         if (item) yield item;
       }
+      const signal = this.args.signal;
       for (;;) {
+        signal?.throwIfAborted();
         let next: IteratorResult<Row>;
         try {
           next = await this.args.rows.next();

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { readFixture } from './read-all.js';
+import { openSource } from '../../src/sources/index.js';
+import { fixturesDir, readFixture } from './read-all.js';
 
 describe('XLSX reader', () => {
   it('reads the first sheet by default with one normalised value per cell kind', async () => {
@@ -71,9 +72,21 @@ describe('XLSX reader', () => {
     expect(source.notes.join('\n')).toContain('has a header row but no data rows');
   });
 
+  it('aborts on signal', async () => {
+    const controller = new AbortController();
+    const source = await openSource({ file: 'roster.xlsx' }, { baseDir: fixturesDir, signal: controller.signal });
+    let rows = 0;
+    await expect(
+      (async () => {
+        for await (const item of source.items) {
+          if (item.kind === 'row' && ++rows === 1) controller.abort();
+        }
+      })(),
+    ).rejects.toThrow(/abort/i);
+    expect(rows).toBe(1);
+  });
+
   it('stops reading when the consumer breaks out early', async () => {
-    const { openSource } = await import('../../src/sources/index.js');
-    const { fixturesDir } = await import('./read-all.js');
     const source = await openSource({ file: 'roster.xlsx' }, { baseDir: fixturesDir });
     let seen = 0;
     for await (const item of source.items) {
