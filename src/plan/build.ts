@@ -24,12 +24,18 @@ export interface BuildPlanInput {
   policy: Pick<PolicyConfig, 'mode' | 'update' | 'max_rps' | 'guards'>;
   /** Human names of fields by key (custom fields by api_id). */
   fieldLabels: ReadonlyMap<string, string>;
+  /**
+   * Option labels by option api_id, so reports show `Senior → Expert` rather than two UUIDs.
+   * Only the `changes` shown to people use them; request bodies keep the api_ids.
+   */
+  optionLabels?: ReadonlyMap<string, string>;
   guardInput: Omit<GuardInput, 'deletes' | 'guards'>;
 }
 
 export function buildPlan(input: BuildPlanInput): Plan {
   const { classification, lastApplied, remote, previouslyFailed, policy } = input;
   const label = (field: string) => input.fieldLabels.get(field) ?? field;
+  const show = displayValue(input.optionLabels);
   const items: PlanItem[] = [];
   const stateRepairs: StateRepair[] = [];
   const notes: string[] = [];
@@ -102,6 +108,9 @@ export function buildPlan(input: BuildPlanInput): Plan {
   }
   pairClientIdChanges(items, orphans, lastApplied, notes);
 
+  for (const item of items) {
+    item.changes = item.changes.map((c) => ({ ...c, before: show(c.before), after: show(c.after), ...('remote' in c ? { remote: show(c.remote) } : {}) }));
+  }
   const counts = { create: 0, update: 0, delete: 0, noop };
   for (const item of items) counts[item.action] += 1;
   const guards = evaluateGuards({ ...input.guardInput, deletes: counts.delete, guards: policy.guards });
@@ -191,6 +200,12 @@ function withoutNulls(fields: Fields): Fields {
   const body: Fields = {};
   for (const [key, value] of Object.entries(fields)) if (value !== null && value !== undefined) body[key] = value;
   return body;
+}
+
+function displayValue(optionLabels: ReadonlyMap<string, string> | undefined): (value: FieldValue | undefined) => FieldValue | undefined {
+  if (!optionLabels || optionLabels.size === 0) return (value) => value;
+  const one = (text: string) => optionLabels.get(text) ?? text;
+  return (value) => (typeof value === 'string' ? one(value) : Array.isArray(value) ? value.map(one) : value);
 }
 
 export function formatDuration(seconds: number): string {

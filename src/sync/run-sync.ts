@@ -195,6 +195,7 @@ export async function prepareRun(pipeline: ResolvedPipeline, store: StateStore, 
     previouslyFailed: new Set(store.unfinishedOrFailed().keys()),
     policy: { ...policy, max_rps: options.maxRps ?? policy.max_rps },
     fieldLabels: new Map(Object.entries(compiled.fieldNames)),
+    optionLabels: new Map(listing.author_from_group.flatMap((field) => (field.options ?? []).map((option) => [option.api_id, option.option] as const))),
     guardInput: {
       ownedCount,
       validCount: roster.counts.valid,
