@@ -276,7 +276,9 @@ export function createClient(options: ClientOptions): ServiceClient {
         const decision = decideRetry({ outcome, attempt, elapsedMs: now() - firstStartedAt, mode: spec.mode, policy, random });
         if (!decision.retry) {
           log?.debug({ endpoint: spec.endpoint, route: spec.route, attempt, reason: decision.reason, error: error.name }, 'giving up');
-          throw spec.mode === 'unsent-only' && isAmbiguous(outcome) ? ambiguity(spec, error) : error;
+          const thrown = spec.mode === 'unsent-only' && isAmbiguous(outcome) ? ambiguity(spec, error) : error;
+          thrown.attempts = attempt;
+          throw thrown;
         }
         counters.retries += 1;
         log?.warn(

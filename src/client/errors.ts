@@ -34,6 +34,8 @@ export class ServiceError extends UserFacingError {
   readonly bodyExcerpt: string | undefined;
   readonly contentType: string | undefined;
   readonly serviceCode: string | undefined;
+  /** Attempts made, the first included, when the client's retry loop gave up (apply journals it). */
+  attempts: number | undefined;
 
   constructor(message: string, details: ServiceErrorDetails) {
     super(message, {
