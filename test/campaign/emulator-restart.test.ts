@@ -74,6 +74,10 @@ describe('emulator killed and restarted mid-run', () => {
       const report = await readReport(reportDir);
       expect(report.outcome).toBe('failed');
       expect(report.exitCode).toBe(EXIT.unavailable);
+      // Each failed record went through the retry budget, and the report says how many attempts it took.
+      const failed = report.records.filter((r) => r.outcome === 'failed');
+      expect(failed.length).toBeGreaterThan(0);
+      for (const record of failed) expect(record.attempts, record.clientId).toBeGreaterThan(1);
 
       // The service comes back with the same data; the next runs converge.
       emu = await startEmulator({ port, world, latencyMs: 5, seed });
