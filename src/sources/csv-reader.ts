@@ -35,6 +35,12 @@ export type CsvOptions = z.input<typeof csvOptionsSchema>;
 /** Bytes read up front to detect encoding and delimiter. */
 export const CSV_SAMPLE_BYTES = 64 * 1024;
 
+/**
+ * A quoted cell longer than this is taken as a quote that was never closed: reading stops with a
+ * SourceError instead of pulling the rest of the file into one cell (memory stays bounded).
+ */
+export const MAX_QUOTED_CELL_BYTES = 1024 * 1024;
+
 /** Longest stretch of title lines we scan for `header_row` before giving up. */
 const MAX_TITLE_SCAN_BYTES = 16 * 1024 * 1024;
 
@@ -355,6 +361,28 @@ class RosterCsvParser extends Parser {
       this.rejectHeader(error);
       this.resolveFirst(false);
     });
+  }
+
+  /** csv-parse's internal state (untyped): are we inside quotes, and how long is the open cell. */
+  private get parseState(): { quoting: boolean; field: { length: number } } {
+    return (this as unknown as { state: { quoting: boolean; field: { length: number } } }).state;
+  }
+
+  override _transform(chunk: Buffer, encoding: BufferEncoding, callback: TransformCallback): void {
+    const state = this.parseState;
+    if (state.quoting && state.field.length > MAX_QUOTED_CELL_BYTES) {
+      const row = this.prevEnd + 1 + (this.info.empty_lines - this.prevEmpty) + this.lineOffset;
+      callback(
+        new SourceError(
+          this.file,
+          `${this.file}: a quote (") opened on line ${row} is still open ${MAX_QUOTED_CELL_BYTES / 1024 / 1024} MB later, ` +
+            `so the rest of the file cannot be read (rows before line ${row} were read).`,
+          { hint: `Fix the quoting on line ${row}: put quotes around the whole cell, and double any quote inside it.` },
+        ),
+      );
+      return;
+    }
+    super._transform(chunk, encoding, callback);
   }
 
   // csv-parse calls push(record) per record and push(null) at the end.

@@ -7,7 +7,7 @@ import { createHash } from 'node:crypto';
 import v8 from 'node:v8';
 import vm from 'node:vm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openSource, sha256File } from '../../src/sources/index.js';
+import { SourceError, openSource, sha256File } from '../../src/sources/index.js';
 
 const ROWS = 200_000;
 /** Makes the file ~30 MB, so holding it whole would show in the memory check. */
@@ -75,6 +75,25 @@ describe('streaming', () => {
     // The file is ~22 MB; a reader holding it (as a buffer, a string or rows) would retain more than this.
     expect(peak).toBeLessThan(8 * 1024 * 1024);
   }, 60_000);
+
+  it('stops with a SourceError when a quote stays open for more than a megabyte', async () => {
+    const broken = join(dir, 'open-quote.csv');
+    await writeFile(broken, `Name,Email\nAda,ada@example.org\n"Alan,alan@example.org\n${'Grace,grace@example.org\n'.repeat(60_000)}`);
+    const source = await openSource({ file: 'open-quote.csv' }, { baseDir: dir });
+    const names: unknown[] = [];
+    const failure = await (async () => {
+      try {
+        for await (const item of source.items) if (item.kind === 'row') names.push(item.row.values.Name);
+      } catch (error) {
+        return error;
+      }
+      return undefined;
+    })();
+    expect(names).toEqual(['Ada']);
+    expect(failure).toBeInstanceOf(SourceError);
+    expect((failure as SourceError).message).toContain('a quote (") opened on line 3 is still open 1 MB later');
+    expect((failure as SourceError).hint).toContain('Fix the quoting on line 3');
+  });
 
   it('aborts on signal', async () => {
     const controller = new AbortController();
