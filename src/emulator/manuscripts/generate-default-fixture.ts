@@ -8,6 +8,7 @@
  * The result is committed; the emulator never runs this at start-up.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { isScalar, isSeq, parseDocument, visit } from 'yaml';
 import { DEFAULT_FIXTURE_PATH, parseFixture } from '../fixture.js';
 
@@ -304,27 +305,30 @@ const folders = [
 ];
 
 // ---- write -------------------------------------------------------------------------------------
-const doc = parseDocument(readFileSync(DEFAULT_FIXTURE_PATH, 'utf8'));
-const keepAuthor = (doc.toJS() as { authors: unknown[] }).authors.filter((a) => (a as { id: number }).id === 101);
-const keepArticle = (doc.toJS() as { articles: unknown[] }).articles.filter((a) => (a as { id: number }).id === 1001);
-doc.setIn(['orgs', 0, 'folders'], doc.createNode(folders, { flow: false }));
-doc.setIn(['orgs', 0, 'groups'], doc.createNode(groups));
-doc.setIn(['orgs', 0, 'journal_ids'], doc.createNode([1, 2, 9], { flow: true }));
-doc.set(
-  'authors',
-  doc.createNode([...keepAuthor, ...authors.map(({ topics: _topics, ...rest }) => rest)]),
-);
-doc.set('articles', doc.createNode([...keepArticle, ...articles]));
-doc.set('journals', doc.createNode(JOURNALS.map(({ topics: _topics, ...rest }) => rest)));
-// Short lists of scalars (ids, concepts, emails) read better inline.
-visit(doc, {
-  Seq(_key, node) {
-    if (isSeq(node) && node.items.every((item) => isScalar(item))) node.flow = true;
-  },
-});
-const text = doc.toString({ lineWidth: 0, flowCollectionPadding: false });
-parseFixture(text, 'generated fixture'); // refuse to write an invalid fixture
-writeFileSync(DEFAULT_FIXTURE_PATH, text);
-process.stdout.write(
-  `wrote ${DEFAULT_FIXTURE_PATH}: ${authors.length + keepAuthor.length} authors, ${articles.length + keepArticle.length} articles, ${JOURNALS.length} journals\n`,
-);
+// Only when run as a script: importing this module never touches the committed fixture.
+if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
+  const doc = parseDocument(readFileSync(DEFAULT_FIXTURE_PATH, 'utf8'));
+  const keepAuthor = (doc.toJS() as { authors: unknown[] }).authors.filter((a) => (a as { id: number }).id === 101);
+  const keepArticle = (doc.toJS() as { articles: unknown[] }).articles.filter((a) => (a as { id: number }).id === 1001);
+  doc.setIn(['orgs', 0, 'folders'], doc.createNode(folders, { flow: false }));
+  doc.setIn(['orgs', 0, 'groups'], doc.createNode(groups));
+  doc.setIn(['orgs', 0, 'journal_ids'], doc.createNode([1, 2, 9], { flow: true }));
+  doc.set(
+    'authors',
+    doc.createNode([...keepAuthor, ...authors.map(({ topics: _topics, ...rest }) => rest)]),
+  );
+  doc.set('articles', doc.createNode([...keepArticle, ...articles]));
+  doc.set('journals', doc.createNode(JOURNALS.map(({ topics: _topics, ...rest }) => rest)));
+  // Short lists of scalars (ids, concepts, emails) read better inline.
+  visit(doc, {
+    Seq(_key, node) {
+      if (isSeq(node) && node.items.every((item) => isScalar(item))) node.flow = true;
+    },
+  });
+  const text = doc.toString({ lineWidth: 0, flowCollectionPadding: false });
+  parseFixture(text, 'generated fixture'); // refuse to write an invalid fixture
+  writeFileSync(DEFAULT_FIXTURE_PATH, text);
+  process.stdout.write(
+    `wrote ${DEFAULT_FIXTURE_PATH}: ${authors.length + keepAuthor.length} authors, ${articles.length + keepArticle.length} articles, ${JOURNALS.length} journals\n`,
+  );
+}
