@@ -249,7 +249,7 @@ const COI_NO = '8d4b3c9f-0004-4d00-8000-000000000002';
 function record(author: GenAuthor, coi: string | null): Record<string, unknown> {
   const out: Record<string, unknown> = {
     name: `${author.first_name} ${author.last_name}`,
-    emails: author.emails.length > 0 ? author.emails : null,
+    emails: author.emails.length > 0 ? [...author.emails] : null,
     orcids: author.orcid ? [author.orcid] : null,
     affiliations: author.affiliations.slice(0, 1),
   };
