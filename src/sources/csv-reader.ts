@@ -71,8 +71,9 @@ export async function openCsv({ path, file, options, signal }: CsvOpenArgs): Pro
   const headerOffset = await findHeaderOffset(path, sample, size, bomLength, headerRow, file);
   if (headerRow > 1) notes.push(`Skipped ${headerRow - 1} line(s) above the header row (line ${headerRow}).`);
 
-  const headerSample = sample.subarray(headerOffset < sample.length ? headerOffset : sample.length);
-  const sampleIsWholeFile = size <= sample.length;
+  // Detection looks at the header line and what follows, not at the title lines above it.
+  const headerSample = headerOffset === 0 ? sample : (await readSample(path, CSV_SAMPLE_BYTES, headerOffset)).sample;
+  const sampleIsWholeFile = headerOffset + headerSample.length >= size;
   const encoding = chooseEncoding(options?.encoding ?? 'auto', bomLength > 0, headerSample, notes);
   const text = encoding === 'utf-8' ? headerSample.toString('utf8') : iconv.decode(headerSample, 'windows-1252');
   const delimiter = chooseDelimiter(options?.delimiter ?? 'auto', text, sampleIsWholeFile, notes);
@@ -119,12 +120,12 @@ function emptyFile(file: string): SourceError {
   });
 }
 
-async function readSample(path: string, bytes: number): Promise<{ sample: Buffer; size: number }> {
+async function readSample(path: string, bytes: number, position = 0): Promise<{ sample: Buffer; size: number }> {
   const handle = await open(path, 'r');
   try {
     const { size } = await handle.stat();
-    const sample = Buffer.alloc(Math.min(bytes, size));
-    const { bytesRead } = await handle.read(sample, 0, sample.length, 0);
+    const sample = Buffer.alloc(Math.max(0, Math.min(bytes, size - position)));
+    const { bytesRead } = await handle.read(sample, 0, sample.length, position);
     return { sample: sample.subarray(0, bytesRead), size };
   } finally {
     await handle.close();
