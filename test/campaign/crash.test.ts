@@ -15,12 +15,12 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { startEmulator, type RunningEmulator } from '../../src/emulator/server.js';
 import { ChildPool, type ChildExit, type WarmChild } from './helpers/child.js';
-import { campaignGroups, cli, expectConverged, makeProject, readReport, recover, serviceEnv, type Project, type RecoveryLog } from './helpers/project.js';
+import { campaignGroups, cli, expectConverged, makeProject, readReport, needsSetGroup, recover, serviceEnv, settleGroupCreation, type Project, type RecoveryLog } from './helpers/project.js';
 import { changePerson, intBetween, randomPerson, rngFor, type Person, type Rng } from './helpers/roster.js';
 
 type Scenario = 'first' | 'update' | 'delete' | 'delete-allow';
 const SCENARIOS: Scenario[] = ['first', 'update', 'delete', 'delete-allow'];
-const TRIALS = Number(process.env.CAMPAIGN_TRIALS ?? 32);
+const TRIALS = Number(process.env.CAMPAIGN_TRIALS ?? 30);
 
 interface TrialLog extends RecoveryLog {
   seed: number;
@@ -122,7 +122,7 @@ describe('crash campaign: SIGKILL at seeded moments, rerun, converge', () => {
       const rng = rngFor(seed);
       let id = 0;
       const nextId = () => ++id;
-      const initial = Array.from({ length: intBetween(rng, 50, 100) }, () => randomPerson(rng, nextId()));
+      const initial = Array.from({ length: intBetween(rng, 40, 80) }, () => randomPerson(rng, nextId()));
       const emu = await startEmulator({ latencyMs: intBetween(rng, 1, 5), seed });
       const project = await makeProject(initial, { concurrency: intBetween(rng, 2, 6) });
       const log: TrialLog = { seed, scenario, rows: initial.length, kills: [], reruns: 0, setGroup: 'none' };
@@ -136,12 +136,14 @@ describe('crash campaign: SIGKILL at seeded moments, rerun, converge', () => {
           await project.writeRoster(roster);
         }
         const flags = scenario === 'delete-allow' ? ['--allow-deletes', '1000'] : [];
-        const kills = seed % 5 === 0 ? 2 : 1;
+        const kills = seed % 6 === 0 ? 2 : 1;
         for (let n = 0; n < kills; n++) {
           const groupTrigger = scenario === 'first' && n === 0 && seed % 8 === 1;
           const { trigger, killed, exit } = await killedSync(emu, project, flags, rng, { writes: Math.max(1, writes), groupTrigger }, `kill-${n}`);
-          // A run the kill missed must have finished cleanly on its own.
-          if (!killed) expect(exit.code, `${trigger}: ${exit.stderr}`).toBe(0);
+          // A run the kill missed must have finished cleanly on its own, or (after an earlier kill
+          // during group creation) refused to guess, which the operator settles by hand.
+          if (!killed && exit.code !== 0 && needsSetGroup(exit.stderr)) await settleGroupCreation(emu, project, log);
+          else if (!killed) expect(exit.code, `${trigger}: ${exit.stderr}`).toBe(0);
           log.kills.push({ trigger, killed });
         }
 

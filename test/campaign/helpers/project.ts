@@ -158,6 +158,24 @@ export interface RecoveryLog {
   setGroup: 'none' | 'recorded' | 'cleared';
 }
 
+/** The engine's refusal after a group creation whose outcome it never learned (a kill, an outage). */
+export function needsSetGroup(stderr: string): boolean {
+  return stderr.includes('never learned whether it was created') || /state set-group .* <id>/.test(stderr);
+}
+
+/**
+ * What the hint tells the operator to do: look the group up by name (here in `/_emulator/state`'s
+ * world) and record its id with `state set-group`, or clear the intent when it does not exist.
+ */
+export async function settleGroupCreation(emu: RunningEmulator, project: Project, log: RecoveryLog): Promise<void> {
+  const groups = campaignGroups(emu);
+  expect(groups.length, 'never two groups').toBeLessThanOrEqual(1);
+  const args = groups[0] ? [String(groups[0].id)] : ['--clear'];
+  log.setGroup = groups[0] ? 'recorded' : 'cleared';
+  const set = await cli(emu, project.dir, ['state', 'set-group', project.pipeline, ...args]);
+  expect(set.code, set.stderr).toBe(0);
+}
+
 /** Runs the sync until it succeeds, doing what the error message tells an operator to do. */
 export async function recover(emu: RunningEmulator, project: Project, flags: string[], log: RecoveryLog): Promise<string> {
   for (let attempt = 1; attempt <= 4; attempt++) {
@@ -165,14 +183,8 @@ export async function recover(emu: RunningEmulator, project: Project, flags: str
     const run = await cli(emu, project.dir, ['sync', project.pipeline, '--report-dir', reportDir, ...flags]);
     log.reruns++;
     if (run.code === 0) return reportDir;
-    if (run.stderr.includes('state set-group')) {
-      // Ambiguous group creation: look the group up by name, as the hint says, and record it.
-      const groups = campaignGroups(emu);
-      expect(groups.length, 'never two groups').toBeLessThanOrEqual(1);
-      const args = groups[0] ? [String(groups[0].id)] : ['--clear'];
-      log.setGroup = groups[0] ? 'recorded' : 'cleared';
-      const set = await cli(emu, project.dir, ['state', 'set-group', project.pipeline, ...args]);
-      expect(set.code, set.stderr).toBe(0);
+    if (needsSetGroup(run.stderr)) {
+      await settleGroupCreation(emu, project, log);
       continue;
     }
     throw new Error(`rerun ${attempt} exited ${run.code}:\n${run.stderr}\n${run.stdout}`);
