@@ -9,7 +9,7 @@
  *   ignores `<mergeCells>` (which comes after the rows), so the other cells of the range read as
  *   empty. We spot `<mergeCells>` in the raw sheet XML and add a note naming the ranges.
  * - Inline rich text (`<is>` with several runs, rare: Excel writes shared strings) keeps only its
- *   last run. Shared rich text is read whole.
+ *   last run; we spot `<is><r>` in the raw XML and add a note. Shared rich text is read whole.
  * - Hyperlink targets are dropped (hyperlinks come after the rows); the cell's text is kept, which
  *   is what a roster needs.
  * - Dates need `styles: 'cache'` (the number format says a number is a date).
@@ -91,7 +91,7 @@ export async function openXlsx({ path, file, options, signal }: XlsxOpenArgs): P
     const notes: string[] = [];
     const sheetState = workbook.model?.sheets?.find((candidate) => candidate.name === sheet.name)?.state;
     if (sheetState && sheetState !== 'visible') notes.push(`Sheet "${sheet.name}" is ${sheetState} in the workbook.`);
-    const merged = watchMergedCells(sheet);
+    const merged = watchSheetXml(sheet);
     const reading = new SheetReading({
       file,
       sheetName: sheet.name,
@@ -244,40 +244,52 @@ function skipSheet(sheet: StreamSheet): void {
   else void Promise.resolve(iterator.return?.()).catch(() => undefined);
 }
 
-interface MergedCells {
-  /** Ranges seen so far (up to a few), and how many in all. */
+/** What the raw sheet XML showed that the streaming reader silently mishandles. */
+interface SheetXmlFindings {
+  /** Merged ranges seen (up to a few), and how many in all. */
   ranges: string[];
   count: number;
+  /** Inline strings with several formatted runs (`<is><r>`): exceljs keeps only the last run. */
+  inlineRichText: boolean;
 }
 
+const MERGE_MARKER = '<mergeCell ';
+const INLINE_RICH_TEXT_MARKER = '<is><r>';
+
 /**
- * Watches the raw sheet XML for `<mergeCells>` (after the rows, see the module comment). Costs one
- * native `indexOf` per chunk.
+ * Watches the raw sheet XML for `<mergeCells>` (after the rows, see the module comment) and for
+ * inline rich text. Costs two native `indexOf` calls per chunk.
  */
-function watchMergedCells(sheet: StreamSheet): MergedCells {
-  const merged: MergedCells = { ranges: [], count: 0 };
+function watchSheetXml(sheet: StreamSheet): SheetXmlFindings {
+  const findings: SheetXmlFindings = { ranges: [], count: 0, inlineRichText: false };
   const source = sheet.iterator;
-  const marker = '<mergeCell ';
   sheet.iterator = (async function* scan() {
     let carry = '';
     for await (const chunk of source) {
-      const text = typeof chunk === 'string' ? chunk : undefined;
-      const buf = typeof chunk === 'string' ? undefined : chunk;
-      const at = buf ? buf.indexOf(marker) : (text as string).indexOf(marker);
-      if (at !== -1 || (carry && (carry + head(chunk)).includes(marker))) {
-        const region = carry + (buf ? buf.toString('utf8') : (text as string));
+      const seam = carry + head(chunk); // markers split across two chunks
+      if (!findings.inlineRichText && (chunk.indexOf(INLINE_RICH_TEXT_MARKER) !== -1 || seam.includes(INLINE_RICH_TEXT_MARKER))) {
+        findings.inlineRichText = true;
+      }
+      if (chunk.indexOf(MERGE_MARKER) !== -1 || seam.includes(MERGE_MARKER)) {
+        const region = carry + (typeof chunk === 'string' ? chunk : chunk.toString('utf8'));
+        let scanned = 0;
         for (const match of region.matchAll(/<mergeCell ref="([A-Z]+\d+:[A-Z]+\d+)"/g)) {
-          merged.count++;
-          if (merged.ranges.length < 5) merged.ranges.push(match[1] as string);
+          findings.count++;
+          if (findings.ranges.length < 5) findings.ranges.push(match[1] as string);
+          scanned = match.index + match[0].length;
         }
-        carry = region.slice(-40);
+        carry = region.slice(Math.max(scanned, region.length - 40)); // never count a range twice
       } else {
-        carry = buf ? buf.subarray(Math.max(0, buf.length - 40)).toString('latin1') : (text as string).slice(-40);
+        carry = tail(chunk);
       }
       yield chunk;
     }
   })();
-  return merged;
+  return findings;
+}
+
+function tail(chunk: Buffer | string): string {
+  return typeof chunk === 'string' ? chunk.slice(-40) : chunk.subarray(Math.max(0, chunk.length - 40)).toString('latin1');
 }
 
 function head(chunk: Buffer | string): string {
@@ -290,7 +302,7 @@ interface SheetReadingArgs {
   rows: AsyncIterator<Row>;
   date1904: boolean;
   notes: string[];
-  merged: MergedCells;
+  merged: SheetXmlFindings;
   /** Checked between rows: the sheet may be read from a temp file the input stream's abort does not reach. */
   signal: AbortSignal | undefined;
 }
@@ -456,6 +468,12 @@ class SheetReading {
     };
     for (const [issue, { count, examples }] of this.issues) {
       notes.push(`Sheet "${sheetName}": ${count} ${describe[issue]}, e.g. ${examples.join(', ')}.`);
+    }
+    if (merged.inlineRichText) {
+      notes.push(
+        `Sheet "${sheetName}" has inline rich-text cells (formatting inside one cell, written by a tool other than Excel): ` +
+          'only the last formatted part of each was read. Open and save the workbook in Excel to read them whole.',
+      );
     }
     if (merged.count > 0) {
       notes.push(
