@@ -221,29 +221,20 @@ export type RecommendJournalsResponse = z.infer<typeof recommendJournalsResponse
 export const journalsCorpusSchema = z.enum(['all_journals', 'org_journals']);
 export type JournalsCorpus = z.infer<typeof journalsCorpusSchema>;
 
-/** Webhook candidate: upload candidate minus relevant_articles/conflicts; marked is always true. */
-export const webhookCandidateSchema = z
-  .object({
-    name: z.string(),
-    first_name: z.string(),
-    last_name: z.string(),
-    middle_name: z.string().nullable(),
-    suffix: z.string().nullable(),
-    author_id: z.number().int(),
-    email: z.string().nullable(),
-    orcid: z.string().nullable(),
-    affiliation: z.string().nullable(),
-    articlesCount: z.number().int(),
-    citationsCount: z.number().int(),
-    hIndex: z.number().int(),
-    score: z.number(),
-    relevant_concepts: z.array(z.string()),
-    url: z.string(),
-    authors_groups: z.array(candidateGroupSchema),
-    marked: z.literal(true),
-    marked_by: z.string(),
+/**
+ * Webhook candidate (spec § Events): the upload candidate without relevant_articles and the v6
+ * conflict objects; `marked` is always true and `marked_by` always set.
+ */
+export const webhookCandidateSchema = candidateSchema
+  .omit({
+    relevant_articles: true,
+    coauth_conflicts: true,
+    aff_conflicts: true,
+    retracted_articles: true,
+    referenced_articles: true,
+    external_coi: true,
   })
-  .loose();
+  .extend({ marked: z.literal(true), marked_by: z.string() });
 export type WebhookCandidate = z.infer<typeof webhookCandidateSchema>;
 
 /** Spec § Events payload: the webhook documents only highlight and limit_to. */
