@@ -19,6 +19,7 @@ import type { CellValue, OpenedSource, SourceItem } from './types.js';
 import {
   DELIMITER_NAMES,
   classifyUtf8,
+  firstInvalidUtf8Line,
   countLines,
   detectBom,
   detectDelimiter,
@@ -74,7 +75,7 @@ export async function openCsv({ path, file, options, signal }: CsvOpenArgs): Pro
   // Detection looks at the header line and what follows, not at the title lines above it.
   const headerSample = headerOffset === 0 ? sample : (await readSample(path, CSV_SAMPLE_BYTES, headerOffset)).sample;
   const sampleIsWholeFile = headerOffset + headerSample.length >= size;
-  const encoding = chooseEncoding(options?.encoding ?? 'auto', bomLength > 0, headerSample, notes);
+  const encoding = chooseEncoding(options?.encoding ?? 'auto', bomLength > 0, headerSample, notes, { file, headerRow });
   const text = encoding === 'utf-8' ? headerSample.toString('utf8') : iconv.decode(headerSample, 'windows-1252');
   const delimiter = chooseDelimiter(options?.delimiter ?? 'auto', text, sampleIsWholeFile, notes);
 
@@ -187,6 +188,7 @@ function chooseEncoding(
   hasBom: boolean,
   sample: Buffer,
   notes: string[],
+  where: { file: string; headerRow: number },
 ): CsvEncoding {
   if (requested !== 'auto') {
     notes.push(`Encoding: ${requested === 'utf-8' ? 'UTF-8' : 'Windows-1252'} (set in the pipeline).`);
@@ -197,6 +199,14 @@ function chooseEncoding(
     return 'utf-8';
   }
   const verdict = classifyUtf8(sample);
+  if (verdict === 'mixed') {
+    const line = where.headerRow - 1 + firstInvalidUtf8Line(sample);
+    throw new SourceError(
+      where.file,
+      `${where.file} mixes encodings: it has UTF-8 text and, from line ${line}, bytes that are not UTF-8 (likely Windows-1252). Read either way, some names would be corrupted.`,
+      { hint: 'Re-save the whole file as UTF-8 ("CSV UTF-8" in Excel), or set source.csv.encoding if you accept one reading.' },
+    );
+  }
   if (verdict === 'invalid') {
     notes.push('Encoding: Windows-1252 (detected: the file is not valid UTF-8).');
     return 'windows-1252';

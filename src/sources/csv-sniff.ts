@@ -45,10 +45,45 @@ export function incompleteUtf8Tail(buf: Buffer): number {
 }
 
 /** UTF-8 verdict on a sample that may stop in the middle of a character. */
-export function classifyUtf8(sample: Buffer): 'ascii' | 'utf-8' | 'invalid' {
+export function classifyUtf8(sample: Buffer): 'ascii' | 'utf-8' | 'invalid' | 'mixed' {
   if (isAscii(sample)) return 'ascii';
   const body = sample.subarray(0, sample.length - incompleteUtf8Tail(sample));
-  return isUtf8(body) ? 'utf-8' : 'invalid';
+  if (isUtf8(body)) return 'utf-8';
+  return hasUtf8MultibyteSequence(body) ? 'mixed' : 'invalid';
+}
+
+/**
+ * True when the bytes hold at least one well-formed multi-byte UTF-8 sequence. Windows-1252 text
+ * almost never does (it would read as "Ã©"-style mojibake), so invalid UTF-8 that also has one is
+ * a file whose rows were saved in two encodings: decoding it either way would corrupt names.
+ */
+export function hasUtf8MultibyteSequence(buf: Buffer): boolean {
+  for (let i = 0; i < buf.length; i++) {
+    const lead = buf[i]!;
+    const length = lead >= 0xc2 && lead <= 0xdf ? 2 : lead >= 0xe0 && lead <= 0xef ? 3 : lead >= 0xf0 && lead <= 0xf4 ? 4 : 0;
+    if (length === 0 || i + length > buf.length) continue;
+    let ok = true;
+    for (let k = 1; k < length; k++) if ((buf[i + k]! & 0xc0) !== 0x80) ok = false;
+    if (ok) return true;
+  }
+  return false;
+}
+
+/** 1-based line (within `buf`) of the first byte that breaks UTF-8. */
+export function firstInvalidUtf8Line(buf: Buffer): number {
+  let line = 1;
+  for (let i = 0; i < buf.length; ) {
+    const lead = buf[i]!;
+    if (lead === 0x0a) line++;
+    if (lead < 0x80) {
+      i++;
+      continue;
+    }
+    const length = lead >= 0xc2 && lead <= 0xdf ? 2 : lead >= 0xe0 && lead <= 0xef ? 3 : lead >= 0xf0 && lead <= 0xf4 ? 4 : 0;
+    if (length === 0 || !isUtf8(buf.subarray(i, i + length))) return line;
+    i += length;
+  }
+  return line;
 }
 
 /**

@@ -159,7 +159,6 @@ export async function prepareRun(pipeline: ResolvedPipeline, store: StateStore, 
   const reopen = () => openSource(pipeline.source, { baseDir: pipeline.dir });
   const opened = await reopen();
   compiled.checkHeaders(opened.headers, opened.file);
-  notes.push(...opened.notes);
   const sourceSha256 = await sha256File(opened.file);
 
   const configuredGroup = 'group_id' in pipeline.config.target ? pipeline.config.target.group_id : null;
@@ -175,6 +174,8 @@ export async function prepareRun(pipeline: ResolvedPipeline, store: StateStore, 
   const refreshAll = options.refresh === 'all';
   const classifier = new RosterClassifier(store.ownedHashes(), { keepUnchanged: refreshAll });
   const roster = await mapRoster(opened, compiled, { onRecord: (record) => classifier.add(record), reopen });
+  // Readers add notes while reading (merged cells, an encoding switch), so collect them after.
+  notes.push(...opened.notes);
   const classification = classifier.finish(compiled.duplicatePolicy === 'reject' ? roster.duplicateClientIds : new Set());
 
   const needApplied = [
