@@ -59,10 +59,12 @@ describe('token bucket (fake clock)', () => {
 });
 
 describe('rate control over real HTTP and real time', () => {
-  // Real time on a shared machine: CPU contention from other test forks (e.g. spawned CLIs) can
-  // stall the event loop and stretch one run, so the measurement may be repeated; the fake-clock
+  // Real time on a shared machine: CPU contention from other test forks can stall the event loop
+  // for tens of milliseconds, which stretches the total span without saying anything about the
+  // limiter. So the pacing is judged by the median gap between arrivals (robust to a few stalls),
+  // and the limit by the overall rate, which must never exceed the configuration. The fake-clock
   // test below checks the pacing exactly.
-  it('holds 100 rps within 10% over 50 requests', { retry: 3 }, async () => {
+  it('holds 100 rps within 10% over 50 requests', { retry: 2 }, async () => {
     const arrivals: number[] = [];
     server = await startTinyServer((_req, res) => {
       arrivals.push(performance.now());
@@ -72,9 +74,12 @@ describe('rate control over real HTTP and real time', () => {
     const client = createClient({ baseUrl: server.url, apiKey: API_KEY, rateLimit: { rps: 100, burst: 1, maxInFlight: 50 } });
     await Promise.all(Array.from({ length: 50 }, (_, i) => client.deleteAuthor(1, `r-${i}`)));
     expect(arrivals).toHaveLength(50);
-    const observedRps = ((arrivals.length - 1) / (arrivals.at(-1)! - arrivals[0]!)) * 1000;
-    expect(observedRps).toBeGreaterThan(90);
-    expect(observedRps).toBeLessThan(110);
+    const gaps = arrivals.slice(1).map((t, i) => t - arrivals[i]!).sort((a, b) => a - b);
+    const medianRps = 1000 / gaps[Math.floor(gaps.length / 2)]!;
+    const overallRps = ((arrivals.length - 1) / (arrivals.at(-1)! - arrivals[0]!)) * 1000;
+    expect(medianRps).toBeGreaterThan(90);
+    expect(medianRps).toBeLessThan(110);
+    expect(overallRps).toBeLessThan(110);
   });
 
   it('holds 100 rps exactly on a fake clock (requests one at a time)', async () => {
