@@ -27,6 +27,7 @@ interface TrialLog extends RecoveryLog {
   scenario: Scenario;
   rows: number;
   kills: { trigger: string; killed: boolean }[];
+  faulty: boolean;
 }
 const logs: TrialLog[] = [];
 const pool = new ChildPool();
@@ -38,7 +39,7 @@ afterAll(async () => {
   const setGroup = logs.filter((l) => l.setGroup !== 'none');
   console.info(
     `crash campaign: ${logs.length} trials, ${killed}/${kills} kills landed mid-run, ` +
-      `${logs.reduce((n, l) => n + l.reruns, 0)} reruns, ambiguous group creation handled by the operator in ${setGroup.length} ` +
+      `${logs.filter((l) => l.faulty).length} with 6 % injected faults, ${logs.reduce((n, l) => n + l.reruns, 0)} reruns, ambiguous group creation handled by the operator in ${setGroup.length} ` +
       `(${setGroup.filter((l) => l.setGroup === 'recorded').length} set-group <id>, ${setGroup.filter((l) => l.setGroup === 'cleared').length} --clear)`,
   );
 });
@@ -123,15 +124,22 @@ describe('crash campaign: SIGKILL at seeded moments, rerun, converge', () => {
       let id = 0;
       const nextId = () => ++id;
       const initial = Array.from({ length: intBetween(rng, 40, 80) }, () => randomPerson(rng, nextId()));
-      const emu = await startEmulator({ latencyMs: intBetween(rng, 1, 5), seed });
+      // Every third trial also injects faults (before or after the handler ran): a kill on top of
+      // ambiguous writes, retries and 404s of deletes that had already happened.
+      const faulty = seed % 3 === 0;
+      const emu = await startEmulator({
+        latencyMs: intBetween(rng, 1, 5),
+        seed,
+        ...(faulty ? { faults: { status500: 0.02, status502: 0.02, reset: 0.02 }, faultPhase: 'mixed' as const } : {}),
+      });
       const project = await makeProject(initial, { concurrency: intBetween(rng, 2, 6) });
-      const log: TrialLog = { seed, scenario, rows: initial.length, kills: [], reruns: 0, setGroup: 'none' };
+      const log: TrialLog = { seed, scenario, rows: initial.length, kills: [], reruns: 0, setGroup: 'none', faulty };
       try {
         let roster = initial;
         let writes = initial.length + 1;
         if (scenario !== 'first') {
-          const setup = await cli(emu, project.dir, ['sync', project.pipeline, '--report-dir', join(project.dir, 'reports', 'setup')]);
-          expect(setup.code, setup.stderr).toBe(0);
+          await recover(emu, project, [], log);
+          log.reruns = 0;
           ({ roster, writes } = nextRoster(rng, scenario, initial, nextId));
           await project.writeRoster(roster);
         }
