@@ -22,6 +22,9 @@ export interface ConsoleSummaryOptions {
   files?: { json?: string; md?: string; html?: string; rejectedCsv?: string };
 }
 
+/** Notes (reader detections, client_id changes, a created group) shown before pointing at the report. */
+const CONSOLE_NOTES = 6;
+
 const ANSI = { bold: 1, dim: 2, red: 31, green: 32, yellow: 33, blue: 34 } as const;
 type Style = keyof typeof ANSI;
 
@@ -86,6 +89,10 @@ export function renderConsoleSummary(report: RunReport, options: ConsoleSummaryO
       `${paint('red', `guard ${guard.guard} tripped:`)} ${plain(guard.message)}${guard.allowWith ? ` — allow with ${paint('bold', plain(guard.allowWith))}` : ''}`,
     );
   }
+  for (const guard of report.guards.filter((g) => !g.tripped)) lines.push(`${paint('yellow', 'warning:')} ${plain(guard.message)}`);
+  if (report.message && report.outcome !== 'success') lines.push(`${paint('bold', report.outcome)}: ${plain(redactEmails(report.message))}`);
+  for (const note of report.notes.slice(0, CONSOLE_NOTES)) lines.push(`${paint('dim', 'note:')} ${plain(redactEmails(note))}`);
+  if (report.notes.length > CONSOLE_NOTES) lines.push(`… and ${report.notes.length - CONSOLE_NOTES} more notes in the report`);
   const failures = failedRecords(report);
   for (const record of failures.slice(0, CONSOLE_FAILURES)) {
     lines.push(
