@@ -2,7 +2,11 @@
  * Renders docs/benchmarks.md from bench/results.json: every figure (median, min–max, runs)
  * beside its target from issue 6, and a verdict.
  */
+import { existsSync, readFileSync } from 'node:fs';
 import type { BenchResults, Spread } from './run.js';
+
+/** Hand-written analysis (profiles of missed targets), appended verbatim after the tables. */
+const ANALYSIS = new URL('./analysis.md', import.meta.url);
 
 const fmt = (value: number, digits = 2) => (Number.isFinite(value) ? value.toFixed(digits) : '–');
 const cell = (s: Spread, digits = 2, unit = '') => `${fmt(s.median, digits)}${unit} (${fmt(s.min, digits)}–${fmt(s.max, digits)}, n=${s.n})`;
@@ -46,7 +50,9 @@ export function renderDoc(results: BenchResults): string {
     lines.push(`| 2 | naive wall time / rostersync wall time, 1 % changed, ${calls.latencyMs} ms latency | ${cell(calls.wallRatio, 1)}× | (comparison) | – |`);
   }
   for (const r of results.rate ?? []) {
-    if (r.clientRps === r.serverRps) {
+    if (r.clientRps === r.serverRps && r.concurrency !== 8) {
+      lines.push(`| 3 | diagnostic: achieved rate / R, R = ${r.serverRps}, concurrency ${r.concurrency} | ${cell(r.achievedOverR, 3)} | (≥ 0.95) | – |`);
+    } else if (r.clientRps === r.serverRps) {
       lines.push(`| 3 | achieved rate / R, R = ${r.serverRps} req/s | ${cell(r.achievedOverR, 3)} | ≥ 0.95 | ${verdict(r.achievedOverR.median >= 0.95)} |`);
       lines.push(`| 3 | failed records / 429s, R = ${r.serverRps} | ${fmt(r.failed.max, 0)} / ${cell(r.rateLimited, 0)} | 0 / a handful (≤ 5) | ${verdict(r.failed.max === 0 && r.rateLimited.median <= 5)} |`);
     } else {
@@ -114,13 +120,13 @@ export function renderDoc(results: BenchResults): string {
     lines.push('## 3. Rate fidelity');
     lines.push('');
     lines.push(
-      'Emulator token bucket at R req/s (burst R); rostersync creates R × seconds records with `--max-rps` as given and concurrency 8. Achieved rate is taken between the first and the last record outcome; "settled after" is the time from the first outcome to the last 429 the emulator answered.',
+      'Emulator token bucket at R req/s (burst R); rostersync creates R × seconds records with `--max-rps` and `--concurrency` as given. Achieved rate is taken between the first and the last record outcome; "settled after" is the time from the first outcome to the last 429 the emulator answered.',
     );
     lines.push('');
-    lines.push('| R | client max_rps | records | achieved / R | 429s | settled after | failed |');
-    lines.push('|---:|---:|---:|---|---|---|---|');
+    lines.push('| R | client max_rps | concurrency | records | achieved / R | 429s | settled after | failed |');
+    lines.push('|---:|---:|---:|---:|---|---|---|---|');
     for (const r of results.rate) {
-      lines.push(`| ${r.serverRps} | ${r.clientRps} | ${r.records} | ${cell(r.achievedOverR, 3)} | ${cell(r.rateLimited, 0)} | ${cell(r.settleSeconds, 1, ' s')} | ${cell(r.failed, 0)} |`);
+      lines.push(`| ${r.serverRps} | ${r.clientRps} | ${r.concurrency ?? 8} | ${r.records} | ${cell(r.achievedOverR, 3)} | ${cell(r.rateLimited, 0)} | ${cell(r.settleSeconds, 1, ' s')} | ${cell(r.failed, 0)} |`);
     }
     lines.push('');
   }
@@ -130,6 +136,10 @@ export function renderDoc(results: BenchResults): string {
     lines.push(
       `${faults.records} records created against an emulator injecting 503 (${faults.faults.status503 * 100} %), 429 (${faults.faults.status429 * 100} %) and connection resets (${faults.faults.reset * 100} %), a different seed per run; minimum calls = records + the custom-fields listing + the group creation. Wall time ${cell(faults.ms, 0, ' ms')}; faults injected ${cell(faults.injected, 0)}.`,
     );
+    lines.push('');
+  }
+  if (existsSync(ANALYSIS)) {
+    lines.push(readFileSync(ANALYSIS, 'utf8').trim());
     lines.push('');
   }
   lines.push('## How to rerun');
