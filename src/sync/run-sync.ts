@@ -176,7 +176,21 @@ export async function prepareRun(pipeline: ResolvedPipeline, store: StateStore, 
   const roster = await mapRoster(opened, compiled, { onRecord: (record) => classifier.add(record), reopen });
   // Readers add notes while reading (merged cells, an encoding switch), so collect them after.
   notes.push(...opened.notes);
-  const classification = classifier.finish(compiled.duplicatePolicy === 'reject' ? roster.duplicateClientIds : new Set());
+  const duplicatesRejected = compiled.duplicatePolicy === 'reject' ? roster.duplicateClientIds : new Set<string>();
+  const classification = classifier.finish(duplicatesRejected);
+  const unfinished = store.unfinishedOrFailed();
+  // A write the service may have performed without this pipeline learning of it (a kill after the
+  // call, an outage, a fault after the handler ran) is journaled sent or failed and is not in the
+  // inventory. If its row has since left the roster, the record may still exist: count it as gone
+  // from the roster like an owned one, so mirror mode deletes it (a 404 means it never existed)
+  // and upsert mode lists it as an orphan. Otherwise it would stay in the group, owned by nobody.
+  const inRoster = new Set([...classification.created, ...classification.changed, ...classification.unchanged].map((c) => c.record.clientId));
+  const missing = new Set(classification.missing);
+  for (const clientId of unfinished.keys()) {
+    if (!inRoster.has(clientId) && !duplicatesRejected.has(clientId) && !missing.has(clientId) && store.getOwned(clientId) === undefined) {
+      classification.missing.push(clientId);
+    }
+  }
 
   const needApplied = [
     ...classification.changed.map((c) => c.record.clientId),
@@ -193,7 +207,7 @@ export async function prepareRun(pipeline: ResolvedPipeline, store: StateStore, 
     classification,
     lastApplied,
     ...(remote ? { remote } : {}),
-    previouslyFailed: new Set(store.unfinishedOrFailed().keys()),
+    previouslyFailed: new Set(unfinished.keys()),
     policy: { ...policy, max_rps: options.maxRps ?? policy.max_rps },
     fieldLabels: new Map(Object.entries(compiled.fieldNames)),
     optionLabels: new Map(listing.author_from_group.flatMap((field) => (field.options ?? []).map((option) => [option.api_id, option.option] as const))),
