@@ -49,6 +49,11 @@ export class RosterClassifier {
     else this.kept.delete(record.clientId);
   }
 
+  /** Whether the roster carried this client_id (rejected duplicates included). */
+  has(clientId: string): boolean {
+    return this.status.has(clientId);
+  }
+
   /**
    * Closes the stream. `drop` holds client_ids rejected after they streamed by (duplicates found
    * later in the roster): they are neither written nor, being in the roster, deleted.

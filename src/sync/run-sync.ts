@@ -87,7 +87,11 @@ export async function runSync(options: RunOptions): Promise<RunResult> {
   const runId = newRunId(now());
   const unlock = options.dryRun ? () => {} : lock(store, runId);
   try {
-    const prepared = await prepareRun(pipeline, store, runId, options);
+    const startedAt = now();
+    const prepared = await prepareRun(pipeline, store, runId, options).catch(async (error: unknown) => {
+      await recordEarlyFailure({ pipeline, store, runId, startedAt, error, options });
+      throw error;
+    });
     if (options.savePlanTo) {
       await savePlanFile(resolve(options.cwd ?? process.cwd(), options.savePlanTo), {
         pipeline: pipeline.name,
@@ -184,12 +188,8 @@ export async function prepareRun(pipeline: ResolvedPipeline, store: StateStore, 
   // inventory. If its row has since left the roster, the record may still exist: count it as gone
   // from the roster like an owned one, so mirror mode deletes it (a 404 means it never existed)
   // and upsert mode lists it as an orphan. Otherwise it would stay in the group, owned by nobody.
-  const inRoster = new Set([...classification.created, ...classification.changed, ...classification.unchanged].map((c) => c.record.clientId));
-  const missing = new Set(classification.missing);
   for (const clientId of unfinished.keys()) {
-    if (!inRoster.has(clientId) && !duplicatesRejected.has(clientId) && !missing.has(clientId) && store.getOwned(clientId) === undefined) {
-      classification.missing.push(clientId);
-    }
+    if (!classifier.has(clientId) && store.getOwned(clientId) === undefined) classification.missing.push(clientId);
   }
 
   const needApplied = [
@@ -350,6 +350,52 @@ async function record(
     : join(reportRoot(pipeline), prepared.runId);
   const written = await writeReport(report, { dir, env: options.env ?? process.env });
   return { report, exitCode: result.exitCode, written };
+}
+
+/**
+ * A run that failed before its plan existed (service unreachable or refusing the key at the
+ * custom-fields listing, an unreadable roster, a mapping error) still leaves a trace: a row in the
+ * run history and a report saying what stopped it, so a 3 a.m. failure is explained in the morning.
+ */
+async function recordEarlyFailure(input: { pipeline: ResolvedPipeline; store: StateStore; runId: string; startedAt: number; error: unknown; options: RunOptions }): Promise<void> {
+  const { pipeline, store, runId, options } = input;
+  const now = options.now ?? Date.now;
+  const exitCode = exitCodeOf(input.error);
+  const message = input.error instanceof Error ? input.error.message : String(input.error);
+  const report: RunReport = {
+    version: 1,
+    runId,
+    pipeline: pipeline.name,
+    pipelineFile: pipeline.file,
+    source: { file: pipeline.source.file, sha256: '', format: pipeline.source.format },
+    target: { baseUrl: options.service.baseUrl, groupId: store.groupId() },
+    mode: pipeline.config.policy.mode,
+    update: pipeline.config.policy.update,
+    dryRun: options.dryRun === true,
+    startedAt: new Date(input.startedAt).toISOString(),
+    finishedAt: new Date(now()).toISOString(),
+    durationMs: now() - input.startedAt,
+    outcome: 'failed',
+    exitCode,
+    message,
+    input: { rowsRead: 0, valid: 0, rejected: 0, filtered: 0, duplicates: 0 },
+    counts: { create: {}, update: {}, delete: {}, noop: {} },
+    guards: [],
+    records: [],
+    orphans: [],
+    rejectedRows: [],
+    rejectedRowsOmitted: 0,
+    notes: ['the run stopped before planning: nothing was written.'],
+  };
+  try {
+    store.startRun({ id: runId, dryRun: report.dryRun, sourceSha256: '' });
+    store.finishRun({ id: runId, outcome: 'failed', validRecords: 0, counts: report.counts });
+    const dir = options.reportDir ? resolve(options.cwd ?? process.cwd(), options.reportDir) : join(reportRoot(pipeline), runId);
+    const written = await writeReport(report, { dir, env: options.env ?? process.env });
+    options.logger?.error({ runId, pipeline: pipeline.name, exitCode, report: written.files.json }, 'run failed before planning');
+  } catch {
+    // The original error is what the operator needs; a report that cannot be written must not hide it.
+  }
 }
 
 /**

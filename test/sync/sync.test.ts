@@ -289,4 +289,16 @@ describe('sync', () => {
     expect(await readFile(join(dir, 'report.md'), 'utf8')).toContain('create');
     expect(await readFile(join(dir, 'report.html'), 'utf8')).toContain('<html');
   });
+
+  it('writes a failed report when the service refuses the key before planning (exit 4, nothing written)', async () => {
+    const project = await makeProject(people(3));
+    const reportDir = join(project.dir, 'failed-report');
+    const run = await cli(emu, project.dir, ['sync', project.pipeline, '--report-dir', reportDir], { SERVICE_API_KEY: 'wrong-key-000000' });
+    expect(run.code).toBe(4);
+    expect(run.stderr).toContain('401');
+    const report = JSON.parse(await readFile(join(reportDir, 'report.json'), 'utf8')) as RunReport;
+    expect(report).toMatchObject({ outcome: 'failed', exitCode: 4 });
+    expect(JSON.stringify(report)).not.toContain('wrong-key-000000');
+    expect(writes(emu).total).toBe(0);
+  });
 });
