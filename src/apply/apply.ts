@@ -12,11 +12,16 @@ import type { Fields, Plan, PlanItem } from '../plan/types.js';
 import type { StateStore } from '../state/store.js';
 import type { RecordOutcome } from '../report/types.js';
 
+/** Per-call options apply passes: the service client reports the attempts a success took. */
+export interface WriteOptions {
+  onSucceeded?: (attempts: number) => void;
+}
+
 /** The three record writes apply needs; the service client implements them. */
 export interface RecordWriter {
-  putAuthor(groupId: number, clientId: string, body: Fields): Promise<unknown>;
-  patchAuthor(groupId: number, clientId: string, body: Fields): Promise<unknown>;
-  deleteAuthor(groupId: number, clientId: string): Promise<unknown>;
+  putAuthor(groupId: number, clientId: string, body: Fields, options?: WriteOptions): Promise<unknown>;
+  patchAuthor(groupId: number, clientId: string, body: Fields, options?: WriteOptions): Promise<unknown>;
+  deleteAuthor(groupId: number, clientId: string, options?: WriteOptions): Promise<unknown>;
 }
 
 export interface ItemOutcome {
@@ -86,17 +91,19 @@ export async function applyPlan(options: ApplyOptions): Promise<ApplyResult> {
     const journalId = store.journalPlanned(runId, item.clientId, item.action);
     store.journalSent(journalId);
     let outcome: ItemOutcome;
+    let attempts = 1;
+    const write: WriteOptions = { onSucceeded: (count) => (attempts = count) };
     try {
-      const recreated = await send(options, item);
-      outcome = { outcome: 'done', httpStatus: 200, ...(recreated ? { recreated } : {}) };
+      const recreated = await send(options, item, write);
+      outcome = { outcome: 'done', httpStatus: 200, attempts, ...(recreated ? { recreated } : {}) };
       consecutiveUnavailable = 0;
-      if (item.action === 'delete') store.recordDeleted({ journalId, clientId: item.clientId, status: 200, attempts: 1 });
-      else store.recordApplied({ journalId, clientId: item.clientId, ...item.desired!, runId, sourceRow: item.provenance?.row ?? null, status: 200, attempts: 1 });
+      if (item.action === 'delete') store.recordDeleted({ journalId, clientId: item.clientId, status: 200, attempts });
+      else store.recordApplied({ journalId, clientId: item.clientId, ...item.desired!, runId, sourceRow: item.provenance?.row ?? null, status: 200, attempts });
     } catch (raw) {
       const error = raw as ErrorLike;
       if (item.action === 'delete' && error.status === 404) {
         // Already gone (deleted in the UI, or a repeat after a crash): the goal is reached.
-        outcome = { outcome: 'done', httpStatus: 404 };
+        outcome = { outcome: 'done', httpStatus: 404, attempts: error.attempts ?? 1 };
         store.recordDeleted({ journalId, clientId: item.clientId, status: 404, attempts: error.attempts ?? 1 });
       } else {
         outcome = { outcome: 'failed', ...(error.status ? { httpStatus: error.status } : {}), attempts: error.attempts ?? 1, error: error.message ?? String(raw) };
@@ -133,28 +140,28 @@ export async function applyPlan(options: ApplyOptions): Promise<ApplyResult> {
 }
 
 /** Sends one planned write. Returns true when a partial update had to recreate the record. */
-async function send(options: ApplyOptions, item: PlanItem): Promise<boolean> {
+async function send(options: ApplyOptions, item: PlanItem, write: WriteOptions): Promise<boolean> {
   const { writer, groupId } = options;
   switch (item.action) {
     case 'create':
-      await writer.putAuthor(groupId, item.clientId, item.body ?? {});
+      await writer.putAuthor(groupId, item.clientId, item.body ?? {}, write);
       return false;
     case 'delete':
-      await writer.deleteAuthor(groupId, item.clientId);
+      await writer.deleteAuthor(groupId, item.clientId, write);
       return false;
     case 'update':
       if (item.replace) {
-        await writer.putAuthor(groupId, item.clientId, item.body ?? {});
+        await writer.putAuthor(groupId, item.clientId, item.body ?? {}, write);
         return false;
       }
       try {
-        await writer.patchAuthor(groupId, item.clientId, item.body ?? {});
+        await writer.patchAuthor(groupId, item.clientId, item.body ?? {}, write);
         return false;
       } catch (error) {
         // Spec § 3: a partial update of a missing record is a 404. The record was deleted
         // remotely since the last run; recreate it whole from the roster.
         if ((error as ErrorLike).status !== 404) throw error;
-        await writer.putAuthor(groupId, item.clientId, fullBody(item));
+        await writer.putAuthor(groupId, item.clientId, fullBody(item), write);
         return true;
       }
   }

@@ -86,6 +86,8 @@ export interface CallOptions {
   signal?: AbortSignal;
   /** Overrides the client's per-attempt timeout. */
   timeoutMs?: number;
+  /** Told the number of attempts when the call succeeds (failures carry it as `error.attempts`). */
+  onSucceeded?: (attempts: number) => void;
 }
 
 export interface ClientStats {
@@ -266,6 +268,7 @@ export function createClient(options: ClientOptions): ServiceClient {
         const result = await limiter.run(() => attemptOnce(spec), signal);
         if (result.ok) {
           limiter.onSuccess();
+          spec.options?.onSucceeded?.(attempt);
           return result.value;
         }
         const { outcome, error } = result;

@@ -301,4 +301,18 @@ describe('sync', () => {
     expect(JSON.stringify(report)).not.toContain('wrong-key-000000');
     expect(writes(emu).total).toBe(0);
   });
+
+  it('reports the attempts each write took when the service fails now and then', async () => {
+    await emu.close();
+    emu = await emulator({ faults: { status503: 0.3 }, seed: 7 });
+    const project = await makeProject(people(30));
+    const run = await cli(emu, project.dir, ['sync', project.pipeline]);
+    expect(run.code, run.stderr).toBe(0);
+    const report = await reportOf(run.stdout);
+    expect(report.records.every((r) => r.outcome === 'done')).toBe(true);
+    const retried = report.records.filter((r) => (r.attempts ?? 1) > 1);
+    expect(retried.length).toBeGreaterThan(0);
+    const full = emu.stats.snapshot().calls[FULL] ?? {};
+    expect(report.records.reduce((sum, r) => sum + (r.attempts ?? 1), 0)).toBe(Object.values(full).reduce((a, b) => a + b, 0));
+  });
 });
