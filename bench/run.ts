@@ -434,4 +434,10 @@ async function main(): Promise<void> {
   log(`done in ${results.durationSeconds} s: bench/results.json, docs/benchmarks.md`);
 }
 
-await main();
+if (argv.includes('--render')) {
+  // Re-render docs/benchmarks.md from the saved results (after editing bench/analysis.md).
+  const saved = JSON.parse(readFileSync(join(ROOT, 'bench', 'results.json'), 'utf8')) as BenchResults;
+  writeFileSync(join(ROOT, 'docs', 'benchmarks.md'), renderDoc(saved));
+} else {
+  await main();
+}
