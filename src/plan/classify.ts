@@ -1,8 +1,9 @@
 /**
- * First, streaming half of planning: each desired record is compared by hash with the inventory
- * as it is mapped, so a roster of a million unchanged rows keeps only its ids in memory.
+ * First, streaming half of planning: each desired record is compared by hash with its inventory
+ * entry as it is mapped, so a roster of a million unchanged rows keeps only its ids in memory
+ * (the inventory itself stays on disk: the caller looks hashes up in batches).
  * Records that are new or changed are kept whole for the second half (`buildPlan`).
- * Pure: no I/O; the caller feeds records and inventory hashes in.
+ * Pure: no I/O; the caller feeds records, their inventory hashes and the owned ids in.
  */
 import type { DesiredRecord } from '../mapping/types.js';
 import { canonicalJson, hashJson } from './canonical.js';
@@ -28,21 +29,21 @@ export interface Classification {
 }
 
 export class RosterClassifier {
-  private readonly owned: ReadonlyMap<string, string>;
   private readonly keepUnchanged: boolean;
   private readonly status = new Map<string, Status>();
   private readonly kept = new Map<string, ClassifiedRecord>();
 
-  constructor(owned: ReadonlyMap<string, string>, options: { keepUnchanged?: boolean } = {}) {
-    this.owned = owned;
+  constructor(options: { keepUnchanged?: boolean } = {}) {
     this.keepUnchanged = options.keepUnchanged ?? false;
   }
 
-  /** Adds a desired record; a repeated client_id replaces the earlier one (the mapping decides duplicates). */
-  add(record: DesiredRecord): void {
+  /**
+   * Adds a desired record with the hash its inventory entry holds (undefined: not owned).
+   * A repeated client_id replaces the earlier one (the mapping decides duplicates).
+   */
+  add(record: DesiredRecord, ownedHash: string | undefined): void {
     const fieldsJson = canonicalJson(record.fields);
     const hash = hashJson(fieldsJson);
-    const ownedHash = this.owned.get(record.clientId);
     const status: Status = ownedHash === undefined ? 'created' : ownedHash === hash ? 'unchanged' : 'changed';
     this.status.set(record.clientId, status);
     if (status !== 'unchanged' || this.keepUnchanged) this.kept.set(record.clientId, { record, fieldsJson, hash });
@@ -55,10 +56,11 @@ export class RosterClassifier {
   }
 
   /**
-   * Closes the stream. `drop` holds client_ids rejected after they streamed by (duplicates found
-   * later in the roster): they are neither written nor, being in the roster, deleted.
+   * Closes the stream. `ownedIds` lists every client_id of the inventory (streamed, to find those
+   * the roster no longer has). `drop` holds client_ids rejected after they streamed by (duplicates
+   * found later in the roster): they are neither written nor, being in the roster, deleted.
    */
-  finish(drop: ReadonlySet<string> = new Set()): Classification {
+  finish(ownedIds: Iterable<string>, drop: ReadonlySet<string> = new Set()): Classification {
     const result: Classification = { created: [], changed: [], unchanged: [], unchangedCount: 0, missing: [] };
     for (const [clientId, status] of this.status) {
       if (drop.has(clientId)) continue;
@@ -66,7 +68,7 @@ export class RosterClassifier {
       const item = this.kept.get(clientId);
       if (item) result[status].push(item);
     }
-    for (const clientId of this.owned.keys()) if (!this.status.has(clientId)) result.missing.push(clientId);
+    for (const clientId of ownedIds) if (!this.status.has(clientId)) result.missing.push(clientId);
     return result;
   }
 }

@@ -18,13 +18,14 @@ import { loadPipeline, type ResolvedPipeline } from '../config/load.js';
 import { EXIT, UserFacingError } from '../errors.js';
 import { compileMapping } from '../mapping/compile.js';
 import { mapRoster, type RosterSummary } from '../mapping/roster.js';
+import type { DesiredRecord } from '../mapping/types.js';
 import { buildPlan } from '../plan/build.js';
 import { RosterClassifier } from '../plan/classify.js';
 import type { Fields, Plan } from '../plan/types.js';
 import { writeReport, type WrittenReport } from '../report/write.js';
 import type { RunReport } from '../report/types.js';
 import { openSource, sha256File } from '../sources/index.js';
-import { HEARTBEAT_MS, StateStore } from '../state/store.js';
+import { HASH_BATCH, HEARTBEAT_MS, StateStore } from '../state/store.js';
 import { buildRunReport } from './report-builder.js';
 import { newRunId } from './run-id.js';
 import { planBindings, savePlanFile, type PlanBindings } from './plan-file.js';
@@ -176,12 +177,25 @@ export async function prepareRun(pipeline: ResolvedPipeline, store: StateStore, 
   const groupId = configuredGroup ?? rememberedGroup;
 
   const refreshAll = options.refresh === 'all';
-  const classifier = new RosterClassifier(store.ownedHashes(), { keepUnchanged: refreshAll });
-  const roster = await mapRoster(opened, compiled, { onRecord: (record) => classifier.add(record), reopen });
+  const classifier = new RosterClassifier({ keepUnchanged: refreshAll });
+  // Records are compared with the inventory in batches, so the inventory stays on disk.
+  const pending: DesiredRecord[] = [];
+  const classifyPending = () => {
+    const owned = store.ownedHashesOf(pending.map((record) => record.clientId));
+    for (const record of pending) classifier.add(record, owned.get(record.clientId));
+    pending.length = 0;
+  };
+  const roster = await mapRoster(opened, compiled, {
+    onRecord: (record) => {
+      if (pending.push(record) >= HASH_BATCH) classifyPending();
+    },
+    reopen,
+  });
+  classifyPending();
   // Readers add notes while reading (merged cells, an encoding switch), so collect them after.
   notes.push(...opened.notes);
   const duplicatesRejected = compiled.duplicatePolicy === 'reject' ? roster.duplicateClientIds : new Set<string>();
-  const classification = classifier.finish(duplicatesRejected);
+  const classification = classifier.finish(store.ownedIds(), duplicatesRejected);
   const unfinished = store.unfinishedOrFailed();
   // A write the service may have performed without this pipeline learning of it (a kill after the
   // call, an outage, a fault after the handler ran) is journaled sent or failed and is not in the

@@ -16,10 +16,10 @@ const hashOf = (fields: Fields) => hashJson(canonicalJson(fields));
 
 function plan(input: { desired: DesiredRecord[]; owned?: Record<string, Fields>; mode?: 'upsert' | 'mirror'; update?: 'partial' | 'full'; remote?: Map<string, Fields | null>; failed?: string[]; drop?: string[] }) {
   const owned = input.owned ?? {};
-  const classifier = new RosterClassifier(new Map(Object.entries(owned).map(([id, f]) => [id, hashOf(f)])), { keepUnchanged: input.remote !== undefined });
-  for (const r of input.desired) classifier.add(r);
+  const classifier = new RosterClassifier({ keepUnchanged: input.remote !== undefined });
+  for (const r of input.desired) classifier.add(r, owned[r.clientId] ? hashOf(owned[r.clientId]!) : undefined);
   const args: BuildPlanInput = {
-    classification: classifier.finish(new Set(input.drop ?? [])),
+    classification: classifier.finish(Object.keys(owned), new Set(input.drop ?? [])),
     lastApplied: new Map(Object.entries(owned)),
     ...(input.remote ? { remote: input.remote } : {}),
     previouslyFailed: new Set(input.failed ?? []),

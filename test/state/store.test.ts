@@ -26,7 +26,8 @@ describe('StateStore', () => {
     store.journalSent(j1);
     expect(store.unfinishedOrFailed()).toEqual(new Map([['a', 'sent']]));
     store.recordApplied({ journalId: j1, clientId: 'a', fieldsJson: '{"name":"A"}', hash: 'h1', runId: 'run1', sourceRow: 2, status: 200, attempts: 1 });
-    expect(store.ownedHashes()).toEqual(new Map([['a', 'h1']]));
+    expect(store.ownedHashesOf(['a', 'b'])).toEqual(new Map([['a', 'h1']]));
+    expect([...store.ownedIds()]).toEqual(['a']);
     expect(store.unfinishedOrFailed().size).toBe(0);
     const j2 = store.journalPlanned('run1', 'b', 'create');
     store.journalFailed(j2, 400, 'bad value', 1);
@@ -37,6 +38,17 @@ describe('StateStore', () => {
     store.recordDeleted({ journalId: j3, clientId: 'a', status: 200, attempts: 1 });
     expect(store.ownedCount()).toBe(0);
     expect(store.serial()).toBe(serial + 1);
+    store.close();
+  });
+
+  it('looks hashes up in batches across the batch boundary', () => {
+    const store = StateStore.open(dbPath(), 'p');
+    const ids = Array.from({ length: 1203 }, (_, i) => `id-${i}`);
+    for (const id of ids.filter((_, i) => i % 2 === 0)) store.adopt({ clientId: id, fieldsJson: '{}', hash: `h-${id}`, runId: 'r' });
+    const found = store.ownedHashesOf([...ids, 'missing']);
+    expect(found.size).toBe(602);
+    expect(found.get('id-1202')).toBe('h-id-1202');
+    expect(found.has('id-1')).toBe(false);
     store.close();
   });
 
