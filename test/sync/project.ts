@@ -2,14 +2,16 @@
  * Builders for sync tests: a throw-away project directory (roster, mapping, pipeline) and an
  * in-process emulator on 127.0.0.1:0, plus a way to run the CLI in-process and capture its output.
  */
-import { mkdtemp, writeFile } from 'node:fs/promises';
+import { copyFile, mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { PassThrough } from 'node:stream';
 import { main } from '../../src/cli/main.js';
 import { startEmulator, type RunningEmulator } from '../../src/emulator/server.js';
 
 export const API_KEY = 'demo-key-0123456789';
+const MAPPING_FIXTURE = fileURLToPath(new URL('../fixtures/sync/mapping.yaml', import.meta.url));
 
 export interface RosterRow {
   id: string;
@@ -56,21 +58,7 @@ export async function makeProject(rows: RosterRow[], options: ProjectOptions = {
   const writeRoster = (list: RosterRow[]) =>
     writeFile(join(dir, 'roster.csv'), [HEADER, ...list.map((r) => [r.id, r.name, r.email, r.orcid, r.level, r.areas, r.reviews].map(csvCell).join(','))].join('\n') + '\n');
   await writeRoster(rows);
-  await writeFile(
-    join(dir, 'mapping.yaml'),
-    [
-      'client_id: { column: ID }',
-      'fields:',
-      '  name: { column: Full name }',
-      '  emails: { column: Email, split: ";", transforms: [trim, lower] }',
-      '  orcids: { column: ORCID, transforms: [orcid] }',
-      'custom_fields:',
-      '  Expertise level: { column: Level }',
-      '  Subject areas: { column: Areas, split: ";" }',
-      '  Reviews completed: { column: Reviews }',
-      '',
-    ].join('\n'),
-  );
+  await copyFile(MAPPING_FIXTURE, join(dir, 'mapping.yaml'));
   const guards = { max_deletes: 50, max_delete_percent: 10, max_source_drop_percent: 50, ...options.guards };
   await writeFile(
     pipeline,
@@ -99,7 +87,7 @@ export interface CliRun {
 }
 
 /** Runs the CLI in-process against the emulator. */
-export async function cli(emulator: RunningEmulator, cwd: string, argv: string[], env: Record<string, string> = {}): Promise<CliRun> {
+export async function cli(emulator: { url: string }, cwd: string, argv: string[], env: Record<string, string> = {}): Promise<CliRun> {
   const stdout = new PassThrough();
   const stderr = new PassThrough();
   const out: Buffer[] = [];

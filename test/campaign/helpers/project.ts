@@ -3,18 +3,18 @@
  * convergence check: the emulator's group against the roster, the state store against the emulator.
  */
 import Database from 'better-sqlite3';
-import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
+import { copyFile, mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { PassThrough } from 'node:stream';
+import { fileURLToPath } from 'node:url';
 import { expect } from 'vitest';
-import { main } from '../../../src/cli/main.js';
 import type { RunningEmulator } from '../../../src/emulator/server.js';
 import type { GroupState } from '../../../src/emulator/world.js';
 import type { RunReport } from '../../../src/report/types.js';
 import { expectedManaged, expectedRemote, rosterCsv, type Person } from './roster.js';
 
 export const API_KEY = 'demo-key-0123456789';
+const MAPPING_FIXTURE = fileURLToPath(new URL('../../fixtures/sync/mapping.yaml', import.meta.url));
 export const GROUP_NAME = 'Campaign group';
 
 export interface Project {
@@ -35,21 +35,7 @@ export async function makeProject(people: readonly Person[], options: ProjectOpt
   const pipeline = join(dir, 'pipeline.yaml');
   const writeRoster = (list: readonly Person[]) => writeFile(join(dir, 'roster.csv'), rosterCsv(list));
   await writeRoster(people);
-  await writeFile(
-    join(dir, 'mapping.yaml'),
-    [
-      'client_id: { column: ID }',
-      'fields:',
-      '  name: { column: Full name }',
-      '  emails: { column: Email, split: ";", transforms: [trim, lower] }',
-      '  orcids: { column: ORCID, transforms: [orcid] }',
-      'custom_fields:',
-      '  Expertise level: { column: Level }',
-      '  Subject areas: { column: Areas, split: ";" }',
-      '  Reviews completed: { column: Reviews }',
-      '',
-    ].join('\n'),
-  );
+  await copyFile(MAPPING_FIXTURE, join(dir, 'mapping.yaml'));
   await writeFile(
     pipeline,
     [
@@ -68,28 +54,16 @@ export async function makeProject(people: readonly Person[], options: ProjectOpt
   return { dir, pipeline, stateFile: join(dir, '.rostersync', 'pipeline.sqlite'), writeRoster };
 }
 
-export interface CliRun {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
+import { cli } from '../../sync/project.js';
+
+export { cli };
+export type { CliRun } from '../../sync/project.js';
 
 export function serviceEnv(emulator: { url: string }): Record<string, string> {
   return { SERVICE_BASE_URL: emulator.url, SERVICE_API_KEY: API_KEY, NO_COLOR: '1' };
 }
 
 /** Runs the CLI in-process (the same code as bin/rostersync.js, without a process to start). */
-export async function cli(emulator: { url: string }, cwd: string, argv: string[]): Promise<CliRun> {
-  const stdout = new PassThrough();
-  const stderr = new PassThrough();
-  const out: Buffer[] = [];
-  const err: Buffer[] = [];
-  stdout.on('data', (c: Buffer) => out.push(c));
-  stderr.on('data', (c: Buffer) => err.push(c));
-  const code = await main(argv, { stdout, stderr, cwd, env: serviceEnv(emulator) });
-  return { code, stdout: Buffer.concat(out).toString(), stderr: Buffer.concat(err).toString() };
-}
-
 export async function readReport(dir: string): Promise<RunReport> {
   return JSON.parse(await readFile(join(dir, 'report.json'), 'utf8')) as RunReport;
 }
