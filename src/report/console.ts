@@ -90,7 +90,6 @@ export function renderConsoleSummary(report: RunReport, options: ConsoleSummaryO
     );
   }
   for (const guard of report.guards.filter((g) => !g.tripped)) lines.push(`${paint('yellow', 'warning:')} ${plain(guard.message)}`);
-  if (report.message && report.outcome !== 'success') lines.push(`${paint('bold', report.outcome)}: ${plain(redactEmails(report.message))}`);
   for (const note of report.notes.slice(0, CONSOLE_NOTES)) lines.push(`${paint('dim', 'note:')} ${plain(redactEmails(note))}`);
   if (report.notes.length > CONSOLE_NOTES) lines.push(`… and ${report.notes.length - CONSOLE_NOTES} more notes in the report`);
   const failures = failedRecords(report);
