@@ -311,10 +311,13 @@ export class StateStore {
       .run(new Date(this.now()).toISOString(), run.outcome, run.validRecords, JSON.stringify(run.counts), run.id);
   }
 
-  /** The last real (not dry) run that finished successfully; the source-drop guard compares against it. */
+  /**
+   * The last real (not dry) run that applied its plan to the end, even if some rows were rejected
+   * or some records failed; the source-drop guard compares the roster against it.
+   */
   lastSuccessfulRun(): RunRow | undefined {
     const row = this.db
-      .prepare("SELECT * FROM runs WHERE dry_run = 0 AND outcome = 'success' ORDER BY started_at DESC, rowid DESC LIMIT 1")
+      .prepare("SELECT * FROM runs WHERE dry_run = 0 AND outcome IN ('success', 'partial') ORDER BY started_at DESC, rowid DESC LIMIT 1")
       .get() as RunDbRow | undefined;
     return row ? toRun(row) : undefined;
   }

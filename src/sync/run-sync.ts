@@ -318,6 +318,14 @@ export async function finishRun(prepared: PreparedRun, options: RunOptions): Pro
       exitCode = EXIT.ok;
     }
   }
+  // Rejected rows are records that could not be synced: a run that skipped them finishes, but it
+  // says so with exit 2 (dry runs too, as the real run would), so a nightly job does not hide them.
+  const rejected = prepared.roster.counts.rejected;
+  if (exitCode === EXIT.ok && rejected > 0 && outcome !== 'interrupted') {
+    exitCode = EXIT.partial;
+    if (outcome === 'success') outcome = 'partial';
+    message = [message, `${rejected} row${rejected === 1 ? '' : 's'} rejected and not synced; fix them in rejected.csv and run again.`].filter(Boolean).join(' ');
+  }
   return record(prepared, { outcome, exitCode, ...(message ? { message } : {}), groupId }, applied, options);
 }
 

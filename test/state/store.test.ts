@@ -82,8 +82,14 @@ describe('StateStore', () => {
     store.startRun({ id: 'r2', dryRun: true, sourceSha256: 'x' });
     store.finishRun({ id: 'r2', outcome: 'dry_run', validRecords: 10, counts: {} });
     store.startRun({ id: 'r3', dryRun: false, sourceSha256: 'x' });
-    store.finishRun({ id: 'r3', outcome: 'partial', validRecords: 20, counts: {} });
+    store.finishRun({ id: 'r3', outcome: 'refused', validRecords: 20, counts: {} });
+    store.startRun({ id: 'r4', dryRun: false, sourceSha256: 'x' });
+    store.finishRun({ id: 'r4', outcome: 'failed', validRecords: 0, counts: {} });
     expect(store.lastSuccessfulRun()).toMatchObject({ id: 'r1', validRecords: 100 });
+    // A run that applied everything but had rejected rows or failed records still counts.
+    store.startRun({ id: 'r5', dryRun: false, sourceSha256: 'x' });
+    store.finishRun({ id: 'r5', outcome: 'partial', validRecords: 90, counts: {} });
+    expect(store.lastSuccessfulRun()).toMatchObject({ id: 'r5', validRecords: 90 });
     store.close();
   });
 });

@@ -275,8 +275,11 @@ describe('sync', () => {
   it('writes report files that parse and match the calls the emulator saw', async () => {
     const project = await makeProject([...people(8), person(9, { orcid: '0000-0002-1825-0098' })]);
     const run = await cli(emu, project.dir, ['sync', project.pipeline]);
-    expect(run.code).toBe(0);
+    // The valid records are synced; the rejected row makes the run say so with exit 2.
+    expect(run.code).toBe(2);
     const report = await reportOf(run.stdout);
+    expect(report).toMatchObject({ outcome: 'partial', exitCode: 2 });
+    expect(report.message).toContain('1 row rejected');
     expect(report.input).toMatchObject({ rowsRead: 9, valid: 8, rejected: 1 });
     expect(report.counts.create.done).toBe(calls(FULL));
     expect(report.records.every((r) => r.outcome === 'done' && r.httpStatus === 200)).toBe(true);
