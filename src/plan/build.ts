@@ -3,7 +3,7 @@
  * and an estimate. Pure: data in, plan out (like changesets' assemble-release-plan).
  */
 import type { FieldValue } from '../mapping/types.js';
-import type { FieldChange, GuardResult } from '../report/types.js';
+import type { FieldChange } from '../report/types.js';
 import type { PolicyConfig } from '../config/pipeline.js';
 import { canonicalJson, hashJson, sameValue } from './canonical.js';
 import type { Classification, ClassifiedRecord } from './classify.js';
