@@ -92,13 +92,16 @@ function formatPattern(format: DateFormat): { regex: RegExp; order: ('D' | 'M' |
  * (an ISO timestamp's date part too), and the text formats the mapping lists explicitly.
  * Day-first and month-first are never guessed. Impossible dates (2023-02-30) are refused.
  */
+// Built per failure, not per call: a closure per date cell shows up at a million rows.
+function impossible(): Coerced<string> {
+  return fail('invalid_date', 'not a real calendar date', 'Check day and month; for example 2023-02-30 does not exist.');
+}
+
 export function coerceDate(cell: CellValue, formats: readonly DateFormat[] = []): Coerced<string> {
   if (typeof cell === 'number') return excelSerialToIso(cell);
   const text = String(cell).trim();
   // Text serials only with 5 digits (1927-05-18 … 2173-10-14): a bare "2023" is a year, not day 2023.
   if (/^\d{5}(?:\.\d+)?$/.test(text)) return excelSerialToIso(Number(text));
-  const impossible = (): Coerced<string> =>
-    fail('invalid_date', 'not a real calendar date', 'Check day and month; for example 2023-02-30 does not exist.');
   const isoMatch = /^(\d{4})-(\d{2})-(\d{2})(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?)?$/.exec(text);
   if (isoMatch) {
     const [y, m, d] = [Number(isoMatch[1]), Number(isoMatch[2]), Number(isoMatch[3])];
