@@ -124,8 +124,21 @@ export async function applyPlan(options: ApplyOptions): Promise<ApplyResult> {
 
   // Creates and updates first, then deletes (the plan orders them); deletes wait for the first
   // phase to finish so a stop never leaves deletes done and their replacements undone.
-  const phases = [plan.items.filter((i) => i.action !== 'delete'), plan.items.filter((i) => i.action === 'delete')];
-  for (const phase of phases) {
+  const writes = plan.items.filter((i) => i.action !== 'delete');
+  const deletes = plan.items.filter((i) => i.action === 'delete');
+  for (const [index, phase] of [writes, deletes].entries()) {
+    if (index === 1) {
+      // A delete paired with a create (a changed client_id) waits until its replacement exists:
+      // otherwise a failed create would leave the person out of the group until the next run.
+      for (const item of phase) {
+        if (item.pairedWith !== undefined && outcomes.get(item.pairedWith)?.outcome === 'failed') {
+          const skipped: ItemOutcome = { outcome: 'skipped', error: `not deleted: the create of ${item.pairedWith} that replaces it failed; retried on the next run` };
+          outcomes.set(item.clientId, skipped);
+          options.onOutcome?.(item, skipped);
+        }
+      }
+      phase.splice(0, phase.length, ...phase.filter((item) => !outcomes.has(item.clientId)));
+    }
     let next = 0;
     const worker = async () => {
       while (next < phase.length && !stopNow()) {

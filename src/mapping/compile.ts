@@ -33,7 +33,8 @@ import type { DesiredRecord, FieldValue, RowProblem } from './types.js';
 
 export type MapRowResult =
   | { kind: 'record'; record: DesiredRecord }
-  | { kind: 'rejected'; problems: RowProblem[] }
+  /** `clientId` is set when the row's id could still be read: the record is in the roster, just not valid. */
+  | { kind: 'rejected'; problems: RowProblem[]; clientId?: string }
   | { kind: 'filtered' };
 
 export interface CompiledMapping {
@@ -193,7 +194,7 @@ export function compileMapping(
       const fields: Record<string, FieldValue> = {};
       for (const plan of plans) fields[plan.key] = mapField(plan, row, rowProblems);
       const id = clientId.compute(row, fields, rowProblems);
-      if (rowProblems.length || id === null) return { kind: 'rejected', problems: rowProblems };
+      if (rowProblems.length || id === null) return { kind: 'rejected', problems: rowProblems, ...(id ? { clientId: id } : {}) };
       return { kind: 'record', record: { clientId: id, fields, provenance: row.provenance } };
     },
   };

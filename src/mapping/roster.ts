@@ -49,6 +49,13 @@ export interface RosterSummary {
   duplicateClientIds: Set<string>;
   /** Notes on rows ignored by the `first` / `last` policies (capped like `rejected`). */
   warnings: RowProblem[];
+  /**
+   * client_ids of rows rejected for their values: the person is still in the roster, so the
+   * consumer must neither write nor delete these records.
+   */
+  rejectedClientIds: Set<string>;
+  /** Rejected rows whose client_id could not be read (unreadable lines, missing or invalid ids). */
+  unidentifiedRejected: number;
 }
 
 export interface MapRosterOptions {
@@ -85,12 +92,15 @@ export async function mapRoster(
     else rejectedNotStored++;
   };
   let lastProvenance: Provenance | undefined;
+  const rejectedClientIds = new Set<string>();
+  let unidentifiedRejected = 0;
 
   for await (const item of source.items) {
     if (options.signal?.aborted) break;
     counts.rowsRead++;
     if (item.kind === 'error') {
       counts.rejected++;
+      unidentifiedRejected++;
       const { error } = item;
       keep({
         provenance: error.provenance,
@@ -116,6 +126,8 @@ export async function mapRoster(
     }
     if (result.kind === 'rejected') {
       counts.rejected++;
+      if (result.clientId !== undefined) rejectedClientIds.add(result.clientId);
+      else unidentifiedRejected++;
       keep({ provenance: row.provenance, values: row.values, problems: result.problems });
       continue;
     }
@@ -187,7 +199,7 @@ export async function mapRoster(
     rejected.sort((a, b) => a.provenance.row - b.provenance.row);
   }
 
-  return { counts, rejected, rejectedNotStored, duplicateClientIds, warnings };
+  return { counts, rejected, rejectedNotStored, duplicateClientIds, warnings, rejectedClientIds, unidentifiedRejected };
 }
 
 async function collectValues(

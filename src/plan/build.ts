@@ -19,8 +19,8 @@ export interface BuildPlanInput {
    * service answered 404 (deleted remotely). Absent keys were not fetched.
    */
   remote?: ReadonlyMap<string, Fields | null>;
-  /** client_ids whose last operation failed or never finished. */
-  previouslyFailed: ReadonlySet<string>;
+  /** client_ids whose last write failed or never finished, with that write's action. */
+  previouslyFailed: ReadonlyMap<string, 'create' | 'update' | 'delete'>;
   policy: Pick<PolicyConfig, 'mode' | 'update' | 'max_rps' | 'guards'>;
   /** Human names of fields by key (custom fields by api_id). */
   fieldLabels: ReadonlyMap<string, string>;
@@ -47,11 +47,17 @@ export function buildPlan(input: BuildPlanInput): Plan {
     const applied = lastApplied.get(record.clientId);
     const remoteFields = remote?.get(record.clientId);
     const desired = { fieldsJson: item.fieldsJson, hash: item.hash };
-    const retried = previouslyFailed.has(record.clientId);
+    const retriedAction = previouslyFailed.get(record.clientId);
+    const retried = retriedAction !== undefined;
+    // Without a remote copy, the outcome of an unconfirmed write is unknown: a delete may have
+    // removed the record, an update may have set values the inventory does not hold. So the
+    // record is written again whole, even if the roster now matches the inventory.
+    const uncertain = retried && remoteFields === undefined;
 
-    // No inventory entry, or deleted remotely: a full POST creates (or recreates) the record.
-    if (!owned || remoteFields === null) {
-      const reason: PlanReason = !owned ? (retried ? 'retry_failed' : 'new') : 'remote_deleted';
+    // No inventory entry, deleted remotely, or perhaps deleted by an unconfirmed delete: a full
+    // POST creates (or recreates) the record.
+    if (!owned || remoteFields === null || (uncertain && retriedAction === 'delete')) {
+      const reason: PlanReason = !owned || uncertain ? (retried ? 'retry_failed' : 'new') : 'remote_deleted';
       items.push({
         clientId: record.clientId,
         action: 'create',
@@ -65,7 +71,9 @@ export function buildPlan(input: BuildPlanInput): Plan {
     }
     // Compare with the remote record when we have it (it may have drifted), else with the inventory.
     const baseline = remoteFields ?? applied ?? {};
-    const changed = Object.keys(record.fields).filter((field) => !sameValue(record.fields[field], baseline[field]));
+    const changed = uncertain
+      ? Object.keys(record.fields)
+      : Object.keys(record.fields).filter((field) => !sameValue(record.fields[field], baseline[field]));
     if (changed.length === 0) {
       noop += 1;
       if (applied === undefined || item.hash !== hashJson(canonicalJson(applied))) {

@@ -30,11 +30,17 @@ export interface Classification {
 
 export class RosterClassifier {
   private readonly keepUnchanged: boolean;
+  private readonly rewrite: ReadonlySet<string>;
   private readonly status = new Map<string, Status>();
   private readonly kept = new Map<string, ClassifiedRecord>();
 
-  constructor(options: { keepUnchanged?: boolean } = {}) {
+  /**
+   * `rewrite`: client_ids whose last write failed or never finished. The service may hold
+   * something else than the inventory says, so they are never taken as unchanged.
+   */
+  constructor(options: { keepUnchanged?: boolean; rewrite?: ReadonlySet<string> } = {}) {
     this.keepUnchanged = options.keepUnchanged ?? false;
+    this.rewrite = options.rewrite ?? new Set();
   }
 
   /**
@@ -44,7 +50,8 @@ export class RosterClassifier {
   add(record: DesiredRecord, ownedHash: string | undefined): void {
     const fieldsJson = canonicalJson(record.fields);
     const hash = hashJson(fieldsJson);
-    const status: Status = ownedHash === undefined ? 'created' : ownedHash === hash ? 'unchanged' : 'changed';
+    const status: Status =
+      ownedHash === undefined ? 'created' : ownedHash === hash && !this.rewrite.has(record.clientId) ? 'unchanged' : 'changed';
     this.status.set(record.clientId, status);
     if (status !== 'unchanged' || this.keepUnchanged) this.kept.set(record.clientId, { record, fieldsJson, hash });
     else this.kept.delete(record.clientId);
@@ -57,8 +64,9 @@ export class RosterClassifier {
 
   /**
    * Closes the stream. `ownedIds` lists every client_id of the inventory (streamed, to find those
-   * the roster no longer has). `drop` holds client_ids rejected after they streamed by (duplicates
-   * found later in the roster): they are neither written nor, being in the roster, deleted.
+   * the roster no longer has). `drop` holds client_ids that are in the roster but must not be
+   * written: rows rejected for their values, and duplicates found after the first row streamed
+   * by. Being in the roster, they are never deleted either.
    */
   finish(ownedIds: Iterable<string>, drop: ReadonlySet<string> = new Set()): Classification {
     const result: Classification = { created: [], changed: [], unchanged: [], unchangedCount: 0, missing: [] };
@@ -68,7 +76,7 @@ export class RosterClassifier {
       const item = this.kept.get(clientId);
       if (item) result[status].push(item);
     }
-    for (const clientId of ownedIds) if (!this.status.has(clientId)) result.missing.push(clientId);
+    for (const clientId of ownedIds) if (!this.status.has(clientId) && !drop.has(clientId)) result.missing.push(clientId);
     return result;
   }
 }

@@ -14,6 +14,8 @@ export interface GuardInput {
   previousValidCount: number | null;
   /** The target group is known but the inventory is empty: deletions cannot be computed. */
   inventoryMissing: boolean;
+  /** Rejected rows whose client_id could not be read: any of them may be an owned record. */
+  unidentifiedRejected?: number;
   allow: { deletes?: number; sourceDrop?: boolean; emptySource?: boolean };
 }
 
@@ -47,6 +49,18 @@ export function evaluateGuards(input: GuardInput): GuardResult[] {
       guard: 'max_deletes',
       tripped: !allowed,
       message: `${deletes} deletes planned, above the limit of ${limit} (max_deletes ${guards.max_deletes} or ${guards.max_delete_percent}% of ${input.ownedCount} owned records, whichever is lower).`,
+      allowWith: `--allow-deletes ${deletes}`,
+    });
+  }
+
+  // A row whose id cannot be read (an unreadable line, a missing or invalid id) may belong to an
+  // owned record, which would then look gone from the roster. Deleting on such a roster needs a flag.
+  const unidentified = input.unidentifiedRejected ?? 0;
+  if (unidentified > 0 && deletes > 0) {
+    results.push({
+      guard: 'unreadable_rows',
+      tripped: (allow.deletes ?? 0) < deletes,
+      message: `${unidentified} rejected row${unidentified === 1 ? ' has' : 's have'} no readable client_id, so ${deletes} planned delete${deletes === 1 ? '' : 's'} may hit people still in the roster. Fix those rows first (see rejected.csv).`,
       allowWith: `--allow-deletes ${deletes}`,
     });
   }

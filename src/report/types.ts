@@ -35,7 +35,7 @@ export interface RecordEntry {
 }
 
 export interface GuardResult {
-  guard: 'max_deletes' | 'source_drop' | 'empty_source' | 'inventory_missing';
+  guard: 'max_deletes' | 'source_drop' | 'empty_source' | 'unreadable_rows' | 'inventory_missing';
   tripped: boolean;
   message: string;
   /** The exact flag or setting that would allow the run. */

@@ -46,6 +46,22 @@ export interface LockInfo {
 
 export type JournalState = 'planned' | 'sent' | 'done' | 'failed';
 
+export interface UnfinishedWrite {
+  action: 'create' | 'update' | 'delete';
+  state: JournalState;
+  /** HTTP status of the failure; null when no answer came (or none was recorded before a crash). */
+  status: number | null;
+}
+
+/**
+ * Whether the service may have performed a write the journal could not confirm: no answer
+ * (sent, then a crash or a network failure), a server error or a rate-limit answer after the
+ * handler may have run. A definite refusal (400, 401, 403, 404, 422) did not write.
+ */
+export function mayHaveWritten(write: UnfinishedWrite): boolean {
+  return write.state !== 'failed' || write.status === null || write.status >= 500 || write.status === 429 || write.status === 408;
+}
+
 export interface StateStoreOptions {
   /** Injectable clock (ms since epoch). */
   now?: () => number;
@@ -282,19 +298,17 @@ export class StateStore {
     this.stmts.journalUpdate.run({ id, state, status, error, attempts, at: new Date(this.now()).toISOString() });
   }
 
-  /** client_ids whose last journaled operation failed or never finished (sent, then a crash). */
-  unfinishedOrFailed(): Map<string, JournalState> {
+  /**
+   * The last journaled write of every client_id whose last write failed or never finished
+   * (journaled `sent`, then a crash). The planner writes these again.
+   */
+  unfinishedOrFailed(): Map<string, UnfinishedWrite> {
     const rows = this.db
       .prepare(
-        `SELECT client_id, state FROM journal WHERE id IN (SELECT MAX(id) FROM journal GROUP BY client_id) AND state IN ('failed', 'sent', 'planned')`,
+        `SELECT client_id, action, state, status FROM journal WHERE id IN (SELECT MAX(id) FROM journal GROUP BY client_id) AND state IN ('failed', 'sent', 'planned')`,
       )
-      .all() as { client_id: string; state: JournalState }[];
-    return new Map(rows.map((row) => [row.client_id, row.state]));
-  }
-
-  journalCounts(runId: string): Record<string, number> {
-    const rows = this.db.prepare('SELECT action || \':\' || state AS k, COUNT(*) AS n FROM journal WHERE run_id = ? GROUP BY k').all(runId) as { k: string; n: number }[];
-    return Object.fromEntries(rows.map((row) => [row.k, row.n]));
+      .all() as { client_id: string; action: UnfinishedWrite['action']; state: JournalState; status: number | null }[];
+    return new Map(rows.map((row) => [row.client_id, { action: row.action, state: row.state, status: row.status }]));
   }
 
   // --- runs -------------------------------------------------------------------------------
@@ -351,8 +365,9 @@ export class StateStore {
     }).immediate();
   }
 
-  heartbeat(runId: string): void {
-    this.db.prepare('UPDATE lock SET heartbeat_at = ? WHERE run_id = ?').run(new Date(this.now()).toISOString(), runId);
+  /** Renews the lock; false when it is no longer ours (cleared with `unlock` or taken over as stale). */
+  heartbeat(runId: string): boolean {
+    return this.db.prepare('UPDATE lock SET heartbeat_at = ? WHERE run_id = ?').run(new Date(this.now()).toISOString(), runId).changes > 0;
   }
 
   releaseLock(runId: string): void {

@@ -27,8 +27,9 @@ export async function applySavedPlan(planPath: string, options: Omit<RunOptions,
   const pipeline = loadPipeline(saved.bindings.pipelineFile);
   const store = openState(pipeline, options);
   const runId = newRunId(now());
-  const unlock = lock(store, runId);
+  let unlock = () => {};
   try {
+    unlock = lock(store, runId);
     const configuredGroup = 'group_id' in pipeline.config.target ? pipeline.config.target.group_id : null;
     const groupId = configuredGroup ?? store.groupId();
     const current = planBindings({
@@ -58,6 +59,8 @@ export async function applySavedPlan(planPath: string, options: Omit<RunOptions,
       rejectedNotStored: saved.input.rejected,
       duplicateClientIds: new Set(),
       warnings: [],
+      rejectedClientIds: new Set(),
+      unidentifiedRejected: 0,
     };
     return await finishRun(
       {

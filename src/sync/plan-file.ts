@@ -75,7 +75,7 @@ const planItem = z.strictObject({
   pairedWith: z.string().optional(),
 });
 const guard = z.strictObject({
-  guard: z.enum(['max_deletes', 'source_drop', 'empty_source', 'inventory_missing']),
+  guard: z.enum(['max_deletes', 'source_drop', 'empty_source', 'unreadable_rows', 'inventory_missing']),
   tripped: z.boolean(),
   message: z.string(),
   allowWith: z.string().optional(),

@@ -25,7 +25,7 @@ import type { Fields, Plan } from '../plan/types.js';
 import { writeReport, type WrittenReport } from '../report/write.js';
 import type { RunReport } from '../report/types.js';
 import { openSource, sha256File } from '../sources/index.js';
-import { HASH_BATCH, HEARTBEAT_MS, StateStore } from '../state/store.js';
+import { HASH_BATCH, HEARTBEAT_MS, mayHaveWritten, StateStore } from '../state/store.js';
 import { buildRunReport } from './report-builder.js';
 import { newRunId } from './run-id.js';
 import { planBindings, savePlanFile, type PlanBindings } from './plan-file.js';
@@ -86,8 +86,16 @@ export async function runSync(options: RunOptions): Promise<RunResult> {
   const pipeline = loadPipeline(resolve(options.cwd ?? process.cwd(), options.pipelinePath));
   const store = openState(pipeline, options);
   const runId = newRunId(now());
-  const unlock = options.dryRun ? () => {} : lock(store, runId);
+  let unlock = () => {};
+  const lockLost = new AbortController();
+  options = { ...options, signal: options.signal ? AbortSignal.any([options.signal, lockLost.signal]) : lockLost.signal };
   try {
+    if (!options.dryRun) {
+      unlock = lock(store, runId, () => {
+        options.logger?.error({ runId, pipeline: pipeline.name }, 'the pipeline lock was taken from this run: stopping');
+        lockLost.abort();
+      });
+    }
     const startedAt = now();
     const prepared = await prepareRun(pipeline, store, runId, options).catch(async (error: unknown) => {
       await recordEarlyFailure({ pipeline, store, runId, startedAt, error, options });
@@ -128,10 +136,19 @@ export function openState(pipeline: ResolvedPipeline, options: Pick<RunOptions, 
   return StateStore.open(stateFile(pipeline, options), pipeline.name);
 }
 
-/** Takes the pipeline lock and keeps its heartbeat going; returns the release function. */
-export function lock(store: StateStore, runId: string): () => void {
+/**
+ * Takes the pipeline lock and keeps its heartbeat going; returns the release function. If the
+ * lock stops being ours (someone ran `unlock`, or judged it stale), `onLost` is told, so the run
+ * stops starting calls instead of writing beside another run.
+ */
+export function lock(store: StateStore, runId: string, onLost: () => void = () => {}): () => void {
   store.acquireLock(runId);
-  const timer = setInterval(() => store.heartbeat(runId), HEARTBEAT_MS);
+  const timer = setInterval(() => {
+    if (!store.heartbeat(runId)) {
+      clearInterval(timer);
+      onLost();
+    }
+  }, HEARTBEAT_MS);
   timer.unref();
   return () => {
     clearInterval(timer);
@@ -176,8 +193,11 @@ export async function prepareRun(pipeline: ResolvedPipeline, store: StateStore, 
   }
   const groupId = configuredGroup ?? rememberedGroup;
 
+  // Read before the inventory: a write that lands while planning then makes a saved plan stale.
+  const stateSerial = store.serial();
   const refreshAll = options.refresh === 'all';
-  const classifier = new RosterClassifier({ keepUnchanged: refreshAll });
+  const unfinished = store.unfinishedOrFailed();
+  const classifier = new RosterClassifier({ keepUnchanged: refreshAll, rewrite: new Set(unfinished.keys()) });
   // Records are compared with the inventory in batches, so the inventory stays on disk.
   const pending: DesiredRecord[] = [];
   const classifyPending = () => {
@@ -194,16 +214,19 @@ export async function prepareRun(pipeline: ResolvedPipeline, store: StateStore, 
   classifyPending();
   // Readers add notes while reading (merged cells, an encoding switch), so collect them after.
   notes.push(...opened.notes);
-  const duplicatesRejected = compiled.duplicatePolicy === 'reject' ? roster.duplicateClientIds : new Set<string>();
-  const classification = classifier.finish(store.ownedIds(), duplicatesRejected);
-  const unfinished = store.unfinishedOrFailed();
-  // A write the service may have performed without this pipeline learning of it (a kill after the
-  // call, an outage, a fault after the handler ran) is journaled sent or failed and is not in the
-  // inventory. If its row has since left the roster, the record may still exist: count it as gone
-  // from the roster like an owned one, so mirror mode deletes it (a 404 means it never existed)
-  // and upsert mode lists it as an orphan. Otherwise it would stay in the group, owned by nobody.
-  for (const clientId of unfinished.keys()) {
-    if (!classifier.has(clientId) && store.getOwned(clientId) === undefined) classification.missing.push(clientId);
+  // In the roster but not to be written: rows rejected for their values, and duplicated ids.
+  const keepAsIs = new Set(roster.rejectedClientIds);
+  if (compiled.duplicatePolicy === 'reject') for (const clientId of roster.duplicateClientIds) keepAsIs.add(clientId);
+  const classification = classifier.finish(store.ownedIds(), keepAsIs);
+  // A create or update the service may have performed without this pipeline learning of it (a
+  // kill after the call, an outage, a fault after the handler ran) is not in the inventory. If its
+  // row has since left the roster, the record may still exist: count it as gone from the roster
+  // like an owned one, so mirror mode deletes it (a 404 means it never existed) and upsert mode
+  // lists it as an orphan. A definite refusal (4xx) wrote nothing: such an id is left alone, as the
+  // group may hold a record of that id that this pipeline never owned.
+  for (const [clientId, write] of unfinished) {
+    if (write.action === 'delete' || !mayHaveWritten(write)) continue;
+    if (!classifier.has(clientId) && !keepAsIs.has(clientId) && store.getOwned(clientId) === undefined) classification.missing.push(clientId);
   }
 
   const needApplied = [
@@ -221,7 +244,7 @@ export async function prepareRun(pipeline: ResolvedPipeline, store: StateStore, 
     classification,
     lastApplied,
     ...(remote ? { remote } : {}),
-    previouslyFailed: new Set(unfinished.keys()),
+    previouslyFailed: new Map([...unfinished].map(([clientId, write]) => [clientId, write.action])),
     policy: { ...policy, max_rps: options.maxRps ?? policy.max_rps },
     fieldLabels: new Map(Object.entries(compiled.fieldNames)),
     optionLabels: new Map(listing.author_from_group.flatMap((field) => (field.options ?? []).map((option) => [option.api_id, option.option] as const))),
@@ -230,6 +253,7 @@ export async function prepareRun(pipeline: ResolvedPipeline, store: StateStore, 
       validCount: roster.counts.valid,
       previousValidCount: previous?.validRecords ?? null,
       inventoryMissing: groupId !== null && ownedCount === 0,
+      unidentifiedRejected: roster.unidentifiedRejected,
       allow: {
         ...(options.allowDeletes !== undefined ? { deletes: options.allowDeletes } : {}),
         ...(options.allowSourceDrop ? { sourceDrop: true } : {}),
@@ -242,7 +266,7 @@ export async function prepareRun(pipeline: ResolvedPipeline, store: StateStore, 
     { runId, pipeline: pipeline.name, dryRun: options.dryRun === true, rows: roster.counts.rowsRead, valid: roster.counts.valid, rejected: roster.counts.rejected, plan: plan.counts, refused: plan.refused },
     `planned: ${plan.estimate.text}`,
   );
-  const bindings = planBindings({ pipeline, sourceSha256, stateSerial: store.serial(), baseUrl: options.service.baseUrl, groupId });
+  const bindings = planBindings({ pipeline, sourceSha256, stateSerial, baseUrl: options.service.baseUrl, groupId });
   return {
     runId,
     startedAt,

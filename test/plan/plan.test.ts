@@ -14,15 +14,16 @@ function record(clientId: string, fields: Fields, row = 2): DesiredRecord {
 }
 const hashOf = (fields: Fields) => hashJson(canonicalJson(fields));
 
-function plan(input: { desired: DesiredRecord[]; owned?: Record<string, Fields>; mode?: 'upsert' | 'mirror'; update?: 'partial' | 'full'; remote?: Map<string, Fields | null>; failed?: string[]; drop?: string[] }) {
+function plan(input: { desired: DesiredRecord[]; owned?: Record<string, Fields>; mode?: 'upsert' | 'mirror'; update?: 'partial' | 'full'; remote?: Map<string, Fields | null>; failed?: Record<string, 'create' | 'update' | 'delete'>; drop?: string[] }) {
   const owned = input.owned ?? {};
-  const classifier = new RosterClassifier({ keepUnchanged: input.remote !== undefined });
+  const failed = new Map(Object.entries(input.failed ?? {}));
+  const classifier = new RosterClassifier({ keepUnchanged: input.remote !== undefined, rewrite: new Set(failed.keys()) });
   for (const r of input.desired) classifier.add(r, owned[r.clientId] ? hashOf(owned[r.clientId]!) : undefined);
   const args: BuildPlanInput = {
     classification: classifier.finish(Object.keys(owned), new Set(input.drop ?? [])),
     lastApplied: new Map(Object.entries(owned)),
     ...(input.remote ? { remote: input.remote } : {}),
-    previouslyFailed: new Set(input.failed ?? []),
+    previouslyFailed: failed,
     policy: { mode: input.mode ?? 'mirror', update: input.update ?? 'partial', max_rps: 10, guards: GUARDS },
     fieldLabels: new Map([['cf-1', 'Reviews completed']]),
     guardInput: { ownedCount: Object.keys(owned).length, validCount: input.desired.length, previousValidCount: null, inventoryMissing: false, allow: {} },
@@ -55,6 +56,9 @@ describe('evaluateGuards', () => {
     ['empty source never deletes', { validCount: 0, deletes: 100 }, ['empty_source', 'max_deletes']],
     ['empty source allowed only with both flags', { validCount: 0, deletes: 100, allow: { emptySource: true, deletes: 100 } }, []],
     ['empty source on a first run is fine', { validCount: 0, ownedCount: 0, previousValidCount: null }, []],
+    ['deletes with rows whose id is unreadable', { deletes: 2, unidentifiedRejected: 1 }, ['unreadable_rows']],
+    ['unreadable rows allowed by the flag', { deletes: 2, unidentifiedRejected: 1, allow: { deletes: 2 } }, []],
+    ['unreadable rows without deletes are fine', { unidentifiedRejected: 3 }, []],
   ])('%s', (_name, overrides, tripped) => {
     const results = evaluateGuards({ ...base, ...overrides });
     expect(results.filter((r) => r.tripped).map((r) => r.guard)).toEqual(tripped);
@@ -121,8 +125,30 @@ describe('buildPlan', () => {
   });
 
   it('marks records that failed last time as retried', () => {
-    const result = plan({ desired: [record('a', marie)], failed: ['a'] });
+    const result = plan({ desired: [record('a', marie)], failed: { a: 'create' } });
     expect(result.items[0]).toMatchObject({ action: 'create', reason: 'retry_failed' });
+  });
+
+  it('writes a record again whole when its last update was never confirmed, even if the roster matches the inventory', () => {
+    const result = plan({ desired: [record('a', marie)], owned: { a: marie }, failed: { a: 'update' } });
+    expect(result.items).toEqual([expect.objectContaining({ clientId: 'a', action: 'update', reason: 'retry_failed', body: marie })]);
+  });
+
+  it('recreates a record whose delete was never confirmed when the roster brings it back', () => {
+    const result = plan({ desired: [record('a', marie)], owned: { a: marie }, failed: { a: 'delete' } });
+    expect(result.items).toEqual([expect.objectContaining({ clientId: 'a', action: 'create', reason: 'retry_failed', body: marie })]);
+  });
+
+  it('trusts the remote copy over an unconfirmed write when refreshing', () => {
+    const result = plan({ desired: [record('a', marie)], owned: { a: marie }, failed: { a: 'update' }, remote: new Map([['a', marie]]) });
+    expect(result.items).toEqual([]);
+    expect(result.counts.noop).toBe(1);
+  });
+
+  it('never deletes ids of rows rejected for their values: the person is still in the roster', () => {
+    const result = plan({ desired: [record('a', marie)], owned: { a: marie, rejected: { name: 'R' } }, drop: ['rejected'] });
+    expect(result.items).toEqual([]);
+    expect(result.orphans).toEqual([]);
   });
 
   it('never deletes ids dropped as duplicates: they are still in the roster', () => {

@@ -24,14 +24,14 @@ describe('StateStore', () => {
     const store = StateStore.open(dbPath(), 'p');
     const j1 = store.journalPlanned('run1', 'a', 'create');
     store.journalSent(j1);
-    expect(store.unfinishedOrFailed()).toEqual(new Map([['a', 'sent']]));
+    expect(store.unfinishedOrFailed()).toEqual(new Map([['a', { action: 'create', state: 'sent', status: null }]]));
     store.recordApplied({ journalId: j1, clientId: 'a', fieldsJson: '{"name":"A"}', hash: 'h1', runId: 'run1', sourceRow: 2, status: 200, attempts: 1 });
     expect(store.ownedHashesOf(['a', 'b'])).toEqual(new Map([['a', 'h1']]));
     expect([...store.ownedIds()]).toEqual(['a']);
     expect(store.unfinishedOrFailed().size).toBe(0);
     const j2 = store.journalPlanned('run1', 'b', 'create');
     store.journalFailed(j2, 400, 'bad value', 1);
-    expect(store.unfinishedOrFailed()).toEqual(new Map([['b', 'failed']]));
+    expect(store.unfinishedOrFailed()).toEqual(new Map([['b', { action: 'create', state: 'failed', status: 400 }]]));
     expect(store.ownedCount()).toBe(1);
     const serial = store.serial();
     const j3 = store.journalPlanned('run2', 'a', 'delete');

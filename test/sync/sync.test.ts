@@ -2,7 +2,7 @@
  * The sync engine end to end (issue 4 "Done when"): the CLI in-process, the emulator over real
  * HTTP on 127.0.0.1:0, a throw-away project per test.
  */
-import { readFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { RunningEmulator } from '../../src/emulator/server.js';
@@ -317,5 +317,72 @@ describe('sync', () => {
     expect(retried.length).toBeGreaterThan(0);
     const full = emu.stats.snapshot().calls[FULL] ?? {};
     expect(report.records.reduce((sum, r) => sum + (r.attempts ?? 1), 0)).toBe(Object.values(full).reduce((a, b) => a + b, 0));
+  });
+
+  it('never deletes the record of a row rejected for its values, in mirror mode', async () => {
+    const rows = people(30);
+    const project = await makeProject(rows, { mode: 'mirror' });
+    expect((await cli(emu, project.dir, ['sync', project.pipeline])).code).toBe(0);
+    rows[4] = { ...rows[4]!, level: 'Guru' };
+    await project.writeRoster(rows);
+    const run = await cli(emu, project.dir, ['sync', project.pipeline]);
+    expect(run.code, run.stderr).toBe(2);
+    expect(calls(DELETE)).toBe(0);
+    expect(groupRecords(emu).p5).toBeDefined();
+    const report = await reportOf(run.stdout);
+    expect(report.records).toEqual([]);
+    expect(report.input.rejected).toBe(1);
+  });
+
+  it('refuses deletes while some rejected rows have no readable client_id', async () => {
+    const rows = people(30);
+    const project = await makeProject(rows, { mode: 'mirror' });
+    expect((await cli(emu, project.dir, ['sync', project.pipeline])).code).toBe(0);
+    rows[4] = { ...rows[4]!, id: '' };
+    await project.writeRoster(rows.slice(0, 29));
+    const run = await cli(emu, project.dir, ['sync', project.pipeline]);
+    expect(run.code).toBe(3);
+    const report = await reportOf(run.stdout);
+    expect(report.guards.find((g) => g.guard === 'unreadable_rows')).toMatchObject({ tripped: true, allowWith: '--allow-deletes 2' });
+    expect(calls(DELETE)).toBe(0);
+  });
+
+  it('recreates a record whose delete was sent but never confirmed when the roster brings it back', async () => {
+    const project = await makeProject(people(10));
+    expect((await cli(emu, project.dir, ['sync', project.pipeline])).code).toBe(0);
+    // A mirror run sent DELETE p5 and was killed before recording it; the service did delete it.
+    const store = openState(loadPipeline(project.pipeline));
+    store.journalSent(store.journalPlanned('killed-run', 'p5', 'delete'));
+    store.close();
+    const del = await fetch(`${emu.url}/api/external/author-from-group/${await groupId()}/p5/`, { method: 'DELETE', headers: { 'X-ApiKey': API_KEY } });
+    expect(del.status).toBe(200);
+
+    const run = await cli(emu, project.dir, ['sync', project.pipeline]);
+    expect(run.code, run.stderr).toBe(0);
+    expect((await reportOf(run.stdout)).records).toEqual([expect.objectContaining({ clientId: 'p5', action: 'create', reason: 'retry_failed', outcome: 'done' })]);
+    expect(groupRecords(emu).p5).toMatchObject({ name: 'Person 5' });
+    const again = await cli(emu, project.dir, ['sync', project.pipeline]);
+    expect((await reportOf(again.stdout)).records).toEqual([]);
+  });
+
+  it('does not delete a replaced record when the create of its new client_id failed', async () => {
+    const rows = people(12);
+    const project = await makeProject(rows);
+    expect((await cli(emu, project.dir, ['sync', project.pipeline])).code).toBe(0);
+    rows[0] = { ...rows[0]!, id: 'legacy-1' };
+    await project.writeRoster(rows);
+    // The service fails every call for a while; the custom fields come from a saved listing.
+    const fields = join(project.dir, 'fields.json');
+    const listing = await fetch(`${emu.url}/api/external/custom-fields/all/`, { headers: { 'X-ApiKey': API_KEY } });
+    await writeFile(fields, await listing.text());
+    await emu.close();
+    emu = await emulator({ world: emu.world, faults: { status500: 1 } });
+    const run = await cli(emu, project.dir, ['sync', project.pipeline, '--fields-file', fields]);
+    expect(run.code).toBe(2);
+    expect(calls(FULL)).toBeGreaterThan(0);
+    expect(calls(DELETE)).toBe(0);
+    const report = await reportOf(run.stdout);
+    expect(report.records.find((r) => r.clientId === 'p1')).toMatchObject({ action: 'delete', outcome: 'skipped' });
+    expect(groupRecords(emu).p1).toBeDefined();
   });
 });
