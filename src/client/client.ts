@@ -274,7 +274,9 @@ export function createClient(options: ClientOptions): ServiceClient {
         const { outcome, error } = result;
         if (outcome.kind === 'status' && outcome.status === 429) {
           counters.rateLimited += 1;
-          limiter.onRateLimited(outcome.retryAfterMs);
+          // A Retry-After pauses the whole client, but never longer than a call may take in all:
+          // an hour-long Retry-After must not stall a nightly run (the call itself gives up).
+          limiter.onRateLimited(outcome.retryAfterMs === undefined ? undefined : Math.min(outcome.retryAfterMs, policy.maxElapsedMs));
         }
         const decision = decideRetry({ outcome, attempt, elapsedMs: now() - firstStartedAt, mode: spec.mode, policy, random });
         if (!decision.retry) {
@@ -292,6 +294,8 @@ export function createClient(options: ClientOptions): ServiceClient {
       }
     } catch (error) {
       counters.failures += 1;
+      // Stopped while the request was on the wire: the service may have created the group.
+      if (error instanceof RequestAbortedError && spec.mode === 'unsent-only') throw ambiguity(spec, error);
       if (error instanceof ServiceError || error instanceof ClientInputError) throw error;
       if (signal?.aborted) {
         throw new RequestAbortedError(`${spec.method} ${spec.path} was aborted`, { method: spec.method, path: spec.path, cause: error });

@@ -52,6 +52,18 @@ describe('group creation is not idempotent', () => {
     expect(server.requests).toHaveLength(1);
   });
 
+  it('stopping the call after the request was sent (Ctrl-C) is ambiguous, not a plain abort', async () => {
+    server = await startTinyServer(() => undefined); // receives the request, never answers
+    const controller = new AbortController();
+    const pending = client(server.url).createGroup(request, { signal: controller.signal }).catch((e: unknown) => e);
+    while (server.requests.length === 0) await new Promise((resolve) => setTimeout(resolve, 10));
+    controller.abort();
+    const error = await pending;
+    expect(error).toBeInstanceOf(AmbiguousGroupCreationError);
+    expect((error as AmbiguousGroupCreationError).hint).toMatch(/Check in the service UI/);
+    expect(server.requests).toHaveLength(1);
+  });
+
   it('a timeout after sending is ambiguous and never retried', async () => {
     server = await startTinyServer(() => undefined); // receives the request, never answers
     const c = client(server.url, 250);

@@ -96,4 +96,16 @@ describe('retries with scaled-down time', () => {
     expect(Date.now() - started).toBeLessThan(1000);
     expect(c.stats().retries).toBe(2);
   });
+
+  it('never lets one huge Retry-After stall the client beyond the time budget of a call', async () => {
+    server = await scripted([{ status: 429, headers: { 'retry-after': '3600' } }, { status: 200 }]);
+    const clock = fakeClock();
+    const c = client(server.url, clock);
+    await expect(c.deleteAuthor(1, 'a')).rejects.toBeInstanceOf(RateLimitedError);
+    const before = clock.now();
+    await c.deleteAuthor(1, 'b');
+    // The next call waits out the pause, capped at maxElapsedMs (60 s), not an hour.
+    expect(clock.now() - before).toBeLessThanOrEqual(60_000);
+    expect(clock.now() - before).toBeGreaterThan(0);
+  });
 });
