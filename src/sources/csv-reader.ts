@@ -20,6 +20,7 @@ import {
   DELIMITER_NAMES,
   classifyUtf8,
   firstInvalidUtf8Line,
+  hasUtf8MultibyteSequence,
   countLines,
   detectBom,
   detectDelimiter,
@@ -80,6 +81,7 @@ export async function openCsv({ path, file, options, signal }: CsvOpenArgs): Pro
   const delimiter = chooseDelimiter(options?.delimiter ?? 'auto', text, sampleIsWholeFile, notes);
 
   const decoder = new CsvDecoder({
+    file,
     encoding,
     requested: options?.encoding ?? 'auto',
     startOffset: headerOffset,
@@ -246,19 +248,39 @@ class CsvDecoder extends Transform {
   private sawNonAscii = false;
   /** Byte offset in the file of the next chunk, for notes. */
   private offset: number;
+  private readonly file: string;
   private readonly requested: 'auto' | CsvEncoding;
   private readonly note: (text: string) => void;
 
-  constructor(args: { encoding: CsvEncoding; requested: 'auto' | CsvEncoding; startOffset: number; note: (text: string) => void }) {
+  constructor(args: { file: string; encoding: CsvEncoding; requested: 'auto' | CsvEncoding; startOffset: number; note: (text: string) => void }) {
     super({ highWaterMark: CSV_SAMPLE_BYTES });
+    this.file = args.file;
     this.mode = args.encoding;
     this.requested = args.requested;
     this.offset = args.startOffset;
     this.note = args.note;
   }
 
+  /**
+   * With `auto`, a file that turns out to hold both UTF-8 text and bytes that are not UTF-8 is
+   * refused: read either way, some names would be corrupted, and nothing tells which reading is
+   * right. (An explicit `csv.encoding` is the operator's answer.)
+   */
+  private mixed(at: number): SourceError {
+    return new SourceError(
+      this.file,
+      `${this.file} mixes encodings: it has UTF-8 text and bytes that are not UTF-8 (near byte ${at}). Read either way, some names would be corrupted.`,
+      { hint: 'Re-save the whole file as UTF-8 ("CSV UTF-8" in Excel), or set source.csv.encoding if you accept one reading.' },
+    );
+  }
+
   override _transform(chunk: Buffer, _encoding: BufferEncoding, callback: TransformCallback): void {
     if (this.mode === 'windows-1252') {
+      if (this.requested === 'auto' && hasUtf8MultibyteSequence(chunk)) {
+        callback(this.mixed(this.offset));
+        return;
+      }
+      this.offset += chunk.length;
       callback(null, iconv.decode(chunk, 'windows-1252'));
       return;
     }
@@ -275,19 +297,26 @@ class CsvDecoder extends Transform {
     const tail = incompleteUtf8Tail(buf);
     const body = tail === 0 ? buf : buf.subarray(0, buf.length - tail);
     if (isUtf8(body)) {
-      this.sawNonAscii = true;
+      // The held-back tail may be a Windows-1252 letter, not a UTF-8 lead byte: only the checked
+      // body says whether the file has shown non-ASCII UTF-8 yet.
+      this.sawNonAscii ||= !isAscii(body);
       if (tail > 0) this.carry = Buffer.from(buf.subarray(buf.length - tail));
       this.offset += body.length;
       callback(null, body);
       return;
     }
-    if (this.requested === 'auto' && !this.sawNonAscii) {
+    if (this.requested === 'auto') {
+      if (this.sawNonAscii || hasUtf8MultibyteSequence(buf)) {
+        callback(this.mixed(this.offset));
+        return;
+      }
       this.mode = 'windows-1252';
       let first = 0;
       while (first < buf.length && (buf[first] as number) < 0x80) first++;
       this.note(
         `Encoding: switched to Windows-1252 at byte ${this.offset + first} (the file is not valid UTF-8 there; everything before was plain ASCII).`,
       );
+      this.offset += buf.length;
       callback(null, iconv.decode(buf, 'windows-1252'));
       return;
     }
