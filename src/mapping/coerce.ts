@@ -98,9 +98,9 @@ function impossible(): Coerced<string> {
 }
 
 export function coerceDate(cell: CellValue, formats: readonly DateFormat[] = []): Coerced<string> {
-  if (typeof cell === 'number') return excelSerialToIso(cell);
   const text = String(cell).trim();
-  // Text serials only with 5 digits (1927-05-18 … 2173-10-14): a bare "2023" is a year, not day 2023.
+  // Serials only with 5 digits (1927-05-18 … 2173-10-14), as text or as a number: a bare 2023 is
+  // a year, not day 2023 of 1900. (Date-formatted XLSX cells already arrive as YYYY-MM-DD.)
   if (/^\d{5}(?:\.\d+)?$/.test(text)) return excelSerialToIso(Number(text));
   const isoMatch = /^(\d{4})-(\d{2})-(\d{2})(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?)?$/.exec(text);
   if (isoMatch) {

@@ -401,9 +401,11 @@ function mapField(plan: FieldPlan, row: SourceRow, problems: RowProblem[]): Fiel
     result = values.length ? values : null;
   } else if (cells.length) {
     const only = cells.length === 1 ? cells[0]! : undefined;
-    // A typed cell (number from XLSX) reaches number/date coercion untouched unless transforms ask for text.
+    // A typed cell (number from XLSX) reaches coercion untouched: text transforms mean nothing to
+    // it, and turning 1.234 into "1.234" would let a decimal-comma field read it as 1234.
+    const typedKind = plan.kind === 'number' || plan.kind === 'date';
     const raw: CellValue =
-      only !== undefined && typeof only !== 'string' && plan.transforms.length === 0
+      only !== undefined && typeof only !== 'string' && (plan.transforms.length === 0 || typedKind)
         ? only
         : cells.map(cellText).join(plan.join);
     const transformed = typeof raw === 'string' ? runTransforms(plan, raw, row, problems) : raw;

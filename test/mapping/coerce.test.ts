@@ -99,6 +99,8 @@ describe('date', () => {
     ['2023', [], /accepted format/],
     ['yesterday', [], /accepted format/],
     ['04.05.2023', ['DD/MM/YYYY'], /accepted format/],
+    // A plain number in a date column is a year or a count, not day 2023 of 1900.
+    [2023, [], /accepted format/],
   ] as const)('%j with %j is refused', (input, formats, message) => {
     const r = coerceDate(input, formats);
     expect(r.ok).toBe(false);

@@ -33,6 +33,18 @@ function compileError(input: Record<string, unknown>): MappingError {
   throw new Error('expected a MappingError');
 }
 
+describe('typed XLSX cells', () => {
+  it('keep a number intact in a decimal-comma field even when the field has text transforms', () => {
+    const compiled = compile({
+      client_id: { column: 'ID' },
+      fields: { name: { column: 'Name' } },
+      custom_fields: { 'Reviews completed': { column: 'Reviews', decimal: ',', transforms: ['trim'] } },
+    });
+    const result = compiled.mapRow(row({ ID: 'a', Name: 'A', Reviews: 1.234 }));
+    expect(result.kind === 'record' && result.record.fields[ID.reviews]).toBe(1.234);
+  });
+});
+
 describe('a full mapping', () => {
   const compiled = compile({
     client_id: { column: 'ID', prefix: 'rev-' },
