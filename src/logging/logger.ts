@@ -38,16 +38,20 @@ const REDACTED_PATHS = [
   'api_key',
   'key',
   'headers["x-apikey"]',
+  'headers["X-ApiKey"]',
+  'headers["X-APIKEY"]',
   '*.apiKey',
   '*.api_key',
   '*.headers["x-apikey"]',
+  '*.headers["X-ApiKey"]',
   'email',
   'emails',
   '*.email',
   '*.emails',
 ];
 
-const EMAIL_PATTERN = /[^\s@"'<>(),;:]+@[^\s@"'<>(),;:]+\.[^\s@"'<>(),;:]+/g;
+/** An email, also URL-encoded (`alice%40example.org`, as in request paths of error messages). */
+const EMAIL_PATTERN = /[^\s@"'<>(),;:%/]+(?:@|%40)[^\s@"'<>(),;:/]+\.[^\s@"'<>(),;:/]+/gi;
 
 /** Removes secrets and email addresses from one string. */
 export function scrubText(text: string, secrets: readonly string[]): string {
@@ -58,7 +62,9 @@ export function scrubText(text: string, secrets: readonly string[]): string {
 
 function scrubValue(value: unknown, secrets: readonly string[], depth = 0): unknown {
   if (typeof value === 'string') return scrubText(value, secrets);
-  if (depth > 8 || value === null || typeof value !== 'object') return value;
+  if (value === null || typeof value !== 'object') return value;
+  // Deeper than anything rostersync logs: dropped rather than let through unscrubbed.
+  if (depth > 8) return '[truncated]';
   if (value instanceof Error) {
     return { type: value.name, message: scrubText(value.message, secrets), ...scrubObject({ ...value }, secrets, depth) };
   }
