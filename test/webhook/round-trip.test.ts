@@ -250,6 +250,9 @@ describe('rostersync webhook serve and send-test', () => {
     expect(ok.stdout).toContain('answered 200');
     const wrong = await main(['webhook', 'send-test', url!], { stdout: new PassThrough(), stderr: new PassThrough(), env: { SERVICE_WEBHOOK_KEY: 'wrong' }, cwd: process.cwd() });
     expect(wrong).toBe(4);
+    const remote = await cli(['webhook', 'send-test', 'http://hooks.example.org/referees']);
+    expect(remote.code).toBe(1);
+    expect(remote.stderr).toContain('refusing plain http:// to hooks.example.org');
 
     controller.abort();
     expect(await serving).toBe(0);

@@ -7,6 +7,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
+import { isLoopback } from '../../client/config.js';
 import { EXIT, UserFacingError } from '../../errors.js';
 import { escapeFormula } from '../../report/rejected-csv.js';
 import { listSelections, readStoreFile, sendTestWebhook, startWebhookReceiver, type StoredSelection } from '../../webhook/index.js';
@@ -101,6 +102,12 @@ export const webhookCommand: CommandFactory = (ctx) => ({
         handler: action(ctx, async (args: WebhookArgs) => {
           const key = resolveWebhookKey(ctx.io, args['key-file']);
           const url = String(args.url);
+          // The webhook key travels in the body: the same https rule as the service's base URL.
+          if (/^http:/i.test(url) && !isLoopback(new URL(url).hostname)) {
+            throw new UserFacingError(`refusing plain http:// to ${new URL(url).hostname}: the webhook key would travel unencrypted`, {
+              hint: 'Use an https:// URL; http:// is accepted only for loopback hosts (127.0.0.1, ::1, localhost).',
+            });
+          }
           let result;
           try {
             result = await sendTestWebhook(url, key);
