@@ -78,6 +78,8 @@ export interface ClientOptions {
   dispatcher?: Dispatcher;
   /** Logger for request and retry events (never given the key). @default none */
   logger?: Logger;
+  /** Largest response body read, in bytes; a larger one fails the call. @default 33554432 (32 MiB) */
+  maxResponseBytes?: number;
 }
 
 /** Options of one call. */
@@ -166,6 +168,8 @@ export function createClient(options: ClientOptions): ServiceClient {
   const log = options.logger;
   const counters = { calls: 0, requests: 0, retries: 0, rateLimited: 0, failures: 0 };
 
+  const maxResponseBytes = options.maxResponseBytes ?? 32 * 1024 * 1024;
+
   async function attemptOnce<T>(spec: CallSpec<T>): Promise<AttemptResult<T>> {
     const { method, path } = spec;
     const timeoutMs = spec.options?.timeoutMs ?? defaultTimeoutMs;
@@ -194,8 +198,14 @@ export function createClient(options: ClientOptions): ServiceClient {
       status = response.statusCode;
       contentType = headerValue(response.headers['content-type']) ?? '';
       retryAfterHeader = headerValue(response.headers['retry-after']);
-      // Always consume the body, or undici keeps the connection busy.
-      text = await response.body.text();
+      // Always consume the body, or undici keeps the connection busy; a body past the cap is
+      // destroyed instead (the service's answers are small: a huge one is a proxy or a fault).
+      const capped = await readCapped(response.body, maxResponseBytes);
+      if (capped === undefined) {
+        const message = `${method} ${path} answered ${status} with more than ${maxResponseBytes} bytes; refusing to read it`;
+        return { ok: false, error: new UnexpectedResponseError(message, { method, path, status, contentType: contentType || undefined }), outcome: { kind: 'status', status } };
+      }
+      text = capped;
     } catch (cause) {
       if (userSignal?.aborted) {
         throw new RequestAbortedError(`${method} ${path} was aborted`, { method, path, cause: userSignal.reason });
@@ -459,6 +469,21 @@ function authorPath(groupId: number, clientId: string): string {
  * Encodes one path segment. Ids may hold anything (slashes, spaces, unicode), which
  * encodeURIComponent covers; `.` and `..` would be collapsed by URL normalization, so they are refused.
  */
+/** Reads a response body as UTF-8 text, or destroys it and answers undefined past `maxBytes`. */
+async function readCapped(body: AsyncIterable<Buffer> & { destroy(): unknown }, maxBytes: number): Promise<string | undefined> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of body) {
+    size += chunk.length;
+    if (size > maxBytes) {
+      body.destroy();
+      return undefined;
+    }
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
 export function pathSegment(value: string, name: string): string {
   if (typeof value !== 'string' || value === '' || value === '.' || value === '..') {
     throw new ClientInputError(`${name} "${String(value)}" cannot be used in a URL path`, {

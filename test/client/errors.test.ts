@@ -243,4 +243,15 @@ describe('refused before sending', () => {
     server = await startTinyServer((_req, res) => sendJson(res, 200, { ok: true }));
     await expect(clientFor(server.url).putAuthor(1, 'x', { name: 'A', emails: 'a@b.c' } as never)).rejects.toThrow(/emails/);
   });
+
+  it('refuses an answer larger than the cap, and the client keeps working', async () => {
+    server = await startTinyServer((req, res) =>
+      req.url?.includes('/big/') ? sendJson(res, 200, { ok: true, padding: 'x'.repeat(5000) }) : sendJson(res, 200, { ok: true }),
+    );
+    const c = createClient({ baseUrl: server.url, apiKey: API_KEY, maxResponseBytes: 1000, rateLimit: { rps: 1000, burst: 1000 } });
+    const error = await c.deleteAuthor(1, 'big').catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(UnexpectedResponseError);
+    expect((error as Error).message).toContain('more than 1000 bytes');
+    await expect(c.deleteAuthor(1, 'small')).resolves.toEqual({ ok: true });
+  });
 });
