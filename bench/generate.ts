@@ -9,6 +9,8 @@
 import { createWriteStream, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import ExcelJS from 'exceljs';
+export { seededRandom } from '../src/emulator/runtime.js';
+import { seededRandom } from '../src/emulator/runtime.js';
 
 export interface RosterOptions {
   rows: number;
@@ -35,17 +37,6 @@ const DOMAINS = ['uni-heidelberg.de', 'ox.ac.uk', 'mit.edu', 'karolinska.se', 'u
 const LEVELS = ['Junior', 'Senior', 'Expert'];
 const AREAS = ['Oncology', 'Cardiology', 'Neurology', 'Immunology', 'Genetics', 'Epidemiology', 'Machine Learning', 'Statistics'];
 
-/** mulberry32: small, fast, seedable. */
-export function seededRandom(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** ORCID check character (ISO 7064 11,2) of the first 15 digits. */
 export function orcidCheck(digits15: string): string {

@@ -15,6 +15,7 @@ import { Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { loadFixture } from '../src/emulator/fixture.js';
 import { orcidCheckDigit } from '../src/mapping/transforms.js';
+import { seededRandom } from '../src/emulator/runtime.js';
 
 const ROOT = resolve(fileURLToPath(new URL('..', import.meta.url)));
 const DATA = join(ROOT, 'bench/data');
@@ -25,16 +26,6 @@ function arg(name: string): string | undefined {
   return i >= 0 ? process.argv[i + 1] : undefined;
 }
 
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const FIRST = ['Amara', 'Bjørn', 'Chiara', 'Daniel', 'Elif', 'Farid', 'Grete', 'Hiroshi', 'Ines', 'Jonas', 'Kavya', 'Lucía', 'Mateo', 'Nadia', 'Oskar', 'Priya'];
 const LAST = ['Okafor', 'Lindqvist', 'Bianchi', 'Hartmann', 'Yılmaz', 'Haddad', 'Sørensen', 'Tanaka', 'Moreau', 'Becker', 'Iyer', 'Fernández'];
@@ -44,7 +35,7 @@ const LEVELS = ['Junior', 'Senior', 'Expert'];
 const AVAILABILITY = ['Available', 'Busy', 'On leave'];
 
 async function generate(path: string, rows: number): Promise<void> {
-  const random = rng(1_000_003);
+  const random = seededRandom(1_000_003);
   const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)]!;
   const out = createWriteStream(path);
   const write = async (text: string): Promise<void> => {

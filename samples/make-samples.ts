@@ -13,21 +13,11 @@ import { fileURLToPath } from 'node:url';
 import ExcelJS from 'exceljs';
 import iconv from 'iconv-lite';
 import { orcidCheckDigit } from '../src/mapping/transforms.js';
+import { seededRandom } from '../src/emulator/runtime.js';
 
 const here = (name: string): string => fileURLToPath(new URL(name, import.meta.url));
 
-/** mulberry32: small, seeded, good enough for sample data. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-const random = rng(20240301);
+const random = seededRandom(20240301);
 const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)]!;
 const int = (min: number, max: number): number => min + Math.floor(random() * (max - min + 1));
 

@@ -11,19 +11,9 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { isScalar, isSeq, parseDocument, visit } from 'yaml';
 import { DEFAULT_FIXTURE_PATH, parseFixture } from '../fixture.js';
+import { seededRandom } from '../runtime.js';
 
-/** mulberry32: tiny deterministic PRNG, so every run writes the same YAML. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-const random = prng(20260523);
+const random = seededRandom(20260523);
 const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)] as T;
 const int = (min: number, max: number): number => min + Math.floor(random() * (max - min + 1));
 function sample<T>(items: readonly T[], count: number): T[] {
