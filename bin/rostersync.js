@@ -1,21 +1,17 @@
 #!/usr/bin/env node
-// Runs the TypeScript sources directly through tsx, so a fresh `npm ci` needs no build step.
-import { register } from 'tsx/esm/api';
+// The installed command: runs the compiled CLI in dist/ (`npm run build`; `npm ci` and `npm pack`
+// build it through `prepare`). For the TypeScript sources, use bin/rostersync-dev.js.
+import { start } from './start.js';
 
-register();
-const { main } = await import('../src/cli/main.ts');
-const { processIo } = await import('../src/cli/io.ts');
-
-// The first SIGINT/SIGTERM asks the running command to stop gracefully (no new calls, in-flight
-// calls finish, journal and report written, exit 130); a second one exits at once.
-const stop = new AbortController();
-for (const signal of ['SIGINT', 'SIGTERM']) {
-  process.on(signal, () => {
-    if (stop.signal.aborted) process.exit(130);
-    process.stderr.write(`\n${signal}: finishing calls in flight, then stopping (send it again to exit now)\n`);
-    stop.abort();
-  });
-}
-process.exitCode = await main(process.argv.slice(2), processIo(stop.signal));
-// Pending timers (heartbeats, idle sockets) must not keep a finished command alive.
-setImmediate(() => process.exit(process.exitCode));
+await start(async () => {
+  try {
+    const [{ main }, { processIo }] = await Promise.all([import('../dist/cli/main.js'), import('../dist/cli/io.js')]);
+    return { main, processIo };
+  } catch (error) {
+    if (error?.code === 'ERR_MODULE_NOT_FOUND' && String(error.message).includes('/dist/cli/')) {
+      process.stderr.write('error: rostersync is not built (dist/ is missing)\nhint: run `npm run build` in the rostersync checkout, or use bin/rostersync-dev.js to run the TypeScript sources.\n');
+      process.exit(1);
+    }
+    throw error;
+  }
+});

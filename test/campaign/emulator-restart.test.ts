@@ -14,7 +14,7 @@ import { startEmulator, type RunningEmulator } from '../../src/emulator/server.j
 import { cli, expectConverged, makeProject, readReport, recover, serviceEnv, type RecoveryLog } from './helpers/project.js';
 import { changePerson, intBetween, randomPerson, rngFor } from './helpers/roster.js';
 
-const BIN = fileURLToPath(new URL('../../bin/rostersync.js', import.meta.url));
+const BIN = fileURLToPath(new URL('../../bin/rostersync-dev.js', import.meta.url));
 const writesSoFar = (emu: RunningEmulator) => emu.stats.snapshot().writes.total;
 
 interface Exit {

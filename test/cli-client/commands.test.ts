@@ -183,8 +183,8 @@ describe('connection settings and exit codes', () => {
 
 describe('the installed binary', () => {
   // One spawn test proves the bin wiring; tsx compiles the whole CLI at start, which is slow on a busy machine.
-  it('bin/rostersync.js fields --json against the emulator', { timeout: 90_000 }, async () => {
-    const { stdout } = await promisify(execFile)(process.execPath, ['bin/rostersync.js', 'fields', '--json'], {
+  it('bin/rostersync-dev.js fields --json against the emulator', { timeout: 90_000 }, async () => {
+    const { stdout } = await promisify(execFile)(process.execPath, ['bin/rostersync-dev.js', 'fields', '--json'], {
       env: { ...process.env, ...env },
       timeout: 80_000,
     });

@@ -110,7 +110,7 @@ describe('rostersync emulator (in-process)', () => {
 
 describe('rostersync emulator (real process)', () => {
   it('prints the URL, answers calls, and exits 0 on SIGTERM', async () => {
-    const child = spawn(process.execPath, ['bin/rostersync.js', 'emulator', '--port', '0'], { cwd: process.cwd(), stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, ['bin/rostersync-dev.js', 'emulator', '--port', '0'], { cwd: process.cwd(), stdio: ['ignore', 'pipe', 'pipe'] });
     try {
       const url = LINE.exec(await firstLine(child.stdout))?.[1];
       expect(url).toBeDefined();

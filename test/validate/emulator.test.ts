@@ -39,10 +39,10 @@ describe('validate against the emulator', () => {
   });
 });
 
-/** Runs bin/rostersync.js in a child process (async: the emulator answers from this process). */
+/** Runs bin/rostersync-dev.js (the TypeScript sources) in a child process (async: the emulator answers from this process). */
 function spawnCli(args: string[], env: NodeJS.ProcessEnv): Promise<{ status: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    execFile(process.execPath, [join(ROOT, 'bin/rostersync.js'), ...args], { cwd: ROOT, env, encoding: 'utf8', timeout: 20_000 }, (error, stdout, stderr) => {
+    execFile(process.execPath, [join(ROOT, 'bin/rostersync-dev.js'), ...args], { cwd: ROOT, env, encoding: 'utf8', timeout: 20_000 }, (error, stdout, stderr) => {
       resolve({ status: error ? (typeof error.code === 'number' ? error.code : null) : 0, stdout, stderr });
     });
   });
