@@ -13,6 +13,7 @@ import {
   AmbiguousGroupCreationError,
   ClientInputError,
   NetworkError,
+  RefusedError,
   RequestAbortedError,
   ResponseShapeError,
   ServiceError,
@@ -149,6 +150,8 @@ interface CallSpec<T> {
   options: CallOptions | undefined;
   /** For group creation: the name, quoted by AmbiguousGroupCreationError. */
   groupName?: string;
+  /** For `{ok: boolean}` answers: `{"ok": false}` with 200 is a refusal, not a success (spec § Errors 1). */
+  okRequired?: boolean;
 }
 
 type AttemptResult<T> = { ok: true; value: T } | { ok: false; error: ServiceError; outcome: AttemptOutcome };
@@ -187,6 +190,7 @@ export function createClient(options: ClientOptions): ServiceClient {
     let contentType: string;
     let text: string;
     let retryAfterHeader: string | undefined;
+    let locationHeader: string | undefined;
     try {
       const response = await request(`${baseUrl}${path}${query}`, {
         method,
@@ -198,6 +202,7 @@ export function createClient(options: ClientOptions): ServiceClient {
       status = response.statusCode;
       contentType = headerValue(response.headers['content-type']) ?? '';
       retryAfterHeader = headerValue(response.headers['retry-after']);
+      locationHeader = headerValue(response.headers.location);
       // Always consume the body, or undici keeps the connection busy; a body past the cap is
       // destroyed instead (the service's answers are small: a huge one is a proxy or a fault).
       const capped = await readCapped(response.body, maxResponseBytes);
@@ -232,15 +237,11 @@ export function createClient(options: ClientOptions): ServiceClient {
     const details = { method, path, status, bodyExcerpt, contentType: contentType || undefined };
 
     if (status < 200 || status >= 300) {
-      const parsedError = isJson ? serviceErrorFields(text) : {};
-      const serviceMessage =
-        parsedError.message !== undefined
-          ? redactSecret(parsedError.message, apiKey)
-          : !isJson && text.trim() !== ''
-            ? `non-JSON answer (${contentType || 'no content type'}): ${bodyExcerpt}`
-            : undefined;
+      const described = describeErrorBody(text, contentType, isJson);
+      const serviceMessage = described.message !== undefined ? excerpt(redactSecret(described.message, apiKey)) : undefined;
       const retryAfterMs = parseRetryAfter(retryAfterHeader, now());
-      const error = errorFromStatus({ ...details, serviceMessage, serviceCode: parsedError.code, retryAfterMs });
+      const location = locationHeader === undefined ? undefined : redactSecret(withoutCredentials(locationHeader), apiKey);
+      const error = errorFromStatus({ ...details, serviceMessage, serviceCode: described.code, retryAfterMs, location });
       return { ok: false, error, outcome: { kind: 'status', status, retryAfterMs } };
     }
     const outcome: AttemptOutcome = { kind: 'status', status };
@@ -265,6 +266,12 @@ export function createClient(options: ClientOptions): ServiceClient {
       const message = `${method} ${path} (${spec.endpoint}) answered a response that breaks the contract: ${listed}`;
       const error = new ResponseShapeError(message, { ...details, fieldPaths: problems.map((p) => p.path), cause: parsed.error });
       return { ok: false, error, outcome };
+    }
+    if (spec.okRequired && (parsed.data as { ok?: unknown }).ok !== true) {
+      const said = describeErrorBody(text, contentType, true).message;
+      const reason = said !== undefined && said !== '' ? `: ${excerpt(redactSecret(said, apiKey))}` : '';
+      const message = `${method} ${path} answered ${status} with {"ok": false}; the service refused it and changed nothing${reason}`;
+      return { ok: false, error: new RefusedError(message, { ...details, serviceCode: describeErrorBody(text, contentType, true).code }), outcome };
     }
     return { ok: true, value: parsed.data };
   }
@@ -354,6 +361,7 @@ export function createClient(options: ClientOptions): ServiceClient {
         path: authorPath(groupId, clientId),
         body: jsonBody(valid),
         schema: okResponseSchema,
+        okRequired: true,
         mode: 'idempotent',
         options: callOptions,
       });
@@ -367,6 +375,7 @@ export function createClient(options: ClientOptions): ServiceClient {
         path: `${authorPath(groupId, clientId)}partial/`,
         body: jsonBody(valid),
         schema: okResponseSchema,
+        okRequired: true,
         mode: 'idempotent',
         options: callOptions,
       });
@@ -378,6 +387,7 @@ export function createClient(options: ClientOptions): ServiceClient {
         method: 'DELETE',
         path: authorPath(groupId, clientId),
         schema: okResponseSchema,
+        okRequired: true,
         mode: 'idempotent',
         options: callOptions,
       });
@@ -512,20 +522,95 @@ function excerpt(text: string): string {
   return flat.length > EXCERPT_LENGTH ? `${flat.slice(0, EXCERPT_LENGTH)}…` : flat;
 }
 
-/** Error body fields, from the emulator's `{"ok": false, "error": {"code", "message"}}` or common variants. */
-function serviceErrorFields(text: string): { message?: string; code?: string } {
+/**
+ * What an error answer says, for a person. The spec shows no error body (§ Errors 3), so every
+ * common shape is read: the emulator's `{"ok": false, "error": {"code", "message"}}`,
+ * `{"detail": ...}`, `{"error": "..."}`, field errors `{"name": ["This field is required."]}` (also
+ * under `errors`), and HTML error pages (their title and visible text, not the markup).
+ */
+export function describeErrorBody(text: string, contentType: string, isJson: boolean): { message?: string; code?: string } {
+  if (text.trim() === '') return {};
+  if (!isJson) {
+    if (/html/i.test(contentType) || /^\s*<(!doctype|html)/i.test(text)) {
+      const page = htmlText(text);
+      return page === "" ? {} : { message: `HTML page (${contentType || "no content type"}): ${page}` };
+    }
+    return { message: `non-JSON answer (${contentType || 'no content type'}): ${text}` };
+  }
   let body: unknown;
   try {
     body = JSON.parse(text);
   } catch {
-    return {};
+    return { message: `invalid JSON: ${text}` };
   }
+  if (typeof body === 'string') return { message: body };
+  if (Array.isArray(body)) return { message: messagesOf(body) };
   if (typeof body !== 'object' || body === null) return {};
   const record = body as Record<string, unknown>;
-  const inner = typeof record.error === 'object' && record.error !== null ? (record.error as Record<string, unknown>) : record;
-  const message = [inner.message, inner.detail, record.detail, record.error].find((v): v is string => typeof v === 'string');
-  const code = typeof inner.code === 'string' ? inner.code : undefined;
-  return { ...(message !== undefined ? { message } : {}), ...(code !== undefined ? { code } : {}) };
+  const inner = typeof record.error === 'object' && record.error !== null && !Array.isArray(record.error) ? (record.error as Record<string, unknown>) : record;
+  const code = [inner.code, record.code].find((v): v is string => typeof v === 'string');
+  const withCode = (message: string | undefined): { message?: string; code?: string } => ({
+    ...(message !== undefined && message !== '' ? { message } : {}),
+    ...(code !== undefined ? { code } : {}),
+  });
+  for (const candidate of [inner.message, inner.detail, record.detail, record.message, record.error, record.errors]) {
+    if (candidate === undefined || candidate === null) continue;
+    const message = messagesOf(candidate);
+    if (message !== '') return withCode(message);
+  }
+  // Field errors: every key except the envelope's own holds a message or a list of them.
+  const fields = Object.entries(record)
+    .filter(([key]) => !['ok', 'code', 'status', 'error'].includes(key))
+    .map(([key, value]) => {
+      const message = messagesOf(value);
+      return message === '' ? '' : key === 'non_field_errors' || key === '__all__' ? message : `${key}: ${message}`;
+    })
+    .filter((line) => line !== '');
+  return withCode(fields.length ? fields.join('; ') : undefined);
+}
+
+/** Flattens a message, a list of messages or an object of field messages into one line. */
+function messagesOf(value: unknown, depth = 0): string {
+  if (typeof value === 'string') return value;
+  if (typeof value === 'number' || typeof value === 'boolean') return String(value);
+  if (depth > 3 || value === null || typeof value !== 'object') return '';
+  if (Array.isArray(value)) return value.map((item) => messagesOf(item, depth + 1)).filter(Boolean).join('; ');
+  const record = value as Record<string, unknown>;
+  for (const key of ['message', 'msg', 'detail']) if (typeof record[key] === 'string') return record[key];
+  return Object.entries(record)
+    .map(([key, item]) => {
+      const message = messagesOf(item, depth + 1);
+      return message === '' ? '' : `${key}: ${message}`;
+    })
+    .filter(Boolean)
+    .join('; ');
+}
+
+/** The readable text of an HTML page: its title, then its body text without tags, scripts or styles. */
+function htmlText(html: string): string {
+  const sample = html.slice(0, 64 * 1024);
+  const decode = (s: string): string =>
+    s
+      .replace(/<[^>]*>/g, ' ')
+      .replace(/&nbsp;/gi, ' ')
+      .replace(/&lt;/gi, '<')
+      .replace(/&gt;/gi, '>')
+      .replace(/&quot;/gi, '"')
+      .replace(/&#39;|&apos;/gi, "'")
+      .replace(/&amp;/gi, '&')
+      .replace(/\s+/g, ' ')
+      .trim();
+  const title = decode(/<title[^>]*>([\s\S]*?)<\/title>/i.exec(sample)?.[1] ?? '');
+  const bodyMatch = /<body[^>]*>([\s\S]*?)(<\/body>|$)/i.exec(sample);
+  const body = decode((bodyMatch?.[1] ?? sample).replace(/<(script|style|head)[^>]*>[\s\S]*?<\/\1>/gi, ' '));
+  if (title === '') return body;
+  const rest = body.startsWith(title) ? body.slice(title.length).trim() : body;
+  return rest === '' ? title : `${title} — ${rest}`;
+}
+
+/** A URL with any `user:password@` removed, for messages. */
+function withoutCredentials(url: string): string {
+  return url.replace(/^([a-z][a-z0-9+.-]*:\/\/)[^/?#@]*@/i, '$1');
 }
 
 /** The system or undici code of a network failure (also inside AggregateError from happy eyeballs). */

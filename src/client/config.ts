@@ -42,16 +42,17 @@ export function resolveServiceConfig(input: ResolveServiceConfigInput): ServiceC
 /** Validates a base URL: http(s) only, and plain http only on loopback. Returns it without trailing slash. */
 export function checkBaseUrl(raw: string): string {
   let url: URL;
+  const shown = urlForMessage(raw);
   try {
     url = new URL(raw);
-  } catch (error) {
-    throw new UserFacingError(`base URL "${raw}" is not a valid URL`, {
-      hint: 'Give an absolute URL such as https://service.example.org',
-      cause: error,
+  } catch {
+    // No `cause`: the URL parser's own error repeats the input, credentials included.
+    throw new UserFacingError(`base URL "${shown}" is not a valid URL`, {
+      hint: 'Give an absolute URL such as https://service.example.org (a port, when given, is a number up to 65535).',
     });
   }
   if (url.protocol !== 'https:' && url.protocol !== 'http:') {
-    throw new UserFacingError(`base URL "${raw}" must use https:// (or http:// on loopback)`, { hint: HOW_TO_SET });
+    throw new UserFacingError(`base URL "${shown}" must use https:// (or http:// on loopback)`, { hint: HOW_TO_SET });
   }
   if (url.protocol === 'http:' && !isLoopback(url.hostname)) {
     throw new UserFacingError(`refusing plain http:// to ${url.hostname}: the API key would travel unencrypted`, {
@@ -64,6 +65,16 @@ export function checkBaseUrl(raw: string): string {
     });
   }
   return `${url.origin}${url.pathname}`.replace(/\/+$/, '');
+}
+
+/**
+ * A base URL as it may appear in a message: any `user:password@` (before the first `/`, `?` or `#`
+ * after the scheme, as URL parsers read it) is replaced, whether or not the URL is otherwise valid.
+ */
+export function urlForMessage(raw: string): string {
+  const withScheme = /^(\s*[a-z][a-z0-9+.-]*:\/\/)[^/?#]*@/i;
+  if (withScheme.test(raw)) return raw.replace(withScheme, '$1[credentials]@');
+  return raw.replace(/^[^/?#]*@/, '[credentials]@');
 }
 
 export function isLoopback(hostname: string): boolean {

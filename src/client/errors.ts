@@ -6,6 +6,7 @@
  * of any of them: callers scrub excerpts with `redactSecret` before building an error.
  */
 import { EXIT, UserFacingError, type ExitCode } from '../errors.js';
+import { redactSecrets } from '../logging/redact.js';
 
 export interface ServiceErrorDetails {
   /** HTTP method, e.g. `POST`. */
@@ -177,6 +178,18 @@ export class AmbiguousGroupCreationError extends ServiceError {
   }
 }
 
+/**
+ * The service answered 200 with `{"ok": false}`: it refused the operation without an error status
+ * (spec § Errors 1 promises `{ok: true}` on success). Nothing was done; the caller must treat it as
+ * a failure, never as a write that took effect.
+ */
+export class RefusedError extends ServiceError {
+  override name = 'RefusedError';
+  constructor(message: string, details: ServiceErrorDetails) {
+    super(message, withDefaults(details, EXIT.partial, 'The service refused the operation and changed nothing; check the record in the service UI, then run again.'));
+  }
+}
+
 /** A request the client refuses before sending it (invalid body, unsupported file). Nothing was sent. */
 export class ClientInputError extends UserFacingError {
   override name = 'ClientInputError';
@@ -191,6 +204,10 @@ function withDefaults(details: ServiceErrorDetails, exitCode: ExitCode, hint: st
 }
 
 const STATUS_TEXT: Record<number, string> = {
+  301: 'Moved Permanently',
+  302: 'Found',
+  307: 'Temporary Redirect',
+  308: 'Permanent Redirect',
   400: 'Bad Request',
   401: 'Unauthorized',
   403: 'Forbidden',
@@ -208,6 +225,8 @@ export interface StatusErrorInput extends ServiceErrorDetails {
   status: number;
   /** Message from the error body, when the body named one. */
   serviceMessage?: string | undefined;
+  /** `Location` of a redirect, credentials removed. */
+  location?: string | undefined;
   retryAfterMs?: number | undefined;
 }
 
@@ -219,19 +238,45 @@ export function errorFromStatus(input: StatusErrorInput): ServiceError {
   const { status, method, path, serviceMessage } = input;
   const statusText = STATUS_TEXT[status] ?? '';
   const detail = serviceMessage ?? (input.bodyExcerpt ? `body: ${input.bodyExcerpt}` : 'empty body');
-  const message = `${method} ${path} answered ${status}${statusText ? ` ${statusText}` : ''}: ${detail}`;
+  const head = `${method} ${path} answered ${status}${statusText ? ` ${statusText}` : ''}`;
+  if (status >= 300 && status < 400) {
+    // The client never follows redirects: a write re-sent elsewhere could land twice, and the key
+    // would travel to wherever the Location points.
+    const where = input.location ? `redirecting to ${input.location}` : 'a redirect without a Location';
+    const slashed = input.location !== undefined && isSlashedVariant(path, input.location);
+    return new UnexpectedResponseError(`${head}, ${where}${serviceMessage !== undefined ? `: ${serviceMessage}` : ''}`, {
+      ...input,
+      hint: slashed
+        ? 'The service wants the path with a trailing slash; a proxy in front of it is probably rewriting paths. Check --base-url / SERVICE_BASE_URL (scheme, host and path prefix exactly as the service documents them).'
+        : 'rostersync does not follow redirects. Set --base-url / SERVICE_BASE_URL to the address the service redirects to, if you trust it.',
+    });
+  }
+  const message = `${head}: ${detail}`;
   if (status === 400 || status === 422) return new InvalidRequestError(message, input);
   if (status === 401) return new AuthError(message, input);
   if (status === 403) return new ForbiddenError(message, input);
   if (status === 404) return new NotFoundError(message, input);
   if (status === 429) return new RateLimitedError(message, input);
   if (status === 408 || status >= 500) return new ServerError(message, input);
-  if (status >= 300 && status < 400) return new UnexpectedResponseError(message, input);
   return new ServiceError(message, withDefaults(input, EXIT.usage, undefined));
 }
 
-/** Replaces every occurrence of the secret in `text`; used on anything that may reach a message or log. */
+/** True when `location` is `path` (or a URL ending in it) with one more `/` somewhere, e.g. at the end. */
+function isSlashedVariant(path: string, location: string): boolean {
+  let target = location;
+  try {
+    target = new URL(location, 'http://placeholder').pathname;
+  } catch {
+    return false;
+  }
+  const norm = (p: string): string => p.replace(/\/+/g, '/').replace(/\/$/, '');
+  return target !== path && !target.endsWith(path) && norm(target).endsWith(norm(path));
+}
+
+/**
+ * Replaces every occurrence of the secret in `text`, also URL-encoded or case-changed (see
+ * `logging/redact.ts`); used on anything that may reach a message or log.
+ */
 export function redactSecret(text: string, secret: string | undefined): string {
-  if (!secret) return text;
-  return text.split(secret).join('[redacted]');
+  return redactSecrets(text, [secret]);
 }

@@ -18,6 +18,7 @@ export {
   ResponseShapeError,
   AmbiguousGroupCreationError,
   ClientInputError,
+  RefusedError,
   errorFromStatus,
   redactSecret,
 } from './errors.js';

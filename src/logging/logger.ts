@@ -7,6 +7,7 @@
  */
 import pino, { type DestinationStream, type Logger } from 'pino';
 import pretty from 'pino-pretty';
+import { redactSecrets } from './redact.js';
 
 export type { Logger };
 
@@ -53,11 +54,9 @@ const REDACTED_PATHS = [
 /** An email, also URL-encoded (`alice%40example.org`, as in request paths of error messages). */
 const EMAIL_PATTERN = /[^\s@"'<>(),;:%/]+(?:@|%40)[^\s@"'<>(),;:/]+\.[^\s@"'<>(),;:/]+/gi;
 
-/** Removes secrets and email addresses from one string. */
+/** Removes secrets (in any echoed form, see redact.ts) and email addresses from one string. */
 export function scrubText(text: string, secrets: readonly string[]): string {
-  let out = text;
-  for (const secret of secrets) out = out.split(secret).join('[redacted]');
-  return out.replace(EMAIL_PATTERN, '[email]');
+  return redactSecrets(text, secrets).replace(EMAIL_PATTERN, '[email]');
 }
 
 function scrubValue(value: unknown, secrets: readonly string[], depth = 0): unknown {
