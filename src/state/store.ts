@@ -1,19 +1,33 @@
 /**
  * The pipeline's state store (shared/design.md decision 1): the inventory of what the pipeline
- * owns, a journal of every write outcome, the run history and the lock. One SQLite database per
+ * owns, a journal of every write outcome, the run history, the lock, the identity the state is
+ * bound to (service, group, pipeline) and the plan-signing secret. One SQLite database per
  * pipeline, in WAL mode, written by the single writer (apply) the moment each outcome is known.
+ *
+ * Beside it, one database per state directory (`_shared.sqlite`, attached) holds what pipelines
+ * sharing that location must agree on: the claim of each record (service, group, client_id →
+ * pipeline) and which pipelines target which group, with their declared client_id prefixes.
  *
  * Why an inventory: the service cannot list the members of a group, so only records recorded
  * here are ever deleted, and a lost state means deletions cannot be computed.
  */
 import Database from 'better-sqlite3';
+import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
-import { mkdirSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { chmodSync, closeSync, existsSync, mkdirSync, openSync, statSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { UserFacingError } from '../errors.js';
 import type { FieldValue } from '../mapping/types.js';
+import { normalizeServiceUrl, type StateIdentity, type Target } from './identity.js';
+import { processAlive, processStartOf } from './liveness.js';
 
-export const STATE_SCHEMA_VERSION = 1;
+export type { StateIdentity, Target } from './identity.js';
+
+/** 2: lock owner's process start time, identity binding, claims and targets (`_shared.sqlite`). */
+export const STATE_SCHEMA_VERSION = 2;
+
+/** The database shared by every pipeline of one state directory (no pipeline name starts with `_`). */
+export const SHARED_STATE_FILE = '_shared.sqlite';
 
 export interface OwnedRecord {
   clientId: string;
@@ -39,12 +53,22 @@ export interface LockInfo {
   owner: string;
   host: string;
   pid: number;
+  /** Identity of the owner's process (boot id and start time) so a reused pid is not taken for it; null when unknown. */
+  processStart: string | null;
   startedAt: string;
   heartbeatAt: string;
   runId: string;
 }
 
-export type JournalState = 'planned' | 'sent' | 'done' | 'failed';
+/** A pipeline writing to a target, and the client_id prefixes it declared when it shares the group. */
+export interface TargetRegistration {
+  pipeline: string;
+  /** Null: the pipeline did not declare sharing (it expects the group to itself). */
+  sharedPrefixes: string[] | null;
+}
+
+/** `abandoned`: an unfinished write of a target the state was moved away from (`retarget`). */
+export type JournalState = 'planned' | 'sent' | 'done' | 'failed' | 'abandoned';
 
 export interface UnfinishedWrite {
   action: 'create' | 'update' | 'delete';
@@ -107,6 +131,7 @@ export class StateStore {
            run_id = excluded.run_id, source_row = excluded.source_row, updated_at = excluded.updated_at`,
       ),
       deleteRecord: db.prepare('DELETE FROM records WHERE client_id = ?'),
+      releaseClaim: db.prepare('DELETE FROM shared.claims WHERE service = ? AND group_id = ? AND client_id = ? AND pipeline = ?'),
       hashBatch: db.prepare(hashesQuery(HASH_BATCH)),
       journalInsert: db.prepare(
         `INSERT INTO journal(run_id, client_id, action, state, at) VALUES (?, ?, ?, 'planned', ?)`,
@@ -119,14 +144,24 @@ export class StateStore {
 
   /** Opens (creating if needed) the state database of one pipeline. */
   static open(path: string, pipeline: string, options: StateStoreOptions = {}): StateStore {
-    mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+    // The state holds roster emails: owner-only directory and files.
+    const dir = dirname(path);
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    ownerOnly(dir, 0o700);
+    const sharedPath = join(dir, SHARED_STATE_FILE);
     let db: Database.Database;
     try {
+      createOwnerOnly(path);
+      createOwnerOnly(sharedPath);
       db = new Database(path);
       db.pragma('journal_mode = WAL');
       db.pragma('synchronous = NORMAL');
       db.pragma('busy_timeout = 5000');
+      db.prepare('ATTACH DATABASE ? AS shared').run(sharedPath);
+      db.pragma('shared.journal_mode = WAL');
+      db.pragma('shared.synchronous = NORMAL');
       migrate(db);
+      for (const file of [path, sharedPath]) for (const suffix of ['', '-wal', '-shm']) ownerOnly(file + suffix, 0o600);
     } catch (error) {
       throw new StateError(`${path}: cannot open the state database: ${(error as Error).message}`, {
         hint: 'The file is not a rostersync state database or is damaged. Move it aside; the next run will say that deletions cannot be computed until records are adopted again with `rostersync state import`.',
@@ -169,13 +204,150 @@ export class StateStore {
     return value === undefined ? null : Number(value);
   }
 
-  /** Records a group id (after creation, or by hand with `state set-group`). */
-  setGroupId(groupId: number): void {
+  /**
+   * Records a group id (after creation, or by hand with `state set-group` while the inventory is
+   * empty). `createdHere`: this pipeline just created the group, so it owns all of it from the start.
+   * Moving an inventory that owns records to another group is `retarget`.
+   */
+  setGroupId(groupId: number, options: { createdHere?: boolean } = {}): void {
     this.db.transaction(() => {
       this.setMeta('group_id', String(groupId));
+      this.setMeta('group_created_here', options.createdHere ? '1' : '0');
       this.stmts.deleteMeta.run('group_intent');
       this.stmts.bumpSerial.run();
     })();
+  }
+
+  /** What this state is bound to: service, group and pipeline. */
+  identity(): StateIdentity {
+    return {
+      pipeline: this.pipeline,
+      baseUrl: this.getMeta('service_url') ?? null,
+      groupId: this.groupId(),
+      groupCreatedHere: this.getMeta('group_created_here') === '1',
+    };
+  }
+
+  /** Binds the state to a service on its first run (normalized; see `normalizeServiceUrl`). */
+  bindService(baseUrl: string): void {
+    this.db.transaction(() => {
+      this.setMeta('service_url', normalizeServiceUrl(baseUrl));
+      this.stmts.bumpSerial.run();
+    })();
+  }
+
+  /**
+   * Moves the state to another service and/or group (`state rebind`, `state set-group --retarget`).
+   * The records this pipeline owned stay where they are, untouched and no longer owned (nor
+   * claimed): the inventory is emptied, unfinished writes of the old target are abandoned, and
+   * the group no longer counts as created here. Returns how many records were let go.
+   */
+  retarget(target: { baseUrl: string | null; groupId: number | null }): { released: number } {
+    return this.db.transaction(() => {
+      const before = this.identity();
+      const released = this.ownedCount();
+      if (before.baseUrl !== null && before.groupId !== null) {
+        this.db.prepare('DELETE FROM shared.claims WHERE service = ? AND group_id = ? AND pipeline = ?').run(before.baseUrl, before.groupId, this.pipeline);
+        this.db.prepare('DELETE FROM shared.targets WHERE service = ? AND group_id = ? AND pipeline = ?').run(before.baseUrl, before.groupId, this.pipeline);
+      }
+      this.db.prepare('DELETE FROM records').run();
+      this.db.prepare("UPDATE journal SET state = 'abandoned' WHERE state IN ('planned', 'sent', 'failed')").run();
+      if (target.baseUrl === null) this.stmts.deleteMeta.run('service_url');
+      else this.setMeta('service_url', normalizeServiceUrl(target.baseUrl));
+      if (target.groupId === null) this.stmts.deleteMeta.run('group_id');
+      else this.setMeta('group_id', String(target.groupId));
+      this.setMeta('group_created_here', '0');
+      this.stmts.deleteMeta.run('group_intent');
+      this.stmts.bumpSerial.run();
+      return { released };
+    })();
+  }
+
+  /**
+   * The secret that keys saved-plan digests (HMAC), created on first use. It never leaves the
+   * state, so a plan edited outside rostersync cannot be given a matching digest.
+   */
+  planSecret(): string {
+    const existing = this.getMeta('plan_secret');
+    if (existing) return existing;
+    const secret = randomBytes(32).toString('hex');
+    this.db.prepare("INSERT OR IGNORE INTO meta(key, value) VALUES ('plan_secret', ?)").run(secret);
+    return this.getMeta('plan_secret')!;
+  }
+
+  // --- claims and targets (shared by the pipelines of one state location) -----------------
+
+  /** The pipeline that claims each of these client_ids on the target (this one included); unclaimed ids are absent. */
+  claimOwners(target: Target, clientIds: readonly string[]): Map<string, string> {
+    const service = normalizeServiceUrl(target.baseUrl);
+    const result = new Map<string, string>();
+    const statement = this.db.prepare<[string, number, string], { pipeline: string }>('SELECT pipeline FROM shared.claims WHERE service = ? AND group_id = ? AND client_id = ?');
+    for (const clientId of clientIds) {
+      const row = statement.get(service, target.groupId, clientId);
+      if (row) result.set(clientId, row.pipeline);
+    }
+    return result;
+  }
+
+  /**
+   * Claims client_ids on the target for this pipeline, before writing them. Returns the ids
+   * another pipeline already claims (those are not claimed and must not be written), with their owner.
+   */
+  claim(target: Target, clientIds: readonly string[]): Map<string, string> {
+    const service = normalizeServiceUrl(target.baseUrl);
+    const now = new Date(this.now()).toISOString();
+    const insert = this.db.prepare('INSERT OR IGNORE INTO shared.claims(service, group_id, client_id, pipeline, claimed_at) VALUES (?, ?, ?, ?, ?)');
+    const owner = this.db.prepare<[string, number, string], { pipeline: string }>('SELECT pipeline FROM shared.claims WHERE service = ? AND group_id = ? AND client_id = ?');
+    return this.db.transaction(() => {
+      const taken = new Map<string, string>();
+      for (const clientId of clientIds) {
+        if (insert.run(service, target.groupId, clientId, this.pipeline, now).changes > 0) continue;
+        const current = owner.get(service, target.groupId, clientId)?.pipeline;
+        if (current !== undefined && current !== this.pipeline) taken.set(clientId, current);
+      }
+      return taken;
+    })();
+  }
+
+  /** Gives up this pipeline's claims (after a delete, `state forget`). Claims of other pipelines are left alone. */
+  releaseClaims(target: Target, clientIds: readonly string[]): void {
+    const service = normalizeServiceUrl(target.baseUrl);
+    this.db.transaction(() => {
+      for (const clientId of clientIds) this.stmts.releaseClaim.run(service, target.groupId, clientId, this.pipeline);
+    })();
+  }
+
+  /**
+   * Claims every owned record on the target (a state made before claims existed, or bound just
+   * now). Returns owned ids another pipeline claims: they are shared by mistake and need a person.
+   */
+  claimOwned(target: Target): Map<string, string> {
+    const service = normalizeServiceUrl(target.baseUrl);
+    this.db
+      .prepare('INSERT OR IGNORE INTO shared.claims(service, group_id, client_id, pipeline, claimed_at) SELECT ?, ?, client_id, ?, ? FROM records')
+      .run(service, target.groupId, this.pipeline, new Date(this.now()).toISOString());
+    const rows = this.db
+      .prepare('SELECT c.client_id AS clientId, c.pipeline AS pipeline FROM records r JOIN shared.claims c ON c.client_id = r.client_id WHERE c.service = ? AND c.group_id = ? AND c.pipeline <> ?')
+      .all(service, target.groupId, this.pipeline) as { clientId: string; pipeline: string }[];
+    return new Map(rows.map((row) => [row.clientId, row.pipeline]));
+  }
+
+  /** Records that this pipeline writes to the target, and the client_id prefixes it declared if it shares the group. */
+  registerTarget(target: Target, sharedPrefixes: readonly string[] | null): void {
+    this.db
+      .prepare(
+        `INSERT INTO shared.targets(service, group_id, pipeline, prefixes, registered_at) VALUES (?, ?, ?, ?, ?)
+         ON CONFLICT(service, group_id, pipeline) DO UPDATE SET prefixes = excluded.prefixes`,
+      )
+      .run(normalizeServiceUrl(target.baseUrl), target.groupId, this.pipeline, sharedPrefixes ? JSON.stringify(sharedPrefixes) : null, new Date(this.now()).toISOString());
+  }
+
+  /** Every pipeline registered on the target (this one included). */
+  targetsOn(target: Target): TargetRegistration[] {
+    const rows = this.db
+      .prepare('SELECT pipeline, prefixes FROM shared.targets WHERE service = ? AND group_id = ? ORDER BY pipeline')
+      .all(normalizeServiceUrl(target.baseUrl), target.groupId) as { pipeline: string; prefixes: string | null }[];
+    return rows.map((row) => ({ pipeline: row.pipeline, sharedPrefixes: row.prefixes === null ? null : (JSON.parse(row.prefixes) as string[]) }));
   }
 
   /** The intent to create a group, recorded before the (non-idempotent) call. */
@@ -257,6 +429,7 @@ export class StateStore {
   recordDeleted(entry: { journalId: number; clientId: string; status: number; attempts: number }): void {
     this.db.transaction(() => {
       this.stmts.deleteRecord.run(entry.clientId);
+      this.releaseBoundClaim(entry.clientId);
       this.finishJournal(entry.journalId, 'done', entry.status, null, entry.attempts);
       this.stmts.bumpSerial.run();
     })();
@@ -273,10 +446,17 @@ export class StateStore {
   /** Drops a record from the inventory without touching the service (`state forget`). */
   forget(clientId: string): boolean {
     return this.db.transaction(() => {
+      this.releaseBoundClaim(clientId);
       const changes = this.stmts.deleteRecord.run(clientId).changes;
       if (changes > 0) this.stmts.bumpSerial.run();
       return changes > 0;
     })();
+  }
+
+  /** A record no longer owned is no longer claimed on the target the state is bound to. */
+  private releaseBoundClaim(clientId: string): void {
+    const { baseUrl, groupId } = this.identity();
+    if (baseUrl !== null && groupId !== null) this.stmts.releaseClaim.run(baseUrl, groupId, clientId, this.pipeline);
   }
 
   // --- journal ----------------------------------------------------------------------------
@@ -343,24 +523,30 @@ export class StateStore {
   // --- lock -------------------------------------------------------------------------------
 
   /**
-   * Takes the pipeline's lock, or refuses with the current owner's details. A lock whose
-   * heartbeat is older than STALE_LOCK_MS, or whose pid is gone on this host, is stale and taken over.
+   * Takes the pipeline's lock, or refuses with the current owner's details. A lock held on this
+   * host is stale only when its owner's process is gone, whatever the clocks say; a lock held on
+   * another host is stale when its heartbeat is older than STALE_LOCK_MS.
    */
   acquireLock(runId: string, owner: string = process.env.USER ?? 'unknown'): LockInfo {
     const nowIso = new Date(this.now()).toISOString();
-    const mine: LockInfo = { owner, host: hostname(), pid: process.pid, startedAt: nowIso, heartbeatAt: nowIso, runId };
+    const mine: LockInfo = { owner, host: hostname(), pid: process.pid, processStart: processStartOf(process.pid), startedAt: nowIso, heartbeatAt: nowIso, runId };
     return this.db.transaction(() => {
       const current = this.readLock();
       if (current && !this.isStale(current)) {
+        const sameHost = current.host === mine.host;
         throw new StateError(
           `pipeline "${this.pipeline}" is locked by run ${current.runId}: ${current.owner} on ${current.host}, pid ${current.pid}, since ${current.startedAt} (heartbeat ${current.heartbeatAt}).`,
-          { hint: `Wait for that run to finish. If it died, the lock turns stale ${STALE_LOCK_MS / 60_000} minutes after its last heartbeat, or clear it now with \`rostersync unlock ${this.pipeline}\`.` },
+          {
+            hint: sameHost
+              ? `Wait for that run to finish: its process ${current.pid} is alive on this host. If it is not a rostersync run, clear the lock with \`rostersync unlock ${this.pipeline}\`.`
+              : `Wait for that run to finish. If it died, the lock turns stale ${STALE_LOCK_MS / 60_000} minutes after its last heartbeat, or clear it now with \`rostersync unlock ${this.pipeline}\`.`,
+          },
         );
       }
       this.db.prepare('DELETE FROM lock').run();
       this.db
-        .prepare('INSERT INTO lock(id, owner, host, pid, started_at, heartbeat_at, run_id) VALUES (1, ?, ?, ?, ?, ?, ?)')
-        .run(mine.owner, mine.host, mine.pid, mine.startedAt, mine.heartbeatAt, mine.runId);
+        .prepare('INSERT INTO lock(id, owner, host, pid, proc_start, started_at, heartbeat_at, run_id) VALUES (1, ?, ?, ?, ?, ?, ?, ?)')
+        .run(mine.owner, mine.host, mine.pid, mine.processStart, mine.startedAt, mine.heartbeatAt, mine.runId);
       return mine;
     }).immediate();
   }
@@ -377,7 +563,7 @@ export class StateStore {
   readLock(): LockInfo | undefined {
     const row = this.db.prepare('SELECT * FROM lock WHERE id = 1').get() as LockDbRow | undefined;
     return row
-      ? { owner: row.owner, host: row.host, pid: row.pid, startedAt: row.started_at, heartbeatAt: row.heartbeat_at, runId: row.run_id }
+      ? { owner: row.owner, host: row.host, pid: row.pid, processStart: row.proc_start, startedAt: row.started_at, heartbeatAt: row.heartbeat_at, runId: row.run_id }
       : undefined;
   }
 
@@ -388,10 +574,13 @@ export class StateStore {
     return current;
   }
 
+  /**
+   * On this host the owner's process decides, whatever the clocks say (a clock a few minutes
+   * ahead must not take the lock of a live run). Across hosts only the heartbeat can tell.
+   */
   isStale(lock: LockInfo): boolean {
-    if (this.now() - Date.parse(lock.heartbeatAt) > STALE_LOCK_MS) return true;
-    if (lock.host === hostname() && !processExists(lock.pid)) return true;
-    return false;
+    if (lock.host === hostname()) return !processAlive(lock.pid, lock.processStart);
+    return this.now() - Date.parse(lock.heartbeatAt) > STALE_LOCK_MS;
   }
 }
 
@@ -417,6 +606,7 @@ interface LockDbRow {
   owner: string;
   host: string;
   pid: number;
+  proc_start: string | null;
   started_at: string;
   heartbeat_at: string;
   run_id: string;
@@ -439,12 +629,18 @@ function toRun(row: RunDbRow): RunRow {
   };
 }
 
-function processExists(pid: number): boolean {
+/** Creates the file owner-only before SQLite opens it (SQLite gives its -wal and -shm files the same mode). */
+function createOwnerOnly(path: string): void {
+  if (!existsSync(path)) closeSync(openSync(path, 'a', 0o600));
+}
+
+/** Tightens the mode of a state file or directory this user owns (a state made by an older version). */
+function ownerOnly(path: string, mode: number): void {
   try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
+    const stat = statSync(path);
+    if ((stat.mode & 0o777) !== mode && stat.uid === process.getuid?.()) chmodSync(path, mode);
+  } catch {
+    // Absent (-wal/-shm before the first write) or not ours: nothing to tighten.
   }
 }
 
@@ -483,13 +679,36 @@ function migrate(db: Database.Database): void {
     );
     CREATE TABLE IF NOT EXISTS lock (
       id INTEGER PRIMARY KEY CHECK (id = 1),
-      owner TEXT NOT NULL, host TEXT NOT NULL, pid INTEGER NOT NULL,
+      owner TEXT NOT NULL, host TEXT NOT NULL, pid INTEGER NOT NULL, proc_start TEXT,
       started_at TEXT NOT NULL, heartbeat_at TEXT NOT NULL, run_id TEXT NOT NULL
     );
     INSERT OR IGNORE INTO meta(key, value) VALUES ('schema_version', '${STATE_SCHEMA_VERSION}');
     INSERT OR IGNORE INTO meta(key, value) VALUES ('serial', '0');
+    CREATE TABLE IF NOT EXISTS shared.claims (
+      service TEXT NOT NULL,
+      group_id INTEGER NOT NULL,
+      client_id TEXT NOT NULL,
+      pipeline TEXT NOT NULL,
+      claimed_at TEXT NOT NULL,
+      PRIMARY KEY (service, group_id, client_id)
+    ) WITHOUT ROWID;
+    CREATE TABLE IF NOT EXISTS shared.targets (
+      service TEXT NOT NULL,
+      group_id INTEGER NOT NULL,
+      pipeline TEXT NOT NULL,
+      prefixes TEXT,
+      registered_at TEXT NOT NULL,
+      PRIMARY KEY (service, group_id, pipeline)
+    );
   `);
-  const version = Number((db.prepare("SELECT value FROM meta WHERE key = 'schema_version'").get() as { value: string }).value);
+  let version = Number((db.prepare("SELECT value FROM meta WHERE key = 'schema_version'").get() as { value: string }).value);
+  if (version === 1) {
+    // 1 → 2: the lock names its owner's process start time; identity, claims and targets are new rows and tables.
+    db.transaction(() => {
+      db.exec("ALTER TABLE lock ADD COLUMN proc_start TEXT; UPDATE meta SET value = '2' WHERE key = 'schema_version';");
+    })();
+    version = 2;
+  }
   if (version !== STATE_SCHEMA_VERSION) {
     throw new Error(`state schema version ${version} is not supported (expected ${STATE_SCHEMA_VERSION})`);
   }

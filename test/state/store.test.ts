@@ -1,9 +1,10 @@
 /** The state store: inventory, journal, runs and the lock (real SQLite files in a temp dir). */
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { mkdtempSync, statSync, writeFileSync } from 'node:fs';
+import { hostname, tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { STALE_LOCK_MS, StateError, StateStore } from '../../src/state/store.js';
+import { SHARED_STATE_FILE, STALE_LOCK_MS, StateError, StateStore } from '../../src/state/store.js';
 
 const dbPath = () => join(mkdtempSync(join(tmpdir(), 'rostersync-state-')), 'p.sqlite');
 
@@ -52,19 +53,45 @@ describe('StateStore', () => {
     store.close();
   });
 
-  it('refuses a second lock with the owner, takes over a stale one, and unlocks', () => {
+  it('refuses a second lock with the owner, whatever the clocks say while the owner lives on this host, and unlocks', () => {
     let now = Date.parse('2026-11-23T03:00:00Z');
     const path = dbPath();
     const first = StateStore.open(path, 'p', { now: () => now });
     first.acquireLock('run-1', 'alice');
-    const second = StateStore.open(path, 'p', { now: () => now });
+    // A second run whose clock is far ahead: the owner's process is alive here, so the lock holds.
+    const second = StateStore.open(path, 'p', { now: () => now + 10 * STALE_LOCK_MS });
     expect(() => second.acquireLock('run-2', 'bob')).toThrow(/locked by run run-1: alice on .* pid \d+/);
-    now += STALE_LOCK_MS + 1;
+    expect(first.heartbeat('run-1')).toBe(true);
+    expect(second.forceUnlock()).toMatchObject({ runId: 'run-1' });
     expect(second.acquireLock('run-2', 'bob')).toMatchObject({ owner: 'bob', runId: 'run-2' });
-    expect(second.forceUnlock()).toMatchObject({ runId: 'run-2' });
-    expect(second.readLock()).toBeUndefined();
+    // The run whose lock was cleared learns it at its next heartbeat.
+    expect(first.heartbeat('run-1')).toBe(false);
+    expect(second.readLock()).toMatchObject({ runId: 'run-2', processStart: expect.any(String) });
+    now += 1;
     first.close();
     second.close();
+  });
+
+  it('takes over a lock of another host only once its heartbeat is stale', () => {
+    let now = Date.parse('2026-11-23T03:00:00Z');
+    const path = dbPath();
+    const raw = new Database(path.replace(/p\.sqlite$/, 'p.sqlite'));
+    const store = StateStore.open(path, 'p', { now: () => now });
+    raw.prepare('INSERT INTO lock(id, owner, host, pid, proc_start, started_at, heartbeat_at, run_id) VALUES (1, ?, ?, ?, NULL, ?, ?, ?)')
+      .run('carol', `not-${hostname()}`, 1, new Date(now).toISOString(), new Date(now).toISOString(), 'run-0');
+    raw.close();
+    expect(() => store.acquireLock('run-1')).toThrow(/locked by run run-0: carol/);
+    now += STALE_LOCK_MS + 1;
+    expect(store.acquireLock('run-1')).toMatchObject({ runId: 'run-1' });
+    store.close();
+  });
+
+  it('treats a lock of this host whose pid is alive but is another process (pid reused) as stale', () => {
+    const store = StateStore.open(dbPath(), 'p');
+    store.acquireLock('run-1');
+    expect(store.isStale(store.readLock()!)).toBe(false);
+    expect(store.isStale({ ...store.readLock()!, processStart: 'another-boot:1' })).toBe(true);
+    store.close();
   });
 
   it('treats a lock held by a dead process on this host as stale', () => {
@@ -90,6 +117,99 @@ describe('StateStore', () => {
     store.startRun({ id: 'r5', dryRun: false, sourceSha256: 'x' });
     store.finishRun({ id: 'r5', outcome: 'partial', validRecords: 90, counts: {} });
     expect(store.lastSuccessfulRun()).toMatchObject({ id: 'r5', validRecords: 90 });
+    store.close();
+  });
+
+  it('creates its directory 0700 and its files 0600 (the state holds emails)', () => {
+    const path = join(mkdtempSync(join(tmpdir(), 'rostersync-state-')), 'nested', 'p.sqlite');
+    const store = StateStore.open(path, 'p');
+    store.adopt({ clientId: 'a', fieldsJson: '{}', hash: 'h', runId: 'r' });
+    expect(statSync(dirname(path)).mode & 0o777).toBe(0o700);
+    for (const file of [path, `${path}-wal`, join(dirname(path), SHARED_STATE_FILE)]) expect(statSync(file).mode & 0o777, file).toBe(0o600);
+    store.close();
+  });
+
+  it('binds its identity, and retargeting lets the owned records go (no longer owned nor claimed)', () => {
+    const store = StateStore.open(dbPath(), 'p');
+    expect(store.identity()).toEqual({ pipeline: 'p', baseUrl: null, groupId: null, groupCreatedHere: false });
+    store.bindService('HTTPS://Svc.Example.org:443/');
+    store.setGroupId(7, { createdHere: true });
+    expect(store.identity()).toEqual({ pipeline: 'p', baseUrl: 'https://svc.example.org', groupId: 7, groupCreatedHere: true });
+    const target = { baseUrl: 'https://svc.example.org', groupId: 7 };
+    store.adopt({ clientId: 'a', fieldsJson: '{}', hash: 'h', runId: 'r' });
+    expect(store.claim(target, ['a']).size).toBe(0);
+    const j = store.journalPlanned('r', 'b', 'create');
+    store.journalSent(j);
+    expect(store.retarget({ baseUrl: 'https://prod.example.org', groupId: 9 })).toEqual({ released: 1 });
+    expect(store.identity()).toEqual({ pipeline: 'p', baseUrl: 'https://prod.example.org', groupId: 9, groupCreatedHere: false });
+    expect(store.ownedCount()).toBe(0);
+    expect(store.claimOwners(target, ['a']).size).toBe(0);
+    expect(store.unfinishedOrFailed().size).toBe(0);
+    store.close();
+  });
+
+  it('shares claims and targets between the pipelines of one state directory', () => {
+    const path = dbPath();
+    const a = StateStore.open(path, 'a');
+    const b = StateStore.open(join(dirname(path), 'b.sqlite'), 'b');
+    const target = { baseUrl: 'https://svc.example.org/', groupId: 3 };
+    expect(a.claim(target, ['x1', 'x2'])).toEqual(new Map());
+    expect(b.claim(target, ['x2', 'y1'])).toEqual(new Map([['x2', 'a']]));
+    expect(a.claimOwners(target, ['x1', 'x2', 'y1', 'z'])).toEqual(new Map([['x1', 'a'], ['x2', 'a'], ['y1', 'b']]));
+    // Another group or service is another key.
+    expect(b.claim({ ...target, groupId: 4 }, ['x2']).size).toBe(0);
+    b.releaseClaims(target, ['x2']);
+    expect(a.claimOwners(target, ['x2']).get('x2')).toBe('a');
+    a.registerTarget(target, ['x']);
+    b.registerTarget(target, null);
+    expect(a.targetsOn(target)).toEqual([{ pipeline: 'a', sharedPrefixes: ['x'] }, { pipeline: 'b', sharedPrefixes: null }]);
+    // A delete releases the claim on the bound target.
+    a.bindService(target.baseUrl);
+    a.setGroupId(3);
+    a.adopt({ clientId: 'x1', fieldsJson: '{}', hash: 'h', runId: 'r' });
+    const j = a.journalPlanned('r', 'x1', 'delete');
+    a.recordDeleted({ journalId: j, clientId: 'x1', status: 200, attempts: 1 });
+    expect(b.claimOwners(target, ['x1']).size).toBe(0);
+    a.close();
+    b.close();
+  });
+
+  it('claims owned records of a state made before claims, and names those another pipeline claims', () => {
+    const path = dbPath();
+    const a = StateStore.open(path, 'a');
+    const b = StateStore.open(join(dirname(path), 'b.sqlite'), 'b');
+    const target = { baseUrl: 'https://svc.example.org', groupId: 3 };
+    for (const id of ['k1', 'k2']) a.adopt({ clientId: id, fieldsJson: '{}', hash: 'h', runId: 'r' });
+    b.claim(target, ['k2']);
+    expect(a.claimOwned(target)).toEqual(new Map([['k2', 'b']]));
+    expect(b.claimOwners(target, ['k1', 'k2'])).toEqual(new Map([['k1', 'a'], ['k2', 'b']]));
+    a.close();
+    b.close();
+  });
+
+  it('keeps one plan-signing secret per state', () => {
+    const path = dbPath();
+    const store = StateStore.open(path, 'p');
+    const secret = store.planSecret();
+    expect(secret).toMatch(/^[0-9a-f]{64}$/);
+    store.close();
+    const again = StateStore.open(path, 'p');
+    expect(again.planSecret()).toBe(secret);
+    again.close();
+    expect(StateStore.open(dbPath(), 'p').planSecret()).not.toBe(secret);
+  });
+
+  it('migrates a version 1 state (lock without process start time)', () => {
+    const path = dbPath();
+    const v1 = new Database(path);
+    v1.exec(`CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+      CREATE TABLE lock (id INTEGER PRIMARY KEY CHECK (id = 1), owner TEXT NOT NULL, host TEXT NOT NULL, pid INTEGER NOT NULL, started_at TEXT NOT NULL, heartbeat_at TEXT NOT NULL, run_id TEXT NOT NULL);
+      INSERT INTO meta VALUES ('schema_version', '1'), ('serial', '4'), ('pipeline', 'p'), ('group_id', '12');`);
+    v1.close();
+    const store = StateStore.open(path, 'p');
+    expect(store.identity()).toMatchObject({ groupId: 12, baseUrl: null, groupCreatedHere: false });
+    expect(store.acquireLock('r')).toMatchObject({ runId: 'r' });
+    expect(store.serial()).toBe(4);
     store.close();
   });
 });
