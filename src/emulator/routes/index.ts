@@ -10,6 +10,7 @@ import { routes as customFieldRoutes } from './custom-fields.js';
 import { routes as journalRoutes } from './journals.js';
 import { routes as manuscriptRoutes } from './manuscripts.js';
 import { routes as markRoutes } from './mark.js';
+import { routes as uiRoutes } from './ui.js';
 
 export const allRoutes: Route[] = [
   ...authorFromGroupRoutes,
@@ -19,4 +20,5 @@ export const allRoutes: Route[] = [
   ...journalRoutes,
   ...markRoutes,
   ...controlRoutes,
+  ...uiRoutes,
 ];

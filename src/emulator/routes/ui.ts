@@ -1,0 +1,61 @@
+/**
+ * Test controls that play an editor working in the service's user interface (no auth; never
+ * rate limited, faulted or counted, like every `/_emulator/` route):
+ * - `POST /_emulator/ui/groups?org=ID`: create a group by hand (`{name, owner_team?}`), as another team would;
+ * - `POST /_emulator/ui/groups/:group_id/records/:client_id`: set fields of a record in the UI.
+ *   The body holds fields by key (custom fields by api_id, values checked like a partial update);
+ *   `null` clears a field. An absent record is created (then `name` is required), as an editor
+ *   adding a person by hand would.
+ *
+ * Tests use them to prove that fields set in the UI survive a sync, and that records the pipeline
+ * does not own are never overwritten.
+ */
+import type { Route, RouteContext } from '../router.js';
+import { badRequest, json, notFound } from '../reply.js';
+import { applyPartial, fullRecord, validateWriteBody } from '../record-validation.js';
+import type { OrgState } from '../world.js';
+
+function orgOf(ctx: RouteContext): OrgState {
+  const wanted = ctx.query.get('org');
+  const org = wanted === null ? ctx.world.orgs[0] : ctx.world.orgs.find((candidate) => String(candidate.id) === wanted);
+  if (!org) throw notFound(`organization ${wanted} does not exist`);
+  return org;
+}
+
+export const routes: Route[] = [
+  {
+    method: 'POST',
+    pattern: '/_emulator/ui/groups',
+    auth: 'none',
+    handle(ctx) {
+      const org = orgOf(ctx);
+      const body = ctx.jsonObject();
+      if (typeof body.name !== 'string' || body.name === '') throw badRequest('validation_error', 'name: a non-empty string is required');
+      const id = ctx.world.nextId('group');
+      const ownerTeam = typeof body.owner_team === 'string' ? body.owner_team : [...org.teams][0] ?? '';
+      org.groups.set(id, { id, name: body.name, label: null, owner_team: ownerTeam, editor_teams: [], viewer_teams: [], records: new Map() });
+      return json({ authors_group_id: id });
+    },
+  },
+  {
+    method: 'POST',
+    pattern: '/_emulator/ui/groups/:group_id/records/:client_id',
+    auth: 'none',
+    handle(ctx) {
+      const org = orgOf(ctx);
+      const group = org.groups.get(Number(ctx.params.group_id));
+      if (!group) throw notFound(`authors group ${ctx.params.group_id} does not exist in organization ${org.id}`);
+      const body = ctx.jsonObject();
+      const clientId = ctx.params.client_id!;
+      const existing = group.records.get(clientId);
+      if (existing) {
+        validateWriteBody(org, body, 'partial');
+        applyPartial(existing, body);
+      } else {
+        validateWriteBody(org, body, 'full');
+        group.records.set(clientId, fullRecord(body));
+      }
+      return json({ ok: true, created: existing === undefined });
+    },
+  },
+];
