@@ -18,7 +18,8 @@ import { compileMapping } from '../src/mapping/compile.js';
 import { mapRoster } from '../src/mapping/roster.js';
 import { canonicalJson, hashJson } from '../src/plan/canonical.js';
 import { openSource } from '../src/sources/index.js';
-import { runSync, stateFile, openState } from '../src/sync/run-sync.js';
+import { runSync } from '../src/sync/run-sync.js';
+import { openState, stateFile } from '../src/state/paths.js';
 
 /** The group id recorded in populated states; dry runs never call the service, so any id works. */
 const BENCH_GROUP_ID = 9001;

@@ -1,5 +1,6 @@
 /**
- * Apply: the only module that writes to the service (and, with it, the inventory).
+ * Apply: the only module of a run that writes to the service (and, with it, the inventory).
+ * This file writes the plan's records; group.ts creates the target group when there is none.
  *
  * Every outcome is journaled the moment it is known (shared/design.md decision 4): an operation
  * is journaled `sent` before its call and `done` or `failed` after, and a successful write
@@ -7,10 +8,10 @@
  * claiming only writes that happened; the next run replans the rest, and record writes and
  * deletes are idempotent, so at worst one write is repeated.
  */
-import { EXIT } from '../errors.js';
-import type { Fields, Plan, PlanItem } from '../plan/types.js';
+import { NotFoundError, ServiceError } from '../client/errors.js';
+import { EXIT, UserFacingError } from '../errors.js';
+import type { Fields, Plan, PlanItem, RecordOutcome } from '../plan/types.js';
 import type { StateStore } from '../state/store.js';
-import type { RecordOutcome } from '../report/types.js';
 
 /** Per-call options apply passes: the service client reports the attempts a success took. */
 export interface WriteOptions {
@@ -58,13 +59,6 @@ export interface ApplyOptions {
   onOutcome?: (item: PlanItem, outcome: ItemOutcome) => void;
 }
 
-interface ErrorLike {
-  status?: number;
-  exitCode?: number;
-  message?: string;
-  attempts?: number;
-}
-
 export async function applyPlan(options: ApplyOptions): Promise<ApplyResult> {
   const { plan, store, runId } = options;
   const now = options.now ?? Date.now;
@@ -99,21 +93,24 @@ export async function applyPlan(options: ApplyOptions): Promise<ApplyResult> {
       consecutiveUnavailable = 0;
       if (item.action === 'delete') store.recordDeleted({ journalId, clientId: item.clientId, status: 200, attempts });
       else store.recordApplied({ journalId, clientId: item.clientId, ...item.desired!, runId, sourceRow: item.provenance?.row ?? null, status: 200, attempts });
-    } catch (raw) {
-      const error = raw as ErrorLike;
-      if (item.action === 'delete' && error.status === 404) {
+    } catch (error) {
+      const service = error instanceof ServiceError ? error : undefined;
+      const tries = service?.attempts ?? 1;
+      const message = error instanceof Error ? error.message : String(error);
+      if (item.action === 'delete' && error instanceof NotFoundError) {
         // Already gone (deleted in the UI, or a repeat after a crash): the goal is reached.
-        outcome = { outcome: 'done', httpStatus: 404, attempts: error.attempts ?? 1 };
-        store.recordDeleted({ journalId, clientId: item.clientId, status: 404, attempts: error.attempts ?? 1 });
+        outcome = { outcome: 'done', httpStatus: 404, attempts: tries };
+        store.recordDeleted({ journalId, clientId: item.clientId, status: 404, attempts: tries });
       } else {
-        outcome = { outcome: 'failed', ...(error.status ? { httpStatus: error.status } : {}), attempts: error.attempts ?? 1, error: error.message ?? String(raw) };
-        store.journalFailed(journalId, error.status ?? null, outcome.error!, outcome.attempts!);
-        if (error.exitCode === EXIT.auth && !stopped) {
-          stopped = { reason: 'auth', message: `the service refused the key or the plan: ${error.message}`, exitCode: EXIT.auth };
-        } else if (error.exitCode === EXIT.unavailable) {
+        outcome = { outcome: 'failed', ...(service?.status ? { httpStatus: service.status } : {}), attempts: tries, error: message };
+        store.journalFailed(journalId, service?.status ?? null, message, tries);
+        const exitCode = error instanceof UserFacingError ? error.exitCode : undefined;
+        if (exitCode === EXIT.auth && !stopped) {
+          stopped = { reason: 'auth', message: `the service refused the key or the plan: ${message}`, exitCode: EXIT.auth };
+        } else if (exitCode === EXIT.unavailable) {
           consecutiveUnavailable += 1;
           if (consecutiveUnavailable >= unavailableLimit && !stopped) {
-            stopped = { reason: 'unavailable', message: `the service kept failing (${consecutiveUnavailable} calls in a row past the retry budget): ${error.message}`, exitCode: EXIT.unavailable };
+            stopped = { reason: 'unavailable', message: `the service kept failing (${consecutiveUnavailable} calls in a row past the retry budget): ${message}`, exitCode: EXIT.unavailable };
           }
         }
       }
@@ -173,7 +170,7 @@ async function send(options: ApplyOptions, item: PlanItem, write: WriteOptions):
       } catch (error) {
         // Spec § 3: a partial update of a missing record is a 404. The record was deleted
         // remotely since the last run; recreate it whole from the roster.
-        if ((error as ErrorLike).status !== 404) throw error;
+        if (!(error instanceof NotFoundError)) throw error;
         await writer.putAuthor(groupId, item.clientId, fullBody(item), write);
         return true;
       }

@@ -66,7 +66,7 @@ export function loadFieldsFile(path: string): CustomFieldsListing {
     text = readFileSync(path, 'utf8');
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
-    throw new ConfigError(path, [{ path: '', message: code === 'ENOENT' ? 'fields file not found' : `cannot be read (${code})` }], {
+    throw new ConfigError(path, [{ path: '', message: `cannot read the custom-fields listing: ${code === 'ENOENT' ? 'fields file not found' : `cannot be read (${code})`}` }], {
       hint: 'Save a listing with `rostersync fields --json > fields.json`, or leave out --fields-file to ask the service.',
       cause: error,
     });
@@ -75,7 +75,7 @@ export function loadFieldsFile(path: string): CustomFieldsListing {
   try {
     json = JSON.parse(text.replace(/^\uFEFF/, ''));
   } catch (error) {
-    throw new ConfigError(path, [{ path: '', message: `not valid JSON: ${(error as Error).message}` }], {
+    throw new ConfigError(path, [{ path: '', message: `cannot read the custom-fields listing: not valid JSON: ${(error as Error).message}` }], {
       hint: 'Save the listing again with `rostersync fields --json > fields.json`.',
       cause: error,
     });

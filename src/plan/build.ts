@@ -1,14 +1,14 @@
 /**
  * Second half of planning: turns the classification into actions, field-level changes, guards
- * and an estimate. Pure: data in, plan out (like changesets' assemble-release-plan).
+ * and an estimate. Pure: data in, plan out (like changesets' assemble-release-plan). Values stay
+ * as the service knows them (option api_ids); report/ shows them to people.
  */
 import type { FieldValue } from '../mapping/types.js';
-import type { FieldChange } from '../report/types.js';
 import type { PolicyConfig } from '../config/pipeline.js';
 import { canonicalJson, hashJson, sameValue } from './canonical.js';
 import type { Classification, ClassifiedRecord } from './classify.js';
 import { evaluateGuards, type GuardInput } from './guards.js';
-import type { Fields, Plan, PlanItem, PlanReason, StateRepair } from './types.js';
+import type { FieldChange, Fields, Plan, PlanItem, PlanReason, StateRepair } from './types.js';
 
 export interface BuildPlanInput {
   classification: Classification;
@@ -24,18 +24,12 @@ export interface BuildPlanInput {
   policy: Pick<PolicyConfig, 'mode' | 'update' | 'max_rps' | 'guards'>;
   /** Human names of fields by key (custom fields by api_id). */
   fieldLabels: ReadonlyMap<string, string>;
-  /**
-   * Option labels by option api_id, so reports show `Senior → Expert` rather than two UUIDs.
-   * Only the `changes` shown to people use them; request bodies keep the api_ids.
-   */
-  optionLabels?: ReadonlyMap<string, string>;
   guardInput: Omit<GuardInput, 'deletes' | 'guards'>;
 }
 
 export function buildPlan(input: BuildPlanInput): Plan {
   const { classification, lastApplied, remote, previouslyFailed, policy } = input;
   const label = (field: string) => input.fieldLabels.get(field) ?? field;
-  const show = displayValue(input.optionLabels);
   const items: PlanItem[] = [];
   const stateRepairs: StateRepair[] = [];
   const notes: string[] = [];
@@ -116,14 +110,9 @@ export function buildPlan(input: BuildPlanInput): Plan {
   }
   pairClientIdChanges(items, orphans, lastApplied, notes);
 
-  for (const item of items) {
-    item.changes = item.changes.map((c) => ({ ...c, before: show(c.before), after: show(c.after), ...('remote' in c ? { remote: show(c.remote) } : {}) }));
-  }
   const counts = { create: 0, update: 0, delete: 0, noop };
   for (const item of items) counts[item.action] += 1;
   const guards = evaluateGuards({ ...input.guardInput, deletes: counts.delete, guards: policy.guards });
-  const calls = items.length;
-  const seconds = calls / policy.max_rps;
   return {
     // Creates and updates go before deletes, so a failing run never leaves the group emptier than the roster.
     items: [...items.filter((i) => i.action !== 'delete'), ...items.filter((i) => i.action === 'delete')],
@@ -132,7 +121,7 @@ export function buildPlan(input: BuildPlanInput): Plan {
     stateRepairs,
     guards,
     refused: guards.some((guard) => guard.tripped),
-    estimate: { calls, rps: policy.max_rps, seconds, text: `${calls} calls at ${policy.max_rps}/s ≈ ${formatDuration(seconds)}` },
+    estimate: { calls: items.length, rps: policy.max_rps, seconds: items.length / policy.max_rps },
     notes,
   };
 }
@@ -208,17 +197,4 @@ function withoutNulls(fields: Fields): Fields {
   const body: Fields = {};
   for (const [key, value] of Object.entries(fields)) if (value !== null && value !== undefined) body[key] = value;
   return body;
-}
-
-function displayValue(optionLabels: ReadonlyMap<string, string> | undefined): (value: FieldValue | undefined) => FieldValue | undefined {
-  if (!optionLabels || optionLabels.size === 0) return (value) => value;
-  const one = (text: string) => optionLabels.get(text) ?? text;
-  return (value) => (typeof value === 'string' ? one(value) : Array.isArray(value) ? value.map(one) : value);
-}
-
-export function formatDuration(seconds: number): string {
-  if (seconds < 1) return `${Math.round(seconds * 1000)} ms`;
-  if (seconds < 90) return `${seconds.toFixed(1)} s`;
-  if (seconds < 5400) return `${Math.round(seconds / 60)} min`;
-  return `${(seconds / 3600).toFixed(1)} h`;
 }

@@ -25,3 +25,11 @@ export function sameValue(a: FieldValue | undefined, b: FieldValue | undefined):
   if (Array.isArray(a) && Array.isArray(b)) return a.length === b.length && a.every((item, i) => item === b[i]);
   return false;
 }
+
+/** The managed fields of a remote record; a field the service left out is empty (null). */
+export function projectFields(record: object, managedFields: readonly string[]): Fields {
+  const values = record as Record<string, unknown>;
+  const fields: Fields = {};
+  for (const field of managedFields) fields[field] = (values[field] ?? null) as Fields[string];
+  return fields;
+}

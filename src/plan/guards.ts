@@ -3,7 +3,7 @@
  * a tripped guard refuses the whole run, saying which flag would allow it.
  */
 import type { PolicyConfig } from '../config/pipeline.js';
-import type { GuardResult } from '../report/types.js';
+import type { GuardResult } from './types.js';
 
 export interface GuardInput {
   guards: PolicyConfig['guards'];

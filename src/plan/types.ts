@@ -1,63 +1,90 @@
 /**
- * The plan: a closed set of actions (Terraform's + ~ - and no-op), computed by a pure function
- * from the desired records, the inventory and, when refreshing, the remote records.
+ * The plan's vocabulary: a closed set of actions (Terraform's + ~ - and no-op), the field-level
+ * changes, the guards' verdicts and the outcomes apply gives each item.
+ *
+ * One zod schema per shape gives both the TypeScript type and the check of a saved plan file
+ * (`rostersync plan --out`, read back by `rostersync apply`). The plan holds data only: labels,
+ * sentences and estimates in words are rendered by `report/`.
  */
+import { z } from 'zod';
 import type { FieldValue } from '../mapping/types.js';
-import type { FieldChange, GuardResult, PlanAction } from '../report/types.js';
-import type { Provenance } from '../sources/types.js';
 
-export type { PlanAction };
+export const planActionSchema = z.enum(['create', 'update', 'delete', 'noop']);
+export type PlanAction = z.infer<typeof planActionSchema>;
 
+/** What became of a planned item: `planned` in a dry run, `skipped` when the run stopped first. */
+export const recordOutcomeSchema = z.enum(['done', 'failed', 'skipped', 'planned']);
+export type RecordOutcome = z.infer<typeof recordOutcomeSchema>;
+
+const fieldValueSchema: z.ZodType<FieldValue> = z.union([z.string(), z.number(), z.array(z.string()), z.null()]);
+export const fieldsSchema = z.record(z.string(), fieldValueSchema);
 export type Fields = Record<string, FieldValue>;
 
-/** Why an action was planned; shown in reports. */
-export type PlanReason =
-  | 'new'
-  | 'changed'
-  | 'retry_failed'
-  | 'drift'
-  | 'remote_deleted'
-  | 'gone_from_roster'
-  | 'client_id_changed';
+const provenanceSchema = z.strictObject({ file: z.string(), sheet: z.string().optional(), row: z.number().int() });
 
-export interface PlanItem {
-  clientId: string;
-  action: Exclude<PlanAction, 'noop'>;
-  reason: PlanReason;
+/** One managed field that changes: roster value, last applied value and (with --refresh) remote value. */
+export const fieldChangeSchema = z.strictObject({
+  field: z.string(),
+  /** Human name of the field (custom fields: the name shown in the service's UI). */
+  label: z.string(),
+  before: fieldValueSchema.optional(),
+  after: fieldValueSchema.optional(),
+  /** Present when the remote record was fetched (--refresh). `undefined` means not fetched. */
+  remote: fieldValueSchema.optional(),
+});
+export type FieldChange = z.infer<typeof fieldChangeSchema>;
+
+export const guardResultSchema = z.strictObject({
+  guard: z.enum(['max_deletes', 'source_drop', 'empty_source', 'unreadable_rows', 'inventory_missing']),
+  tripped: z.boolean(),
+  message: z.string(),
+  /** The exact flag or setting that would allow the run. */
+  allowWith: z.string().optional(),
+});
+export type GuardResult = z.infer<typeof guardResultSchema>;
+
+/** Why an action was planned; shown in reports. */
+export const planReasonSchema = z.enum(['new', 'changed', 'retry_failed', 'drift', 'remote_deleted', 'gone_from_roster', 'client_id_changed']);
+export type PlanReason = z.infer<typeof planReasonSchema>;
+
+export const planItemSchema = z.strictObject({
+  clientId: z.string().min(1),
+  action: planActionSchema.exclude(['noop']),
+  reason: planReasonSchema,
   /** Request body: the full record for create / full update, only changed fields for partial update. */
-  body?: Fields;
+  body: fieldsSchema.optional(),
   /** An update sent as a full POST (`update: full`), replacing the whole record. */
-  replace?: boolean;
+  replace: z.boolean().optional(),
   /** What the inventory records once the write succeeds (all managed fields, canonical). */
-  desired?: { fieldsJson: string; hash: string };
-  changes: FieldChange[];
-  provenance?: Provenance;
-  pairedWith?: string;
-}
+  desired: z.strictObject({ fieldsJson: z.string(), hash: z.string() }).optional(),
+  changes: z.array(fieldChangeSchema),
+  provenance: provenanceSchema.optional(),
+  /** For a client_id change: the other client_id of the delete + create pair. */
+  pairedWith: z.string().optional(),
+});
+export type PlanItem = z.infer<typeof planItemSchema>;
 
 /** Inventory corrections that need no call (the remote already matches the roster). */
-export interface StateRepair {
-  clientId: string;
-  fieldsJson: string;
-  hash: string;
-}
+export const stateRepairSchema = z.strictObject({ clientId: z.string(), fieldsJson: z.string(), hash: z.string() });
+export type StateRepair = z.infer<typeof stateRepairSchema>;
 
-export interface PlanCounts {
-  create: number;
-  update: number;
-  delete: number;
-  noop: number;
-}
+export const planCountsSchema = z.strictObject({ create: z.number().int(), update: z.number().int(), delete: z.number().int(), noop: z.number().int() });
+export type PlanCounts = z.infer<typeof planCountsSchema>;
 
-export interface Plan {
-  items: PlanItem[];
-  counts: PlanCounts;
+/** Calls the plan needs and the time they take at the configured rate (report/ puts it in words). */
+export const planEstimateSchema = z.strictObject({ calls: z.number(), rps: z.number(), seconds: z.number() });
+export type PlanEstimate = z.infer<typeof planEstimateSchema>;
+
+export const planSchema = z.strictObject({
+  items: z.array(planItemSchema),
+  counts: planCountsSchema,
   /** Owned records gone from the roster that upsert mode keeps. */
-  orphans: string[];
-  stateRepairs: StateRepair[];
-  guards: GuardResult[];
+  orphans: z.array(z.string()),
+  stateRepairs: z.array(stateRepairSchema),
+  guards: z.array(guardResultSchema),
   /** True when a tripped guard refuses the run. */
-  refused: boolean;
-  estimate: { calls: number; rps: number; seconds: number; text: string };
-  notes: string[];
-}
+  refused: z.boolean(),
+  estimate: planEstimateSchema,
+  notes: z.array(z.string()),
+});
+export type Plan = z.infer<typeof planSchema>;

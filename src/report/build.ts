@@ -1,16 +1,30 @@
 /**
- * Turns a plan and the outcomes of applying it into the RunReport (shared/design.md decision 8).
+ * Builds the RunReport (shared/design.md decision 8) from a plan and the outcomes of applying it.
+ * This is where the plan's data becomes words for people: option api_ids are shown by their
+ * labels, and the estimate is put in a sentence. Pure: no I/O.
  */
 import type { ApplyResult } from '../apply/apply.js';
-import type { Plan } from '../plan/types.js';
+import type { FieldValue } from '../mapping/types.js';
 import type { RosterSummary } from '../mapping/roster.js';
-import type { PlanAction, RecordEntry, RecordOutcome, RunReport } from '../report/types.js';
+import type { FieldChange, Plan, PlanAction, PlanEstimate, RecordOutcome } from '../plan/types.js';
+import type { RecordEntry, RunReport } from './types.js';
+
+/** The run's facts that the plan and the outcomes do not carry. */
+export type ReportHeader = Omit<
+  RunReport,
+  'counts' | 'records' | 'orphans' | 'guards' | 'estimate' | 'input' | 'rejectedRows' | 'rejectedRowsOmitted' | 'notes' | 'finishedAt' | 'durationMs'
+>;
 
 export interface ReportInput {
-  base: Omit<RunReport, 'counts' | 'records' | 'orphans' | 'guards' | 'estimate' | 'input' | 'rejectedRows' | 'rejectedRowsOmitted' | 'notes' | 'finishedAt' | 'durationMs'>;
+  base: ReportHeader;
   plan: Plan;
   roster: RosterSummary;
   applied?: ApplyResult;
+  /**
+   * Option labels by option api_id, so reports show `Senior → Expert` rather than two UUIDs.
+   * Only the changes shown to people use them; request bodies keep the api_ids.
+   */
+  optionLabels?: ReadonlyMap<string, string>;
   finishedAt: number;
   startedAt: number;
   notes: string[];
@@ -18,6 +32,7 @@ export interface ReportInput {
 
 export function buildRunReport(input: ReportInput): RunReport {
   const { plan, roster, applied } = input;
+  const show = showChange(input.optionLabels);
   const counts: RunReport['counts'] = { create: {}, update: {}, delete: {}, noop: {} };
   const bump = (action: PlanAction, outcome: RecordOutcome, by = 1) => {
     counts[action][outcome] = (counts[action][outcome] ?? 0) + by;
@@ -26,7 +41,7 @@ export function buildRunReport(input: ReportInput): RunReport {
     const result = applied?.outcomes.get(item.clientId);
     const outcome: RecordOutcome = result?.outcome ?? (applied ? 'skipped' : 'planned');
     bump(item.action, outcome);
-    const entry: RecordEntry = { clientId: item.clientId, action: item.action, reason: item.reason, changes: item.changes, outcome };
+    const entry: RecordEntry = { clientId: item.clientId, action: item.action, reason: item.reason, changes: item.changes.map(show), outcome };
     if (item.provenance) entry.provenance = item.provenance;
     if (item.pairedWith) entry.pairedWith = item.pairedWith;
     if (result?.httpStatus !== undefined) entry.httpStatus = result.httpStatus;
@@ -48,7 +63,7 @@ export function buildRunReport(input: ReportInput): RunReport {
       duplicates: roster.duplicateClientIds.size,
     },
     counts,
-    estimate: plan.estimate,
+    estimate: { ...plan.estimate, text: estimateText(plan.estimate) },
     guards: plan.guards,
     records,
     orphans: plan.orphans,
@@ -56,4 +71,46 @@ export function buildRunReport(input: ReportInput): RunReport {
     rejectedRowsOmitted: roster.rejectedNotStored,
     notes: [...plan.notes, ...input.notes],
   };
+}
+
+/**
+ * The report of a run that failed before its plan existed (service unreachable or refusing the
+ * key, an unreadable roster, a mapping error): no records, no counts, and the error as its message.
+ */
+export function earlyFailureReport(input: { base: Omit<ReportHeader, 'outcome'>; startedAt: number; finishedAt: number }): RunReport {
+  return {
+    ...input.base,
+    outcome: 'failed',
+    finishedAt: new Date(input.finishedAt).toISOString(),
+    durationMs: input.finishedAt - input.startedAt,
+    input: { rowsRead: 0, valid: 0, rejected: 0, filtered: 0, duplicates: 0 },
+    counts: { create: {}, update: {}, delete: {}, noop: {} },
+    guards: [],
+    records: [],
+    orphans: [],
+    rejectedRows: [],
+    rejectedRowsOmitted: 0,
+    notes: ['the run stopped before planning: nothing was written.'],
+  };
+}
+
+/** `25 calls at 10/s ≈ 2.5 s`. */
+export function estimateText(estimate: PlanEstimate): string {
+  return `${estimate.calls} calls at ${estimate.rps}/s ≈ ${formatSeconds(estimate.seconds)}`;
+}
+
+/** Coarse on purpose: an estimate, not a measurement (the measured duration uses formatDuration). */
+function formatSeconds(seconds: number): string {
+  if (seconds < 1) return `${Math.round(seconds * 1000)} ms`;
+  if (seconds < 90) return `${seconds.toFixed(1)} s`;
+  if (seconds < 5400) return `${Math.round(seconds / 60)} min`;
+  return `${(seconds / 3600).toFixed(1)} h`;
+}
+
+function showChange(optionLabels: ReadonlyMap<string, string> | undefined): (change: FieldChange) => FieldChange {
+  if (!optionLabels || optionLabels.size === 0) return (change) => change;
+  const one = (text: string) => optionLabels.get(text) ?? text;
+  const show = (value: FieldValue | undefined): FieldValue | undefined =>
+    typeof value === 'string' ? one(value) : Array.isArray(value) ? value.map(one) : value;
+  return (change) => ({ ...change, before: show(change.before), after: show(change.after), ...('remote' in change ? { remote: show(change.remote) } : {}) });
 }

@@ -2,22 +2,12 @@
  * The reconciliation report of one run (shared/design.md decision 8). `report.json` is this object
  * verbatim; `report.md`, `report.html` and the console summary are renderings of it.
  */
-import type { FieldValue, RejectedRow } from '../mapping/types.js';
+import type { RejectedRow } from '../mapping/types.js';
+import type { FieldChange, GuardResult, PlanAction, RecordOutcome } from '../plan/types.js';
 import type { Provenance } from '../sources/types.js';
 
-export type PlanAction = 'create' | 'update' | 'delete' | 'noop';
-export type RecordOutcome = 'done' | 'failed' | 'skipped' | 'planned';
-
-/** One managed field that changes: roster value, last applied value and (with --refresh) remote value. */
-export interface FieldChange {
-  field: string;
-  /** Human name of the field (custom fields: the name shown in the service's UI). */
-  label: string;
-  before: FieldValue | undefined;
-  after: FieldValue | undefined;
-  /** Present when the remote record was fetched (--refresh). `undefined` means not fetched. */
-  remote?: FieldValue | undefined;
-}
+// The plan owns its vocabulary; the report carries it.
+export type { FieldChange, GuardResult, PlanAction, RecordOutcome };
 
 export interface RecordEntry {
   clientId: string;
@@ -32,14 +22,6 @@ export interface RecordEntry {
   error?: string;
   /** For a client_id change: the other client_id of the delete + create pair. */
   pairedWith?: string;
-}
-
-export interface GuardResult {
-  guard: 'max_deletes' | 'source_drop' | 'empty_source' | 'unreadable_rows' | 'inventory_missing';
-  tripped: boolean;
-  message: string;
-  /** The exact flag or setting that would allow the run. */
-  allowWith?: string;
 }
 
 export interface RunReport {

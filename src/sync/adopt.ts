@@ -5,10 +5,11 @@
  * plan sends exactly the differences between the roster and the service.
  */
 import type { ServiceClient } from '../client/client.js';
+import { NotFoundError } from '../client/errors.js';
 import { compileMapping } from '../mapping/compile.js';
 import type { ResolvedPipeline } from '../config/load.js';
-import { canonicalJson, hashJson } from '../plan/canonical.js';
-import type { Fields } from '../plan/types.js';
+import { canonicalJson, hashJson, projectFields } from '../plan/canonical.js';
+import { resolveGroupId } from '../state/group-id.js';
 import type { StateStore } from '../state/store.js';
 import { UserFacingError } from '../errors.js';
 
@@ -19,7 +20,7 @@ export interface AdoptResult {
 
 export async function adoptRecords(input: { pipeline: ResolvedPipeline; store: StateStore; client: ServiceClient; clientIds: string[]; runId: string }): Promise<AdoptResult> {
   const { pipeline, store, client } = input;
-  const groupId = ('group_id' in pipeline.config.target ? pipeline.config.target.group_id : null) ?? store.groupId();
+  const groupId = resolveGroupId(pipeline, store);
   if (groupId === null) {
     throw new UserFacingError(`pipeline "${pipeline.name}" has no group yet: there is nothing to import from.`, {
       hint: 'Set target.group_id in the pipeline, or record the id with `rostersync state set-group`.',
@@ -28,19 +29,17 @@ export async function adoptRecords(input: { pipeline: ResolvedPipeline; store: S
   const compiled = compileMapping(pipeline.mapping, await client.listCustomFields(), { mappingFile: pipeline.mappingFile });
   const result: AdoptResult = { adopted: [], notFound: [] };
   for (const clientId of input.clientIds) {
-    let remote: Record<string, unknown>;
+    let remote: object;
     try {
-      remote = (await client.getAuthor(groupId, clientId)) as Record<string, unknown>;
+      remote = await client.getAuthor(groupId, clientId);
     } catch (error) {
-      if ((error as { status?: number }).status === 404) {
+      if (error instanceof NotFoundError) {
         result.notFound.push(clientId);
         continue;
       }
       throw error;
     }
-    const fields: Fields = {};
-    for (const field of compiled.managedFields) fields[field] = (remote[field] ?? null) as Fields[string];
-    const fieldsJson = canonicalJson(fields);
+    const fieldsJson = canonicalJson(projectFields(remote, compiled.managedFields));
     store.adopt({ clientId, fieldsJson, hash: hashJson(fieldsJson), runId: input.runId });
     result.adopted.push(clientId);
   }

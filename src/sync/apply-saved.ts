@@ -1,16 +1,20 @@
 /**
  * `rostersync apply plan.json`: applies a saved plan after proving it still describes the world
- * it was computed against (pipeline, mapping, source, inventory, service and group).
+ * it was computed against (pipeline, mapping, source, inventory, service and group), then runs
+ * the second half of a run (sync/run-plan.ts) as `sync` does.
  */
 import { resolve } from 'node:path';
-import { createClient } from '../client/client.js';
 import { loadPipeline } from '../config/load.js';
 import { EXIT, UserFacingError } from '../errors.js';
 import type { RosterSummary } from '../mapping/roster.js';
-import type { Plan } from '../plan/types.js';
 import { sha256File } from '../sources/sha256-file.js';
+import { resolveGroupId } from '../state/group-id.js';
+import { holdLock } from '../state/lock.js';
+import { openState } from '../state/paths.js';
+import { clientForPolicy } from './client-for-pipeline.js';
+import type { RunOptions, RunResult } from './options.js';
 import { planBindings, readPlanFile, staleBindings } from './plan-file.js';
-import { finishRun, lock, openState, type RunOptions, type RunResult } from './run-sync.js';
+import { runPlan } from './run-plan.js';
 import { newRunId } from './run-id.js';
 
 export async function applySavedPlan(planPath: string, options: Omit<RunOptions, 'pipelinePath' | 'refresh' | 'dryRun'>): Promise<RunResult> {
@@ -29,9 +33,8 @@ export async function applySavedPlan(planPath: string, options: Omit<RunOptions,
   const runId = newRunId(now());
   let unlock = () => {};
   try {
-    unlock = lock(store, runId);
-    const configuredGroup = 'group_id' in pipeline.config.target ? pipeline.config.target.group_id : null;
-    const groupId = configuredGroup ?? store.groupId();
+    unlock = holdLock(store, runId);
+    const groupId = resolveGroupId(pipeline, store);
     const current = planBindings({
       pipeline,
       sourceSha256: await sha256File(pipeline.source.file),
@@ -45,14 +48,7 @@ export async function applySavedPlan(planPath: string, options: Omit<RunOptions,
         hint: `Make a new plan with \`rostersync plan ${pipeline.file} --out ${planPath}\` and review it again.`,
       });
     }
-    const policy = pipeline.config.policy;
-    const client = createClient({
-      baseUrl: options.service.baseUrl,
-      apiKey: options.service.apiKey,
-      rateLimit: { rps: options.maxRps ?? policy.max_rps, burst: policy.burst, maxInFlight: options.concurrency ?? policy.concurrency },
-      ...(options.logger ? { logger: options.logger } : {}),
-      ...options.client,
-    });
+    // The saved plan carries the input side of the report, not the rows themselves.
     const roster: RosterSummary = {
       counts: { ...saved.input, duplicatesIgnored: 0 },
       rejected: [],
@@ -62,18 +58,18 @@ export async function applySavedPlan(planPath: string, options: Omit<RunOptions,
       rejectedClientIds: new Set(),
       unidentifiedRejected: 0,
     };
-    return await finishRun(
+    return await runPlan(
       {
         runId,
         startedAt: now(),
         pipeline,
-        client,
+        client: clientForPolicy(pipeline.config.policy, options),
         store,
         roster,
-        plan: saved.plan as Plan,
+        plan: saved.plan,
         groupId,
-        bindings: current,
         source: saved.source,
+        optionLabels: new Map(Object.entries(saved.optionLabels)),
         notes: [`applied the saved plan ${path} made at ${saved.createdAt}.`],
       },
       { ...options, pipelinePath: pipeline.file },

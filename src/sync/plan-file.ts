@@ -9,21 +9,22 @@ import { z } from 'zod';
 import type { ResolvedPipeline } from '../config/load.js';
 import { EXIT, UserFacingError } from '../errors.js';
 import { writeFileAtomic } from '../report/write.js';
-import type { Plan } from '../plan/types.js';
-import type { RunReport } from '../report/types.js';
-import type { RosterSummary } from '../mapping/roster.js';
+import { planSchema } from '../plan/types.js';
+import type { PreparedRun } from './run-plan.js';
 
-export const PLAN_FILE_VERSION = 1;
+/** 2: the plan holds no display text; option labels travel beside it. */
+export const PLAN_FILE_VERSION = 2;
 
-export interface PlanBindings {
-  pipelineFile: string;
-  pipelineSha256: string;
-  mappingSha256: string;
-  sourceSha256: string;
-  stateSerial: number;
-  baseUrl: string;
-  groupId: number | null;
-}
+const planBindingsSchema = z.strictObject({
+  pipelineFile: z.string(),
+  pipelineSha256: z.string(),
+  mappingSha256: z.string(),
+  sourceSha256: z.string(),
+  stateSerial: z.number().int(),
+  baseUrl: z.string(),
+  groupId: z.number().int().nullable(),
+});
+export type PlanBindings = z.infer<typeof planBindingsSchema>;
 
 export function planBindings(input: { pipeline: ResolvedPipeline; sourceSha256: string; stateSerial: number; baseUrl: string; groupId: number | null }): PlanBindings {
   return {
@@ -54,57 +55,15 @@ export function staleBindings(saved: PlanBindings, current: PlanBindings): strin
     .map((key) => `${BINDING_NAMES[key]} changed (${String(saved[key])} → ${String(current[key])})`);
 }
 
-const fieldValue = z.union([z.string(), z.number(), z.array(z.string()), z.null()]);
-const provenance = z.strictObject({ file: z.string(), sheet: z.string().optional(), row: z.number().int() });
-const fieldChange = z.strictObject({
-  field: z.string(),
-  label: z.string(),
-  before: fieldValue.optional(),
-  after: fieldValue.optional(),
-  remote: fieldValue.optional(),
-});
-const planItem = z.strictObject({
-  clientId: z.string().min(1),
-  action: z.enum(['create', 'update', 'delete']),
-  reason: z.enum(['new', 'changed', 'retry_failed', 'drift', 'remote_deleted', 'gone_from_roster', 'client_id_changed']),
-  body: z.record(z.string(), fieldValue).optional(),
-  replace: z.boolean().optional(),
-  desired: z.strictObject({ fieldsJson: z.string(), hash: z.string() }).optional(),
-  changes: z.array(fieldChange),
-  provenance: provenance.optional(),
-  pairedWith: z.string().optional(),
-});
-const guard = z.strictObject({
-  guard: z.enum(['max_deletes', 'source_drop', 'empty_source', 'unreadable_rows', 'inventory_missing']),
-  tripped: z.boolean(),
-  message: z.string(),
-  allowWith: z.string().optional(),
-});
-
 export const planFileSchema = z.strictObject({
   kind: z.literal('rostersync-plan'),
   version: z.literal(PLAN_FILE_VERSION),
   createdAt: z.string(),
   pipeline: z.string(),
-  bindings: z.strictObject({
-    pipelineFile: z.string(),
-    pipelineSha256: z.string(),
-    mappingSha256: z.string(),
-    sourceSha256: z.string(),
-    stateSerial: z.number().int(),
-    baseUrl: z.string(),
-    groupId: z.number().int().nullable(),
-  }),
-  plan: z.strictObject({
-    items: z.array(planItem),
-    counts: z.strictObject({ create: z.number().int(), update: z.number().int(), delete: z.number().int(), noop: z.number().int() }),
-    orphans: z.array(z.string()),
-    stateRepairs: z.array(z.strictObject({ clientId: z.string(), fieldsJson: z.string(), hash: z.string() })),
-    guards: z.array(guard),
-    refused: z.boolean(),
-    estimate: z.strictObject({ calls: z.number(), rps: z.number(), seconds: z.number(), text: z.string() }),
-    notes: z.array(z.string()),
-  }),
+  bindings: planBindingsSchema,
+  plan: planSchema,
+  /** Option labels by option api_id, so the report of `apply` shows labels as the plan's did. */
+  optionLabels: z.record(z.string(), z.string()),
   /** The input side of the report, so `apply` can report rejected rows and counts. */
   input: z.strictObject({ rowsRead: z.number(), valid: z.number(), rejected: z.number(), filtered: z.number(), duplicates: z.number() }),
   source: z.strictObject({ file: z.string(), sha256: z.string(), format: z.string(), sheet: z.string().optional() }),
@@ -123,22 +82,24 @@ export function planDigest(file: Omit<PlanFile, 'digest'> & { digest?: string })
   return createHash('sha256').update(JSON.stringify(content, sortedKeys)).digest('hex');
 }
 
-export async function savePlanFile(path: string, content: { pipeline: string; bindings: PlanBindings; plan: Plan; roster: RosterSummary; source: RunReport['source']; now: number }): Promise<void> {
+export async function savePlanFile(path: string, content: { bindings: PlanBindings; prepared: Pick<PreparedRun, 'pipeline' | 'plan' | 'optionLabels' | 'roster' | 'source'>; now: number }): Promise<void> {
+  const { prepared } = content;
   const body: Omit<PlanFile, 'digest'> = {
     kind: 'rostersync-plan',
     version: PLAN_FILE_VERSION,
     createdAt: new Date(content.now).toISOString(),
-    pipeline: content.pipeline,
+    pipeline: prepared.pipeline.name,
     bindings: content.bindings,
-    plan: content.plan as PlanFile['plan'],
+    plan: prepared.plan,
+    optionLabels: Object.fromEntries(prepared.optionLabels ?? []),
     input: {
-      rowsRead: content.roster.counts.rowsRead,
-      valid: content.roster.counts.valid,
-      rejected: content.roster.counts.rejected,
-      filtered: content.roster.counts.filtered,
-      duplicates: content.roster.duplicateClientIds.size,
+      rowsRead: prepared.roster.counts.rowsRead,
+      valid: prepared.roster.counts.valid,
+      rejected: prepared.roster.counts.rejected,
+      filtered: prepared.roster.counts.filtered,
+      duplicates: prepared.roster.duplicateClientIds.size,
     },
-    source: content.source,
+    source: prepared.source,
   };
   const file: PlanFile = { ...body, digest: planDigest(body) };
   // Plans carry roster values (names, emails): owner-only, like reports.

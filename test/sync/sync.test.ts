@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { RunningEmulator } from '../../src/emulator/server.js';
 import { loadPipeline } from '../../src/config/load.js';
-import { openState } from '../../src/sync/run-sync.js';
+import { openState } from '../../src/state/paths.js';
 import type { RunReport } from '../../src/report/types.js';
 import { API_KEY, cli, emulator, groupRecords, makeProject, people, person, writes } from './project.js';
 

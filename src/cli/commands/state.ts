@@ -10,8 +10,9 @@ import { resolveServiceConfig } from '../../client/config.js';
 import { loadPipeline } from '../../config/load.js';
 import { UserFacingError } from '../../errors.js';
 import { adoptRecords } from '../../sync/adopt.js';
-import { lock, openState } from '../../sync/run-sync.js';
 import { newRunId } from '../../sync/run-id.js';
+import { holdLock } from '../../state/lock.js';
+import { openState } from '../../state/paths.js';
 import type { StateStore } from '../../state/store.js';
 import { action, type CommandContext, type CommandFactory } from '../command.js';
 
@@ -111,7 +112,7 @@ export const stateCommand: CommandFactory = (ctx) => ({
             const clientIds = [...new Set(text.split(/\r?\n/).map((line) => line.trim()).filter((line) => line && !line.startsWith('#')))];
             const service = resolveServiceConfig({ env: ctx.io.env, baseUrlFlag: args['base-url'], apiKeyFile: args['api-key-file'], cwd: ctx.io.cwd });
             const runId = newRunId(Date.now());
-            const unlock = lock(store, runId);
+            const unlock = holdLock(store, runId);
             try {
               const result = await adoptRecords({ pipeline, store, client: createClient(service), clientIds, runId });
               ctx.io.stdout.write(`adopted ${result.adopted.length} records into the inventory of "${pipeline.name}".\n`);

@@ -1,0 +1,11 @@
+/**
+ * Where a run's report goes: `--report-dir` if given, else `<report_dir>/<pipeline>/<run id>`
+ * beside the pipeline file (`report_dir: reports` by default), whatever the working directory.
+ */
+import { join, resolve } from 'node:path';
+import type { ResolvedPipeline } from '../config/load.js';
+
+export function reportDirFor(pipeline: ResolvedPipeline, runId: string, options: { reportDir?: string; cwd?: string } = {}): string {
+  if (options.reportDir) return resolve(options.cwd ?? process.cwd(), options.reportDir);
+  return join(resolve(pipeline.dir, pipeline.config.report_dir ?? 'reports', pipeline.name), runId);
+}

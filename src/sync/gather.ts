@@ -1,0 +1,153 @@
+/**
+ * Gathers the plan's input: the only phase before apply that does I/O (the changesets split of
+ * get-release-plan apart from the pure assemble-release-plan). It reads the custom-fields
+ * listing, compiles the mapping, streams the roster through the mapping into the classifier
+ * against the inventory, and, with --refresh, fetches remote records. It never writes to the
+ * service; of the state it only reads.
+ */
+import pLimit from 'p-limit';
+import { resolve } from 'node:path';
+import type { CallOptions, ServiceClient } from '../client/client.js';
+import { NotFoundError } from '../client/errors.js';
+import type { ResolvedPipeline } from '../config/load.js';
+import { compileMapping } from '../mapping/compile.js';
+import { mapRoster, type RosterSummary } from '../mapping/roster.js';
+import type { DesiredRecord } from '../mapping/types.js';
+import { loadFieldsFile } from '../mapping/validate.js';
+import type { BuildPlanInput } from '../plan/build.js';
+import { RosterClassifier } from '../plan/classify.js';
+import { projectFields } from '../plan/canonical.js';
+import type { Fields } from '../plan/types.js';
+import type { RunReport } from '../report/types.js';
+import { openSource, sha256File } from '../sources/index.js';
+import { resolveGroupId } from '../state/group-id.js';
+import { HASH_BATCH, mayHaveWritten, type StateStore } from '../state/store.js';
+import type { RunOptions } from './options.js';
+
+export interface GatheredInput {
+  planInput: BuildPlanInput;
+  roster: RosterSummary;
+  source: RunReport['source'];
+  /** The inventory's serial read before planning: a saved plan is bound to it. */
+  stateSerial: number;
+  groupId: number | null;
+  /** Option labels by option api_id, for the report. */
+  optionLabels: Map<string, string>;
+  notes: string[];
+}
+
+type GatherOptions = Pick<RunOptions, 'fieldsFile' | 'cwd' | 'signal' | 'refresh' | 'maxRps' | 'allowDeletes' | 'allowSourceDrop' | 'allowEmptySource'>;
+
+export async function gatherPlanInput(input: { pipeline: ResolvedPipeline; store: StateStore; client: ServiceClient; options: GatherOptions }): Promise<GatheredInput> {
+  const { pipeline, store, client, options } = input;
+  const call: CallOptions = options.signal ? { signal: options.signal } : {};
+  const policy = pipeline.config.policy;
+  const notes: string[] = [];
+
+  const listing = options.fieldsFile ? loadFieldsFile(resolve(options.cwd ?? process.cwd(), options.fieldsFile)) : await client.listCustomFields(call);
+  const compiled = compileMapping(pipeline.mapping, listing, { mappingFile: pipeline.mappingFile });
+
+  const reopen = () => openSource(pipeline.source, { baseDir: pipeline.dir });
+  const opened = await reopen();
+  compiled.checkHeaders(opened.headers, opened.file);
+  const sourceSha256 = await sha256File(opened.file);
+  const groupId = resolveGroupId(pipeline, store);
+
+  // Read before the inventory: a write that lands while planning then makes a saved plan stale.
+  const stateSerial = store.serial();
+  const unfinished = store.unfinishedOrFailed();
+  const classifier = new RosterClassifier({ keepUnchanged: options.refresh === 'all', rewrite: new Set(unfinished.keys()) });
+  // Records are compared with the inventory in batches, so the inventory stays on disk.
+  const pending: DesiredRecord[] = [];
+  const classifyPending = () => {
+    const owned = store.ownedHashesOf(pending.map((record) => record.clientId));
+    for (const record of pending) classifier.add(record, owned.get(record.clientId));
+    pending.length = 0;
+  };
+  const roster = await mapRoster(opened, compiled, {
+    onRecord: (record) => {
+      if (pending.push(record) >= HASH_BATCH) classifyPending();
+    },
+    reopen,
+  });
+  classifyPending();
+  // Readers add notes while reading (merged cells, an encoding switch), so collect them after.
+  notes.push(...opened.notes);
+  // In the roster but not to be written: rows rejected for their values, and duplicated ids.
+  const keepAsIs = new Set(roster.rejectedClientIds);
+  if (compiled.duplicatePolicy === 'reject') for (const clientId of roster.duplicateClientIds) keepAsIs.add(clientId);
+  const classification = classifier.finish(store.ownedIds(), keepAsIs);
+  // A create or update the service may have performed without this pipeline learning of it (a
+  // kill after the call, an outage, a fault after the handler ran) is not in the inventory. If its
+  // row has since left the roster, the record may still exist: count it as gone from the roster
+  // like an owned one, so mirror mode deletes it (a 404 means it never existed) and upsert mode
+  // lists it as an orphan. A definite refusal (4xx) wrote nothing: such an id is left alone, as the
+  // group may hold a record of that id that this pipeline never owned.
+  for (const [clientId, write] of unfinished) {
+    if (write.action === 'delete' || !mayHaveWritten(write)) continue;
+    if (!classifier.has(clientId) && !keepAsIs.has(clientId) && store.getOwned(clientId) === undefined) classification.missing.push(clientId);
+  }
+
+  const needApplied = [
+    ...classification.changed.map((c) => c.record.clientId),
+    ...classification.missing,
+    ...classification.unchanged.map((c) => c.record.clientId),
+  ];
+  const lastApplied = store.lastApplied(needApplied);
+  const remote = options.refresh && groupId !== null ? await fetchRemote({ client, groupId, managedFields: compiled.managedFields, clientIds: needApplied, call }) : undefined;
+  if (options.refresh && groupId === null) notes.push('--refresh skipped: the target group does not exist yet.');
+
+  const ownedCount = store.ownedCount();
+  const previous = store.lastSuccessfulRun();
+  const planInput: BuildPlanInput = {
+    classification,
+    lastApplied,
+    ...(remote ? { remote } : {}),
+    previouslyFailed: new Map([...unfinished].map(([clientId, write]) => [clientId, write.action])),
+    policy: { ...policy, max_rps: options.maxRps ?? policy.max_rps },
+    fieldLabels: new Map(Object.entries(compiled.fieldNames)),
+    guardInput: {
+      ownedCount,
+      validCount: roster.counts.valid,
+      previousValidCount: previous?.validRecords ?? null,
+      inventoryMissing: groupId !== null && ownedCount === 0,
+      unidentifiedRejected: roster.unidentifiedRejected,
+      allow: {
+        ...(options.allowDeletes !== undefined ? { deletes: options.allowDeletes } : {}),
+        ...(options.allowSourceDrop ? { sourceDrop: true } : {}),
+        ...(options.allowEmptySource ? { emptySource: true } : {}),
+      },
+    },
+  };
+  return {
+    planInput,
+    roster,
+    source: { file: opened.file, sha256: sourceSha256, format: opened.format, ...(opened.sheet ? { sheet: opened.sheet } : {}) },
+    stateSerial,
+    groupId,
+    optionLabels: new Map(listing.author_from_group.flatMap((field) => (field.options ?? []).map((option) => [option.api_id, option.option] as const))),
+    notes,
+  };
+}
+
+/**
+ * Remote records (--refresh) projected on the managed fields; null for a record the service does
+ * not have (404), so the plan recreates it.
+ */
+async function fetchRemote(input: { client: ServiceClient; groupId: number; managedFields: string[]; clientIds: string[]; call: CallOptions }): Promise<Map<string, Fields | null>> {
+  const limit = pLimit(8);
+  const remote = new Map<string, Fields | null>();
+  await Promise.all(
+    input.clientIds.map((clientId) =>
+      limit(async () => {
+        try {
+          remote.set(clientId, projectFields(await input.client.getAuthor(input.groupId, clientId, input.call), input.managedFields));
+        } catch (error) {
+          if (error instanceof NotFoundError) remote.set(clientId, null);
+          else throw error;
+        }
+      }),
+    ),
+  );
+  return remote;
+}

@@ -1,0 +1,41 @@
+/** The options of one run (`rostersync sync|plan|apply`), as the CLI and tests pass them. */
+import type { Logger } from 'pino';
+import type { ClientOptions } from '../client/client.js';
+import type { RunReport } from '../report/types.js';
+import type { WrittenReport } from '../report/write.js';
+
+export interface RunOptions {
+  pipelinePath: string;
+  /** Where the service is; the key never reaches logs or reports. */
+  service: { baseUrl: string; apiKey: string };
+  dryRun?: boolean;
+  /** `planned`: GET every planned key; `all`: every owned key too. */
+  refresh?: false | 'planned' | 'all';
+  allowDeletes?: number;
+  allowSourceDrop?: boolean;
+  allowEmptySource?: boolean;
+  maxRps?: number;
+  concurrency?: number;
+  /** Stop starting new calls after this many milliseconds. */
+  maxDurationMs?: number;
+  reportDir?: string;
+  stateDir?: string;
+  /** A saved custom-fields listing instead of asking the service. */
+  fieldsFile?: string;
+  signal?: AbortSignal;
+  env?: NodeJS.ProcessEnv;
+  cwd?: string;
+  logger?: Logger;
+  now?: () => number;
+  /** Extra client options for tests and benchmarks (dispatcher, sleep, retry policy). */
+  client?: Partial<ClientOptions>;
+  onProgress?: (done: number, total: number) => void;
+  /** `rostersync plan --out`: save the plan (a dry run) for a later `rostersync apply`. */
+  savePlanTo?: string;
+}
+
+export interface RunResult {
+  report: RunReport;
+  exitCode: number;
+  written: WrittenReport;
+}

@@ -1,0 +1,45 @@
+/**
+ * Record: the last phase of a run. The run's end is journaled in the state (its outcome and the
+ * valid count the source-drop guard compares with next time) and the report is written, mode 0600.
+ */
+import type { ResolvedPipeline } from '../config/load.js';
+import { reportDirFor } from '../report/location.js';
+import type { RunReport } from '../report/types.js';
+import { writeReport, type WrittenReport } from '../report/write.js';
+import type { StateStore } from '../state/store.js';
+import type { RunOptions } from './options.js';
+
+export interface RecordInput {
+  pipeline: ResolvedPipeline;
+  store: StateStore;
+  report: RunReport;
+  /** Valid records of the roster (0 when the run stopped before reading it). */
+  validRecords: number;
+  options: Pick<RunOptions, 'reportDir' | 'cwd' | 'env' | 'logger'>;
+}
+
+export async function recordRun(input: RecordInput): Promise<WrittenReport> {
+  const { pipeline, store, report, options } = input;
+  store.finishRun({ id: report.runId, outcome: report.outcome, validRecords: input.validRecords, counts: report.counts });
+  options.logger?.info(
+    { runId: report.runId, pipeline: pipeline.name, outcome: report.outcome, exitCode: report.exitCode, counts: report.counts, durationMs: report.durationMs },
+    'run finished',
+  );
+  return writeReport(report, { dir: reportDirFor(pipeline, report.runId, options), env: options.env ?? process.env });
+}
+
+/**
+ * A run that failed before its plan existed still leaves a trace: a row in the run history and a
+ * report saying what stopped it, so a 3 a.m. failure is explained in the morning.
+ */
+export async function recordEarlyFailure(input: Omit<RecordInput, 'validRecords'>): Promise<void> {
+  const { pipeline, store, report, options } = input;
+  try {
+    store.startRun({ id: report.runId, dryRun: report.dryRun, sourceSha256: '' });
+    store.finishRun({ id: report.runId, outcome: 'failed', validRecords: 0, counts: report.counts });
+    const written = await writeReport(report, { dir: reportDirFor(pipeline, report.runId, options), env: options.env ?? process.env });
+    options.logger?.error({ runId: report.runId, pipeline: pipeline.name, exitCode: report.exitCode, report: written.files.json }, 'run failed before planning');
+  } catch {
+    // The original error is what the operator needs; a report that cannot be written must not hide it.
+  }
+}

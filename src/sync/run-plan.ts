@@ -1,0 +1,159 @@
+/**
+ * The second half of a run, shared by `sync` and `apply plan.json`: from a plan to a recorded
+ * run. guard → apply → record → report:
+ * - guard: a plan refused by a tripped guard (plan/guards.ts) is not applied; a dry run stops here too;
+ * - apply: the group is created if need be and the plan's items are written (apply/, the only writer);
+ * - record: the run's outcome and exit code are decided, journaled in the state, and the report written.
+ */
+import { applyPlan, type ApplyResult } from '../apply/apply.js';
+import { ensureGroup } from '../apply/group.js';
+import type { ServiceClient } from '../client/client.js';
+import type { ResolvedPipeline } from '../config/load.js';
+import { EXIT } from '../errors.js';
+import type { RosterSummary } from '../mapping/roster.js';
+import type { Plan } from '../plan/types.js';
+import { buildRunReport, type ReportHeader } from '../report/build.js';
+import type { RunReport } from '../report/types.js';
+import type { StateStore } from '../state/store.js';
+import { exitCodeOf } from './exit-code.js';
+import type { RunOptions, RunResult } from './options.js';
+import { recordRun } from './record.js';
+
+/** Everything known before the first write. */
+export interface PreparedRun {
+  runId: string;
+  startedAt: number;
+  pipeline: ResolvedPipeline;
+  client: ServiceClient;
+  store: StateStore;
+  roster: RosterSummary;
+  plan: Plan;
+  /** The group the plan was made for; null when apply is to create it. */
+  groupId: number | null;
+  source: RunReport['source'];
+  optionLabels?: ReadonlyMap<string, string>;
+  notes: string[];
+}
+
+interface Verdict {
+  outcome: RunReport['outcome'];
+  exitCode: number;
+  message?: string;
+  groupId: number | null;
+}
+
+export async function runPlan(prepared: PreparedRun, options: RunOptions): Promise<RunResult> {
+  const { store, plan } = prepared;
+  const dryRun = options.dryRun === true;
+  store.startRun({ id: prepared.runId, dryRun, sourceSha256: prepared.source.sha256 });
+
+  if (plan.refused) {
+    const message = plan.guards.filter((g) => g.tripped).map((g) => `${g.guard}: ${g.message} Allow with ${g.allowWith}.`).join(' ');
+    return record(prepared, withRejected(prepared, { outcome: 'refused', exitCode: EXIT.guard, message, groupId: prepared.groupId }), undefined, options);
+  }
+  if (dryRun) return record(prepared, withRejected(prepared, { outcome: 'dry_run', exitCode: EXIT.ok, groupId: prepared.groupId }), undefined, options);
+
+  let groupId = prepared.groupId;
+  let applied: ApplyResult | undefined;
+  try {
+    const group = await ensureGroup({
+      groupId,
+      target: prepared.pipeline.config.target,
+      pipelineFile: prepared.pipeline.file,
+      store,
+      creator: prepared.client,
+      ...(options.signal ? { signal: options.signal } : {}),
+    });
+    groupId = group.groupId;
+    if (group.note) prepared.notes.push(group.note);
+    applied = await apply(prepared, group.groupId, options);
+  } catch (error) {
+    // Nothing else can be written (group creation failed, or the run stopped early): still
+    // journal the run and write its report before letting the error reach the CLI.
+    await record(prepared, { outcome: 'failed', exitCode: exitCodeOf(error), message: (error as Error).message, groupId }, applied, options);
+    throw error;
+  }
+  return record(prepared, withRejected(prepared, appliedVerdict(applied, groupId)), applied, options);
+}
+
+function apply(prepared: PreparedRun, groupId: number, options: RunOptions): Promise<ApplyResult> {
+  const total = prepared.plan.items.length;
+  let done = 0;
+  return applyPlan({
+    plan: prepared.plan,
+    groupId,
+    writer: prepared.client,
+    store: prepared.store,
+    runId: prepared.runId,
+    concurrency: options.concurrency ?? prepared.pipeline.config.policy.concurrency,
+    ...(options.signal ? { signal: options.signal } : {}),
+    ...(options.maxDurationMs !== undefined ? { deadline: prepared.startedAt + options.maxDurationMs } : {}),
+    now: options.now ?? Date.now,
+    onOutcome: (item, result) => {
+      if (result.outcome === 'failed') options.logger?.warn({ runId: prepared.runId, clientId: item.clientId, action: item.action, status: result.httpStatus }, 'record failed');
+      options.onProgress?.(++done, total);
+    },
+  });
+}
+
+function appliedVerdict(applied: ApplyResult, groupId: number): Verdict {
+  const failed = [...applied.outcomes.values()].filter((o) => o.outcome === 'failed').length;
+  if (applied.stopped) {
+    const { reason } = applied.stopped;
+    return {
+      outcome: reason === 'interrupted' ? 'interrupted' : reason === 'deadline' ? 'partial' : 'failed',
+      exitCode: reason === 'deadline' && failed > 0 ? EXIT.partial : applied.stopped.exitCode,
+      message: applied.stopped.message,
+      groupId,
+    };
+  }
+  if (failed > 0) return { outcome: 'partial', exitCode: EXIT.partial, message: `${failed} record${failed === 1 ? '' : 's'} failed; they are planned again on the next run.`, groupId };
+  return { outcome: 'success', exitCode: EXIT.ok, groupId };
+}
+
+/**
+ * Rejected rows are records that could not be synced: a run that skipped them finishes, but it
+ * says so with exit 2 (dry runs too, as the real run would), so a nightly job does not hide them.
+ */
+function withRejected(prepared: PreparedRun, verdict: Verdict): Verdict {
+  const rejected = prepared.roster.counts.rejected;
+  if (verdict.exitCode !== EXIT.ok || rejected === 0 || verdict.outcome === 'interrupted') return verdict;
+  const note = `${rejected} row${rejected === 1 ? '' : 's'} rejected and not synced; fix them in rejected.csv and run again.`;
+  return { ...verdict, exitCode: EXIT.partial, outcome: verdict.outcome === 'success' ? 'partial' : verdict.outcome, message: [verdict.message, note].filter(Boolean).join(' ') };
+}
+
+async function record(prepared: PreparedRun, verdict: Verdict, applied: ApplyResult | undefined, options: RunOptions): Promise<RunResult> {
+  const { pipeline } = prepared;
+  const base: ReportHeader = {
+    version: 1,
+    runId: prepared.runId,
+    pipeline: pipeline.name,
+    pipelineFile: pipeline.file,
+    source: prepared.source,
+    target: {
+      baseUrl: options.service.baseUrl,
+      groupId: verdict.groupId,
+      ...('group' in pipeline.config.target ? { groupName: pipeline.config.target.group.name } : {}),
+    },
+    mode: pipeline.config.policy.mode,
+    update: pipeline.config.policy.update,
+    dryRun: options.dryRun === true,
+    startedAt: new Date(prepared.startedAt).toISOString(),
+    outcome: verdict.outcome,
+    exitCode: verdict.exitCode,
+    ...(verdict.message ? { message: verdict.message } : {}),
+    limiter: { ...prepared.client.stats() },
+  };
+  const report = buildRunReport({
+    base,
+    plan: prepared.plan,
+    roster: prepared.roster,
+    ...(applied ? { applied } : {}),
+    ...(prepared.optionLabels ? { optionLabels: prepared.optionLabels } : {}),
+    startedAt: prepared.startedAt,
+    finishedAt: (options.now ?? Date.now)(),
+    notes: prepared.notes,
+  });
+  const written = await recordRun({ pipeline, store: prepared.store, report, validRecords: prepared.roster.counts.valid, options });
+  return { report, exitCode: verdict.exitCode, written };
+}
