@@ -1,17 +1,14 @@
 #!/usr/bin/env node
 // The installed command: runs the compiled CLI in dist/ (`npm run build`; `npm ci` and `npm pack`
 // build it through `prepare`). For the TypeScript sources, use bin/rostersync-dev.js.
+import { existsSync } from 'node:fs';
 import { start } from './start.js';
 
 await start(async () => {
-  try {
-    const [{ main }, { processIo }] = await Promise.all([import('../dist/cli/main.js'), import('../dist/cli/io.js')]);
-    return { main, processIo };
-  } catch (error) {
-    if (error?.code === 'ERR_MODULE_NOT_FOUND' && String(error.message).includes('/dist/cli/')) {
-      process.stderr.write('error: rostersync is not built (dist/ is missing)\nhint: run `npm run build` in the rostersync checkout, or use bin/rostersync-dev.js to run the TypeScript sources.\n');
-      process.exit(1);
-    }
-    throw error;
+  if (!existsSync(new URL('../dist/cli/main.js', import.meta.url))) {
+    process.stderr.write('error: rostersync is not built (dist/ is missing)\nhint: run `npm run build` in the rostersync checkout, or use bin/rostersync-dev.js to run the TypeScript sources.\n');
+    process.exit(1);
   }
+  const [{ main }, { processIo }] = await Promise.all([import('../dist/cli/main.js'), import('../dist/cli/io.js')]);
+  return { main, processIo };
 });
