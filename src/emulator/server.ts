@@ -2,7 +2,7 @@
  * The emulator's HTTP server (node:http): a faithful local implementation of the service
  * (shared/spec/service-api.md) plus test controls under `/_emulator/`.
  *
- * Per service call: read the body (size-limited) → token bucket (429) → fault dice → latency →
+ * Per service call: read the body (size-limited) → rate limit (429, rate-limits.ts) → fault dice → latency →
  * route match (404/405) → X-ApiKey (401) → handler → answer. Calls under `/_emulator/` skip the
  * bucket, faults, latency and stats.
  */
@@ -13,8 +13,10 @@ import { loadFixture, type Fixture } from './fixture.js';
 import { EmulatorHttpError, errorReply, HTML_LOGIN_PAGE, type Reply } from './reply.js';
 import { Router, type Route, type RouteContext } from './router.js';
 import { allRoutes } from './routes/index.js';
+import { rateLimitedReply, type RateLimitKind } from './rate-limits.js';
 import { EmulatorRuntime, type EmulatorStats, type FaultPhase, type FaultProbabilities } from './runtime.js';
 import { World } from './world.js';
+import { quirksOf, shapeErrorReply, updateQuirks, type ErrorShape, type QuirksPatch } from './quirks.js';
 
 export interface EmulatorOptions {
   /** TCP port; 0 picks a free one. @default 0 */
@@ -27,10 +29,14 @@ export interface EmulatorOptions {
   fixture?: Fixture;
   /** A fixture file (YAML or JSON). Without `fixture` or `fixturePath` the built-in default org is used. */
   fixturePath?: string;
-  /** Requests per second admitted (token bucket); over it → 429 with Retry-After. @default unlimited */
+  /** Requests per second admitted (see `rateLimitKind`); over it → 429. @default unlimited */
   rps?: number;
   /** Token bucket capacity. @default max(1, rps) */
   burst?: number;
+  /** Shape of the rate limit (rate-limits.ts). @default 'token-bucket' */
+  rateLimitKind?: RateLimitKind;
+  /** Window of the window kinds, in ms. @default 1000 */
+  windowMs?: number;
   /** Total probability that a call fails (500, 502, 503 or connection reset, evenly). @default 0 */
   faultRate?: number;
   /** Finer fault probabilities; override the share `faultRate` gives each kind. */
@@ -43,7 +49,7 @@ export interface EmulatorOptions {
   slowMs?: number;
   /** Seed of the fault dice; the same seed and call sequence give the same faults. @default 1 */
   seed?: number;
-  /** Injectable clock (ms since epoch) for the token bucket and handlers. @default Date.now */
+  /** Injectable clock (ms since epoch) for the rate limit and handlers. @default Date.now */
   clock?: () => number;
   /** Largest accepted request body in bytes; larger → 413. @default 10 MiB */
   maxBodyBytes?: number;
@@ -51,6 +57,8 @@ export interface EmulatorOptions {
   htmlLoginPage?: boolean;
   /** Base of `service_url` links in answers. @default 'https://service.example' */
   serviceWebUrl?: string;
+  /** Inconvenient behaviours of a real service (quirks.ts), all off by default. */
+  quirks?: QuirksPatch;
   /** Extra routes (tests, experiments), matched like the built-in ones. */
   extraRoutes?: Route[];
   /**
@@ -93,6 +101,8 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
   const runtime = new EmulatorRuntime({
     rps: options.rps,
     burst: options.burst,
+    rateLimitKind: options.rateLimitKind,
+    windowMs: options.windowMs,
     faultRate: options.faultRate,
     faults: options.faults,
     faultPhase: options.faultPhase,
@@ -102,6 +112,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
     htmlLoginPage: options.htmlLoginPage,
     clock: options.clock,
   });
+  if (options.quirks) updateQuirks(runtime, options.quirks);
   const router = new Router([...allRoutes, ...(options.extraRoutes ?? [])]);
   const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY;
 
@@ -164,6 +175,7 @@ async function handleRequest(scope: RequestScope): Promise<void> {
   const path = queryStart === -1 ? rawUrl : rawUrl.slice(0, queryStart);
   const query = new URLSearchParams(queryStart === -1 ? '' : rawUrl.slice(queryStart + 1));
   const isControl = path.startsWith(CONTROL_PREFIX);
+  if (!isControl) errorShapeOf.set(res, quirksOf(runtime).errorShape);
 
   const body = await readBody(req, scope.maxBodyBytes);
   if (body === 'too-large') {
@@ -188,12 +200,11 @@ async function handleRequest(scope: RequestScope): Promise<void> {
 
   let afterFault: 'status500' | 'status502' | 'status503' | 'reset' | null = null;
   if (!isControl) {
-    const waitMs = runtime.admit();
-    if (waitMs > 0) {
+    const admission = runtime.admit();
+    if (admission.waitMs > 0) {
       runtime.stats.recordRateLimited();
       record(429);
-      const retryAfter = String(Math.max(1, Math.ceil(waitMs / 1000)));
-      send(res, errorReply(429, 'rate_limited', `rate limit of ${runtime.settings.rps} requests per second exceeded`, { 'Retry-After': retryAfter }));
+      send(res, rateLimitedReply(admission));
       return;
     }
     const fault = runtime.decideFault();
@@ -208,7 +219,11 @@ async function handleRequest(scope: RequestScope): Promise<void> {
   }
 
   let reply: Reply;
-  if (match.kind === 'none') {
+  const slashed = `${path}/`;
+  if (match.kind === 'none' && !isControl && quirksOf(runtime).slashRedirect && !path.endsWith('/') && router.match(method, slashed).kind !== 'none') {
+    // Quirk slashRedirect: as a web framework appending slashes would (Django's APPEND_SLASH).
+    reply = { status: 301, raw: '', contentType: 'text/html; charset=utf-8', headers: { Location: `${slashed}${queryStart === -1 ? '' : rawUrl.slice(queryStart)}` } };
+  } else if (match.kind === 'none') {
     reply = runtime.settings.htmlLoginPage && !isControl
       ? { status: 200, raw: HTML_LOGIN_PAGE, contentType: 'text/html; charset=utf-8' }
       : errorReply(404, 'not_found', `no such endpoint: ${method} ${path}`);
@@ -314,8 +329,12 @@ function answerFault(res: ServerResponse, kind: 'status500' | 'status502' | 'sta
   }
 }
 
-function send(res: ServerResponse, reply: Reply, closeConnection = false): void {
+/** The errorShape quirk in force for a service call's response (control calls are never reshaped). */
+const errorShapeOf = new WeakMap<ServerResponse, ErrorShape>();
+
+function send(res: ServerResponse, original: Reply, closeConnection = false): void {
   if (res.destroyed) return;
+  const reply = shapeErrorReply(original, errorShapeOf.get(res) ?? 'emulator');
   const payload = reply.raw ?? JSON.stringify(reply.body ?? null);
   const headers: Record<string, string | number> = {
     'Content-Type': reply.raw !== undefined ? (reply.contentType ?? 'application/octet-stream') : 'application/json',

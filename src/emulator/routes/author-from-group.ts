@@ -3,9 +3,11 @@
  * The group must belong to the caller's organization (else 404, like an unknown group).
  */
 import type { AuthenticatedContext, Route } from '../router.js';
-import { json, notFound } from '../reply.js';
+import { json, notFound, type Reply } from '../reply.js';
 import { applyPartial, fullRecord, validateWriteBody } from '../record-validation.js';
-import type { GroupState, StoredRecord, World } from '../world.js';
+import type { GroupState, OrgState, StoredRecord, World } from '../world.js';
+import { quirksOf, refusesWrite } from '../quirks.js';
+import type { EmulatorRuntime } from '../runtime.js';
 
 export const RECORD_PATTERN = '/api/external/author-from-group/:group_id/:client_id/';
 export const PARTIAL_PATTERN = '/api/external/author-from-group/:group_id/:client_id/partial/';
@@ -23,6 +25,25 @@ function recordOf(group: GroupState, clientId: string): StoredRecord {
   const record = group.records.get(clientId);
   if (!record) throw notFound(`no author with client_id "${clientId}" in authors group ${group.id}`);
   return record;
+}
+
+/** Quirk okFalse: the service refuses the write with 200 `{"ok": false}` and changes nothing. */
+const REFUSED = (): Reply => json({ ok: false });
+
+/**
+ * Quirk optionOrder `service`: multi_option values come back in the order of the field's options,
+ * not as written (the spec calls them a list of api_ids; a set in all but name).
+ */
+function inServiceOrder(org: OrgState, runtime: EmulatorRuntime, record: StoredRecord): StoredRecord {
+  if (quirksOf(runtime).optionOrder !== 'service') return record;
+  const out: StoredRecord = { ...record };
+  for (const [key, value] of Object.entries(record)) {
+    const field = org.authorFieldsById.get(key)?.field;
+    if (field?.data_kind !== 'multi_option' || !Array.isArray(value)) continue;
+    const rank = new Map((field.options ?? []).map((option, index) => [option.api_id, index]));
+    out[key] = [...(value as string[])].sort((a, b) => (rank.get(a) ?? 0) - (rank.get(b) ?? 0));
+  }
+  return out;
 }
 
 /** Read shape (spec § Author from group): standard fields, custom fields that have a value, `author`. */
@@ -55,7 +76,7 @@ export const routes: Route[] = [
     auth: 'api-key',
     handle(ctx) {
       const record = recordOf(groupOf(ctx), ctx.params.client_id!);
-      return json(readShape(ctx.world, record));
+      return json(readShape(ctx.world, inServiceOrder(ctx.org, ctx.runtime, record)));
     },
   },
   {
@@ -66,6 +87,7 @@ export const routes: Route[] = [
       const group = groupOf(ctx);
       const body = ctx.jsonObject();
       validateWriteBody(ctx.org, body, 'full');
+      if (refusesWrite(ctx.runtime, ctx.params.client_id!)) return REFUSED();
       // Spec § 2 / Records 3: created when absent, fully replaced when present.
       group.records.set(ctx.params.client_id!, fullRecord(body));
       return json({ ok: true });
@@ -80,6 +102,7 @@ export const routes: Route[] = [
       const record = recordOf(group, ctx.params.client_id!);
       const body = ctx.jsonObject();
       validateWriteBody(ctx.org, body, 'partial');
+      if (refusesWrite(ctx.runtime, ctx.params.client_id!)) return REFUSED();
       applyPartial(record, body);
       return json({ ok: true });
     },
@@ -91,6 +114,7 @@ export const routes: Route[] = [
     handle(ctx) {
       const group = groupOf(ctx);
       recordOf(group, ctx.params.client_id!);
+      if (refusesWrite(ctx.runtime, ctx.params.client_id!)) return REFUSED();
       group.records.delete(ctx.params.client_id!);
       return json({ ok: true });
     },

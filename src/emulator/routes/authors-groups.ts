@@ -6,6 +6,7 @@
 import { z } from 'zod';
 import type { Route } from '../router.js';
 import { badRequest, forbiddenFeature, json } from '../reply.js';
+import { quirksOf } from '../quirks.js';
 
 const createGroupBody = z.strictObject({
   group_name: z.string().trim().min(1),
@@ -44,7 +45,7 @@ export const routes: Route[] = [
         viewer_teams: [...body.viewer_teams],
         records: new Map(),
       });
-      return json({ authors_group_id: id });
+      return json({ authors_group_id: id }, quirksOf(ctx.runtime).groupCreatedStatus);
     },
   },
 ];

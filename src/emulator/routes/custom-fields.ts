@@ -1,12 +1,17 @@
 /** Spec § 8: `GET /api/external/custom-fields/all/` lists the org's custom fields for the three owners. */
 import type { Route } from '../router.js';
 import { json } from '../reply.js';
+import { quirksOf, UNKNOWN_KIND_FIELD } from '../quirks.js';
 
 export const routes: Route[] = [
   {
     method: 'GET',
     pattern: '/api/external/custom-fields/all/',
     auth: 'api-key',
-    handle: ({ org }) => json(org.customFieldsListing),
+    handle({ org, runtime }) {
+      if (!quirksOf(runtime).unknownKindField) return json(org.customFieldsListing);
+      const listing = org.customFieldsListing;
+      return json({ ...listing, author_from_group: [...listing.author_from_group, UNKNOWN_KIND_FIELD] });
+    },
   },
 ];

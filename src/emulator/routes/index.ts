@@ -11,6 +11,7 @@ import { routes as journalRoutes } from './journals.js';
 import { routes as manuscriptRoutes } from './manuscripts.js';
 import { routes as markRoutes } from './mark.js';
 import { routes as uiRoutes } from './ui.js';
+import { routes as quirkRoutes } from './quirks.js';
 
 export const allRoutes: Route[] = [
   ...authorFromGroupRoutes,
@@ -21,4 +22,5 @@ export const allRoutes: Route[] = [
   ...markRoutes,
   ...controlRoutes,
   ...uiRoutes,
+  ...quirkRoutes,
 ];
