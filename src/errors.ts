@@ -15,6 +15,8 @@ export const EXIT = {
   auth: 4,
   /** The service was unreachable or kept failing past the retry budget. */
   unavailable: 5,
+  /** The state database (PostgreSQL) went away mid-run: no write was sent after that; rerun converges. */
+  stateUnavailable: 6,
   /** Stopped by SIGINT/SIGTERM after finishing in-flight calls. */
   interrupted: 130,
 } as const;

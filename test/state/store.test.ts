@@ -1,28 +1,23 @@
-/** The state store: inventory, journal, runs and the lock (real SQLite files in a temp dir). */
+/**
+ * The state store: inventory, journal, runs, identity, claims and the lock. The same suite runs
+ * against every backend (SQLite files in a temp dir, a real PostgreSQL server); what only one
+ * backend has (files, modes, heartbeat staleness) is tested below it.
+ */
 import Database from 'better-sqlite3';
 import { mkdtempSync, statSync, writeFileSync } from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { SHARED_STATE_FILE, STALE_LOCK_MS, StateError, StateStore } from '../../src/state/store.js';
+import { stateBackends } from '../support/state-backends.js';
 
 const dbPath = () => join(mkdtempSync(join(tmpdir(), 'rostersync-state-')), 'p.sqlite');
 
-describe('StateStore', () => {
-  it('refuses a state file that belongs to another pipeline', () => {
-    const path = dbPath();
-    StateStore.open(path, 'reviewers').close();
-    expect(() => StateStore.open(path, 'board')).toThrow(/belongs to pipeline "reviewers", not "board"/);
-  });
+const backends = stateBackends();
 
-  it('refuses a file that is not a state database, with a hint', () => {
-    const path = dbPath();
-    writeFileSync(path, 'not sqlite at all, just text that is long enough to be a header '.repeat(10));
-    expect(() => StateStore.open(path, 'p')).toThrow(StateError);
-  });
-
-  it('journals outcomes and keeps the inventory and serial in step', () => {
-    const store = StateStore.open(dbPath(), 'p');
+describe.each(backends)('state store on $name', (backend) => {
+  it('journals outcomes and keeps the inventory and serial in step', async () => {
+    const store = (await backend.location()).open('p');
     const j1 = store.journalPlanned('run1', 'a', 'create');
     store.journalSent(j1);
     expect(store.unfinishedOrFailed()).toEqual(new Map([['a', { action: 'create', state: 'sent', status: null }]]));
@@ -42,8 +37,8 @@ describe('StateStore', () => {
     store.close();
   });
 
-  it('looks hashes up in batches across the batch boundary', () => {
-    const store = StateStore.open(dbPath(), 'p');
+  it('looks hashes up in batches across the batch boundary', async () => {
+    const store = (await backend.location()).open('p');
     const ids = Array.from({ length: 1203 }, (_, i) => `id-${i}`);
     for (const id of ids.filter((_, i) => i % 2 === 0)) store.adopt({ clientId: id, fieldsJson: '{}', hash: `h-${id}`, runId: 'r' });
     const found = store.ownedHashesOf([...ids, 'missing']);
@@ -53,13 +48,13 @@ describe('StateStore', () => {
     store.close();
   });
 
-  it('refuses a second lock with the owner, whatever the clocks say while the owner lives on this host, and unlocks', () => {
+  it('refuses a second lock with the owner, whatever the clocks say while the owner lives on this host, and unlocks', async () => {
     let now = Date.parse('2026-11-23T03:00:00Z');
-    const path = dbPath();
-    const first = StateStore.open(path, 'p', { now: () => now });
+    const at = await backend.location();
+    const first = at.open('p', { now: () => now });
     first.acquireLock('run-1', 'alice');
     // A second run whose clock is far ahead: the owner's process is alive here, so the lock holds.
-    const second = StateStore.open(path, 'p', { now: () => now + 10 * STALE_LOCK_MS });
+    const second = at.open('p', { now: () => now + 10 * STALE_LOCK_MS });
     expect(() => second.acquireLock('run-2', 'bob')).toThrow(/locked by run run-1: alice on .* pid \d+/);
     expect(first.heartbeat('run-1')).toBe(true);
     expect(second.forceUnlock()).toMatchObject({ runId: 'run-1' });
@@ -70,6 +65,108 @@ describe('StateStore', () => {
     now += 1;
     first.close();
     second.close();
+  });
+
+  it('remembers the last successful real run for the source-drop guard', async () => {
+    const store = (await backend.location()).open('p');
+    store.startRun({ id: 'r1', dryRun: false, sourceSha256: 'x' });
+    store.finishRun({ id: 'r1', outcome: 'success', validRecords: 100, counts: {} });
+    store.startRun({ id: 'r2', dryRun: true, sourceSha256: 'x' });
+    store.finishRun({ id: 'r2', outcome: 'dry_run', validRecords: 10, counts: {} });
+    store.startRun({ id: 'r3', dryRun: false, sourceSha256: 'x' });
+    store.finishRun({ id: 'r3', outcome: 'refused', validRecords: 20, counts: {} });
+    store.startRun({ id: 'r4', dryRun: false, sourceSha256: 'x' });
+    store.finishRun({ id: 'r4', outcome: 'failed', validRecords: 0, counts: {} });
+    expect(store.lastSuccessfulRun()).toMatchObject({ id: 'r1', validRecords: 100 });
+    // A run that applied everything but had rejected rows or failed records still counts.
+    store.startRun({ id: 'r5', dryRun: false, sourceSha256: 'x' });
+    store.finishRun({ id: 'r5', outcome: 'partial', validRecords: 90, counts: {} });
+    expect(store.lastSuccessfulRun()).toMatchObject({ id: 'r5', validRecords: 90 });
+    store.close();
+  });
+
+  it('binds its identity, and retargeting lets the owned records go (no longer owned nor claimed)', async () => {
+    const store = (await backend.location()).open('p');
+    expect(store.identity()).toEqual({ pipeline: 'p', baseUrl: null, groupId: null, groupCreatedHere: false });
+    store.bindService('HTTPS://Svc.Example.org:443/');
+    store.setGroupId(7, { createdHere: true });
+    expect(store.identity()).toEqual({ pipeline: 'p', baseUrl: 'https://svc.example.org', groupId: 7, groupCreatedHere: true });
+    const target = { baseUrl: 'https://svc.example.org', groupId: 7 };
+    store.adopt({ clientId: 'a', fieldsJson: '{}', hash: 'h', runId: 'r' });
+    expect(store.claim(target, ['a']).size).toBe(0);
+    const j = store.journalPlanned('r', 'b', 'create');
+    store.journalSent(j);
+    expect(store.retarget({ baseUrl: 'https://prod.example.org', groupId: 9 })).toEqual({ released: 1 });
+    expect(store.identity()).toEqual({ pipeline: 'p', baseUrl: 'https://prod.example.org', groupId: 9, groupCreatedHere: false });
+    expect(store.ownedCount()).toBe(0);
+    expect(store.claimOwners(target, ['a']).size).toBe(0);
+    expect(store.unfinishedOrFailed().size).toBe(0);
+    store.close();
+  });
+
+  it('shares claims and targets between the pipelines of one state location', async () => {
+    const at = await backend.location();
+    const a = at.open('a');
+    const b = at.open('b');
+    const target = { baseUrl: 'https://svc.example.org/', groupId: 3 };
+    expect(a.claim(target, ['x1', 'x2'])).toEqual(new Map());
+    expect(b.claim(target, ['x2', 'y1'])).toEqual(new Map([['x2', 'a']]));
+    expect(a.claimOwners(target, ['x1', 'x2', 'y1', 'z'])).toEqual(new Map([['x1', 'a'], ['x2', 'a'], ['y1', 'b']]));
+    // Another group or service is another key.
+    expect(b.claim({ ...target, groupId: 4 }, ['x2']).size).toBe(0);
+    b.releaseClaims(target, ['x2']);
+    expect(a.claimOwners(target, ['x2']).get('x2')).toBe('a');
+    a.registerTarget(target, ['x']);
+    b.registerTarget(target, null);
+    expect(a.targetsOn(target)).toEqual([{ pipeline: 'a', sharedPrefixes: ['x'] }, { pipeline: 'b', sharedPrefixes: null }]);
+    // A delete releases the claim on the bound target.
+    a.bindService(target.baseUrl);
+    a.setGroupId(3);
+    a.adopt({ clientId: 'x1', fieldsJson: '{}', hash: 'h', runId: 'r' });
+    const j = a.journalPlanned('r', 'x1', 'delete');
+    a.recordDeleted({ journalId: j, clientId: 'x1', status: 200, attempts: 1 });
+    expect(b.claimOwners(target, ['x1']).size).toBe(0);
+    a.close();
+    b.close();
+  });
+
+  it('claims owned records of a state made before claims, and names those another pipeline claims', async () => {
+    const at = await backend.location();
+    const a = at.open('a');
+    const b = at.open('b');
+    const target = { baseUrl: 'https://svc.example.org', groupId: 3 };
+    for (const id of ['k1', 'k2']) a.adopt({ clientId: id, fieldsJson: '{}', hash: 'h', runId: 'r' });
+    b.claim(target, ['k2']);
+    expect(a.claimOwned(target)).toEqual(new Map([['k2', 'b']]));
+    expect(b.claimOwners(target, ['k1', 'k2'])).toEqual(new Map([['k1', 'a'], ['k2', 'b']]));
+    a.close();
+    b.close();
+  });
+
+  it('keeps one plan-signing secret per state', async () => {
+    const at = await backend.location();
+    const store = at.open('p');
+    const secret = store.planSecret();
+    expect(secret).toMatch(/^[0-9a-f]{64}$/);
+    store.close();
+    const again = at.open('p');
+    expect(again.planSecret()).toBe(secret);
+    again.close();
+    expect((await backend.location()).open('p').planSecret()).not.toBe(secret);
+  });
+});
+
+describe('StateStore (SQLite only)', () => {
+  it('refuses a state file that belongs to another pipeline', () => {
+    const path = dbPath();
+    StateStore.open(path, 'reviewers').close();
+    expect(() => StateStore.open(path, 'board')).toThrow(/belongs to pipeline "reviewers", not "board"/);
+  });
+
+  it('refuses a file that is not a state database, with a hint', () => {
+    const path = dbPath();
+    writeFileSync(path, 'not sqlite at all, just text that is long enough to be a header '.repeat(10));
+    expect(() => StateStore.open(path, 'p')).toThrow(StateError);
   });
 
   it('takes over a lock of another host only once its heartbeat is stale', () => {
@@ -102,24 +199,6 @@ describe('StateStore', () => {
     store.close();
   });
 
-  it('remembers the last successful real run for the source-drop guard', () => {
-    const store = StateStore.open(dbPath(), 'p');
-    store.startRun({ id: 'r1', dryRun: false, sourceSha256: 'x' });
-    store.finishRun({ id: 'r1', outcome: 'success', validRecords: 100, counts: {} });
-    store.startRun({ id: 'r2', dryRun: true, sourceSha256: 'x' });
-    store.finishRun({ id: 'r2', outcome: 'dry_run', validRecords: 10, counts: {} });
-    store.startRun({ id: 'r3', dryRun: false, sourceSha256: 'x' });
-    store.finishRun({ id: 'r3', outcome: 'refused', validRecords: 20, counts: {} });
-    store.startRun({ id: 'r4', dryRun: false, sourceSha256: 'x' });
-    store.finishRun({ id: 'r4', outcome: 'failed', validRecords: 0, counts: {} });
-    expect(store.lastSuccessfulRun()).toMatchObject({ id: 'r1', validRecords: 100 });
-    // A run that applied everything but had rejected rows or failed records still counts.
-    store.startRun({ id: 'r5', dryRun: false, sourceSha256: 'x' });
-    store.finishRun({ id: 'r5', outcome: 'partial', validRecords: 90, counts: {} });
-    expect(store.lastSuccessfulRun()).toMatchObject({ id: 'r5', validRecords: 90 });
-    store.close();
-  });
-
   it('creates its directory 0700 and its files 0600 (the state holds emails)', () => {
     const path = join(mkdtempSync(join(tmpdir(), 'rostersync-state-')), 'nested', 'p.sqlite');
     const store = StateStore.open(path, 'p');
@@ -127,76 +206,6 @@ describe('StateStore', () => {
     expect(statSync(dirname(path)).mode & 0o777).toBe(0o700);
     for (const file of [path, `${path}-wal`, join(dirname(path), SHARED_STATE_FILE)]) expect(statSync(file).mode & 0o777, file).toBe(0o600);
     store.close();
-  });
-
-  it('binds its identity, and retargeting lets the owned records go (no longer owned nor claimed)', () => {
-    const store = StateStore.open(dbPath(), 'p');
-    expect(store.identity()).toEqual({ pipeline: 'p', baseUrl: null, groupId: null, groupCreatedHere: false });
-    store.bindService('HTTPS://Svc.Example.org:443/');
-    store.setGroupId(7, { createdHere: true });
-    expect(store.identity()).toEqual({ pipeline: 'p', baseUrl: 'https://svc.example.org', groupId: 7, groupCreatedHere: true });
-    const target = { baseUrl: 'https://svc.example.org', groupId: 7 };
-    store.adopt({ clientId: 'a', fieldsJson: '{}', hash: 'h', runId: 'r' });
-    expect(store.claim(target, ['a']).size).toBe(0);
-    const j = store.journalPlanned('r', 'b', 'create');
-    store.journalSent(j);
-    expect(store.retarget({ baseUrl: 'https://prod.example.org', groupId: 9 })).toEqual({ released: 1 });
-    expect(store.identity()).toEqual({ pipeline: 'p', baseUrl: 'https://prod.example.org', groupId: 9, groupCreatedHere: false });
-    expect(store.ownedCount()).toBe(0);
-    expect(store.claimOwners(target, ['a']).size).toBe(0);
-    expect(store.unfinishedOrFailed().size).toBe(0);
-    store.close();
-  });
-
-  it('shares claims and targets between the pipelines of one state directory', () => {
-    const path = dbPath();
-    const a = StateStore.open(path, 'a');
-    const b = StateStore.open(join(dirname(path), 'b.sqlite'), 'b');
-    const target = { baseUrl: 'https://svc.example.org/', groupId: 3 };
-    expect(a.claim(target, ['x1', 'x2'])).toEqual(new Map());
-    expect(b.claim(target, ['x2', 'y1'])).toEqual(new Map([['x2', 'a']]));
-    expect(a.claimOwners(target, ['x1', 'x2', 'y1', 'z'])).toEqual(new Map([['x1', 'a'], ['x2', 'a'], ['y1', 'b']]));
-    // Another group or service is another key.
-    expect(b.claim({ ...target, groupId: 4 }, ['x2']).size).toBe(0);
-    b.releaseClaims(target, ['x2']);
-    expect(a.claimOwners(target, ['x2']).get('x2')).toBe('a');
-    a.registerTarget(target, ['x']);
-    b.registerTarget(target, null);
-    expect(a.targetsOn(target)).toEqual([{ pipeline: 'a', sharedPrefixes: ['x'] }, { pipeline: 'b', sharedPrefixes: null }]);
-    // A delete releases the claim on the bound target.
-    a.bindService(target.baseUrl);
-    a.setGroupId(3);
-    a.adopt({ clientId: 'x1', fieldsJson: '{}', hash: 'h', runId: 'r' });
-    const j = a.journalPlanned('r', 'x1', 'delete');
-    a.recordDeleted({ journalId: j, clientId: 'x1', status: 200, attempts: 1 });
-    expect(b.claimOwners(target, ['x1']).size).toBe(0);
-    a.close();
-    b.close();
-  });
-
-  it('claims owned records of a state made before claims, and names those another pipeline claims', () => {
-    const path = dbPath();
-    const a = StateStore.open(path, 'a');
-    const b = StateStore.open(join(dirname(path), 'b.sqlite'), 'b');
-    const target = { baseUrl: 'https://svc.example.org', groupId: 3 };
-    for (const id of ['k1', 'k2']) a.adopt({ clientId: id, fieldsJson: '{}', hash: 'h', runId: 'r' });
-    b.claim(target, ['k2']);
-    expect(a.claimOwned(target)).toEqual(new Map([['k2', 'b']]));
-    expect(b.claimOwners(target, ['k1', 'k2'])).toEqual(new Map([['k1', 'a'], ['k2', 'b']]));
-    a.close();
-    b.close();
-  });
-
-  it('keeps one plan-signing secret per state', () => {
-    const path = dbPath();
-    const store = StateStore.open(path, 'p');
-    const secret = store.planSecret();
-    expect(secret).toMatch(/^[0-9a-f]{64}$/);
-    store.close();
-    const again = StateStore.open(path, 'p');
-    expect(again.planSecret()).toBe(secret);
-    again.close();
-    expect(StateStore.open(dbPath(), 'p').planSecret()).not.toBe(secret);
   });
 
   it('migrates a version 1 state (lock without process start time)', () => {

@@ -1,0 +1,72 @@
+/**
+ * Connecting to the PostgreSQL state database named by a URL (`state:` in the pipeline file or
+ * ROSTERSYNC_STATE_URL). The password never comes from a flag or from the pipeline file: it comes
+ * from PGPASSWORD, from the file named by ROSTERSYNC_STATE_PASSWORD_FILE (a mounted secret), from
+ * ROSTERSYNC_STATE_URL itself (an environment variable), or from ~/.pgpass / PGPASSFILE as libpq does.
+ */
+import { readFileSync } from 'node:fs';
+import { StateError } from '../store.js';
+import { SyncConnection } from './sync-connection.js';
+
+export const STATE_URL_ENV = 'ROSTERSYNC_STATE_URL';
+export const STATE_PASSWORD_FILE_ENV = 'ROSTERSYNC_STATE_PASSWORD_FILE';
+
+export function isPostgresUrl(value: string): boolean {
+  return /^postgres(ql)?:\/\//i.test(value);
+}
+
+/** The URL without its password, for messages and `state show`. */
+export function redactStateUrl(value: string): string {
+  try {
+    const url = new URL(value);
+    url.password = '';
+    return url.toString();
+  } catch {
+    return '(unparseable state URL)';
+  }
+}
+
+export interface StateUrlSource {
+  /** Where the URL came from, for messages: "ROSTERSYNC_STATE_URL" or "pipelines/x.yaml: state". */
+  origin: string;
+  /** True when it came from the environment (then it may carry a password). */
+  fromEnvironment: boolean;
+}
+
+/** Resolves the password into the connection string and checks the URL. */
+export function connectionStringFor(value: string, source: StateUrlSource, env: NodeJS.ProcessEnv = process.env): string {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new StateError(`${source.origin}: "${redactStateUrl(value)}" is not a URL.`, { hint: 'Write it as postgres://user@host:5432/database (options such as ?sslmode=require may follow).' });
+  }
+  if (!isPostgresUrl(value)) {
+    throw new StateError(`${source.origin}: the state URL must start with postgres:// or postgresql://.`, { hint: 'Leave `state` out to keep the embedded SQLite store in state_dir.' });
+  }
+  if (url.password && !source.fromEnvironment) {
+    throw new StateError(`${source.origin}: the state URL carries a password; a pipeline file is no place for one.`, {
+      hint: `Remove it from the URL and set PGPASSWORD, or put it in a file named by ${STATE_PASSWORD_FILE_ENV}.`,
+    });
+  }
+  if (!url.password) {
+    const password = env.PGPASSWORD ?? readPasswordFile(env[STATE_PASSWORD_FILE_ENV]);
+    if (password !== undefined) url.password = encodeURIComponent(password);
+  }
+  return url.toString();
+}
+
+function readPasswordFile(path: string | undefined): string | undefined {
+  if (!path) return undefined;
+  try {
+    return readFileSync(path, 'utf8').replace(/\r?\n$/, '');
+  } catch (error) {
+    throw new StateError(`${STATE_PASSWORD_FILE_ENV}: cannot read ${path}: ${(error as Error).message}`, { hint: 'Point it at a readable file that holds only the password.' });
+  }
+}
+
+/** Opens one synchronous session to the state database; a refused connection is a clear error. */
+export function connectState(value: string, source: StateUrlSource, options: { timeoutMs?: number } = {}): SyncConnection {
+  const label = redactStateUrl(value);
+  return new SyncConnection({ connectionString: connectionStringFor(value, source), label, ...(options.timeoutMs ? { timeoutMs: options.timeoutMs } : {}) });
+}

@@ -1,0 +1,603 @@
+/**
+ * The state store on PostgreSQL: the same contract as the embedded SQLite store (../store.ts,
+ * checked by the StateBackend type), for runners that keep no disk between runs and for many
+ * pipelines on many hosts sharing one database.
+ *
+ * - Every table is keyed by pipeline; claims and targets are keyed by service and group, so every
+ *   pipeline using the database shares them (across hosts).
+ * - Each call is one round trip, and each outcome is committed before the call returns, as with
+ *   SQLite: apply never sends a write whose `sent` mark is not durable.
+ * - The lock is a session-level advisory lock: held by this store's connection, released by
+ *   PostgreSQL the moment the process dies or its connection drops, so it never goes stale and no
+ *   clock decides anything. The `lock_owners` row only names the holder for a refused run.
+ */
+import { createHash, randomBytes } from 'node:crypto';
+import { hostname } from 'node:os';
+import type { FieldValue } from '../../mapping/types.js';
+import { normalizeServiceUrl, type StateIdentity, type Target } from '../identity.js';
+import { processStartOf } from '../liveness.js';
+import {
+  HASH_BATCH,
+  StateError,
+  type JournalState,
+  type LockInfo,
+  type OwnedRecord,
+  type RunRow,
+  type StateStoreOptions,
+  type TargetRegistration,
+  type UnfinishedWrite,
+} from '../store.js';
+import type { StateBackend } from '../backend.js';
+import { PG_SCHEMA as S, requireCurrentSchema } from './migrations.js';
+import { SyncConnection, type Statement } from './sync-connection.js';
+
+/** Ids per lookup round trip: one array parameter, so far larger batches than SQLite's. */
+const PG_BATCH = Math.max(HASH_BATCH, 5_000);
+/** Ids per page when streaming the inventory. */
+const PAGE = 10_000;
+
+export interface PgStoreOptions extends StateStoreOptions {
+  /** Longest wait for one answer before the database counts as gone. */
+  timeoutMs?: number;
+}
+
+/** The advisory-lock key of a pipeline: 64 bits of sha256, so pipelines never share a key in practice. */
+export function pipelineLockKey(pipeline: string): bigint {
+  return createHash('sha256').update(`rostersync:pipeline:${pipeline}`).digest().readBigInt64BE(0);
+}
+
+export class PgStateStore implements StateBackend {
+  readonly path: string;
+  readonly pipeline: string;
+  private readonly now: () => number;
+  private readonly lockKey: string;
+  /** The run holding this session's advisory lock, if any. */
+  private lockedRun: string | null = null;
+
+  private constructor(
+    private readonly connection: SyncConnection,
+    pipeline: string,
+    options: PgStoreOptions,
+  ) {
+    this.path = `${connection.label} (pipeline ${pipeline})`;
+    this.pipeline = pipeline;
+    this.now = options.now ?? Date.now;
+    this.lockKey = pipelineLockKey(pipeline).toString();
+  }
+
+  /** Opens the state of one pipeline in a migrated database (refuses a schema that is behind). */
+  static open(connection: SyncConnection, pipeline: string, options: PgStoreOptions = {}): PgStateStore {
+    try {
+      requireCurrentSchema(connection);
+      connection.query(`INSERT INTO ${S}.meta(pipeline, key, value) VALUES ($1, 'serial', '0') ON CONFLICT DO NOTHING`, [pipeline]);
+    } catch (error) {
+      connection.close();
+      throw error;
+    }
+    return new PgStateStore(connection, pipeline, options);
+  }
+
+  close(): void {
+    // Closing the session also releases its advisory lock.
+    this.connection.close();
+  }
+
+  private iso(): string {
+    return new Date(this.now()).toISOString();
+  }
+
+  private get bumpSerial(): Statement {
+    return { text: `UPDATE ${S}.meta SET value = (value::bigint + 1)::text WHERE pipeline = $1 AND key = 'serial'`, values: [this.pipeline] };
+  }
+
+  private metaStatement(key: string, value: string): Statement {
+    return {
+      text: `INSERT INTO ${S}.meta(pipeline, key, value) VALUES ($1, $2, $3) ON CONFLICT (pipeline, key) DO UPDATE SET value = excluded.value`,
+      values: [this.pipeline, key, value],
+    };
+  }
+
+  private deleteMetaStatement(key: string): Statement {
+    return { text: `DELETE FROM ${S}.meta WHERE pipeline = $1 AND key = $2`, values: [this.pipeline, key] };
+  }
+
+  // --- meta -------------------------------------------------------------------------------
+
+  getMeta(key: string): string | undefined {
+    return this.connection.query<{ value: string }>(`SELECT value FROM ${S}.meta WHERE pipeline = $1 AND key = $2`, [this.pipeline, key])[0]?.value;
+  }
+
+  setMeta(key: string, value: string): void {
+    this.connection.run([this.metaStatement(key, value)]);
+  }
+
+  serial(): number {
+    return Number(this.getMeta('serial') ?? '0');
+  }
+
+  groupId(): number | null {
+    const value = this.getMeta('group_id');
+    return value === undefined ? null : Number(value);
+  }
+
+  setGroupId(groupId: number, options: { createdHere?: boolean } = {}): void {
+    this.connection.transaction([
+      this.metaStatement('group_id', String(groupId)),
+      this.metaStatement('group_created_here', options.createdHere ? '1' : '0'),
+      this.deleteMetaStatement('group_intent'),
+      this.bumpSerial,
+    ]);
+  }
+
+  identity(): StateIdentity {
+    const rows = this.connection.query<{ key: string; value: string }>(
+      `SELECT key, value FROM ${S}.meta WHERE pipeline = $1 AND key IN ('service_url', 'group_id', 'group_created_here')`,
+      [this.pipeline],
+    );
+    const meta = new Map(rows.map((row) => [row.key, row.value]));
+    const group = meta.get('group_id');
+    return {
+      pipeline: this.pipeline,
+      baseUrl: meta.get('service_url') ?? null,
+      groupId: group === undefined ? null : Number(group),
+      groupCreatedHere: meta.get('group_created_here') === '1',
+    };
+  }
+
+  bindService(baseUrl: string): void {
+    this.connection.transaction([this.metaStatement('service_url', normalizeServiceUrl(baseUrl)), this.bumpSerial]);
+  }
+
+  retarget(target: { baseUrl: string | null; groupId: number | null }): { released: number } {
+    const before = this.identity();
+    const statements: Statement[] = [{ text: `SELECT count(*)::int AS n FROM ${S}.records WHERE pipeline = $1`, values: [this.pipeline] }];
+    if (before.baseUrl !== null && before.groupId !== null) {
+      const bound = [before.baseUrl, before.groupId, this.pipeline];
+      statements.push({ text: `DELETE FROM ${S}.claims WHERE service = $1 AND group_id = $2 AND pipeline = $3`, values: bound });
+      statements.push({ text: `DELETE FROM ${S}.targets WHERE service = $1 AND group_id = $2 AND pipeline = $3`, values: bound });
+    }
+    statements.push(
+      { text: `DELETE FROM ${S}.records WHERE pipeline = $1`, values: [this.pipeline] },
+      { text: `UPDATE ${S}.journal SET state = 'abandoned' WHERE pipeline = $1 AND state IN ('planned', 'sent', 'failed')`, values: [this.pipeline] },
+      target.baseUrl === null ? this.deleteMetaStatement('service_url') : this.metaStatement('service_url', normalizeServiceUrl(target.baseUrl)),
+      target.groupId === null ? this.deleteMetaStatement('group_id') : this.metaStatement('group_id', String(target.groupId)),
+      this.metaStatement('group_created_here', '0'),
+      this.deleteMetaStatement('group_intent'),
+      this.bumpSerial,
+    );
+    const [count] = this.connection.transaction(statements);
+    return { released: Number((count!.rows[0] as { n: number }).n) };
+  }
+
+  planSecret(): string {
+    const secret = randomBytes(32).toString('hex');
+    const rows = this.connection.transaction([
+      { text: `INSERT INTO ${S}.meta(pipeline, key, value) VALUES ($1, 'plan_secret', $2) ON CONFLICT DO NOTHING`, values: [this.pipeline, secret] },
+      { text: `SELECT value FROM ${S}.meta WHERE pipeline = $1 AND key = 'plan_secret'`, values: [this.pipeline] },
+    ]);
+    return (rows[1]!.rows[0] as { value: string }).value;
+  }
+
+  // --- claims and targets (shared by every pipeline of the database) ----------------------
+
+  claimOwners(target: Target, clientIds: readonly string[]): Map<string, string> {
+    const result = new Map<string, string>();
+    for (const batch of batches(clientIds, PG_BATCH)) {
+      const rows = this.connection.query<{ client_id: string; pipeline: string }>(
+        `SELECT client_id, pipeline FROM ${S}.claims WHERE service = $1 AND group_id = $2 AND client_id = ANY($3::text[])`,
+        [normalizeServiceUrl(target.baseUrl), target.groupId, batch],
+      );
+      for (const row of rows) result.set(row.client_id, row.pipeline);
+    }
+    return result;
+  }
+
+  claim(target: Target, clientIds: readonly string[]): Map<string, string> {
+    const service = normalizeServiceUrl(target.baseUrl);
+    const taken = new Map<string, string>();
+    for (const batch of batches(clientIds, PG_BATCH)) {
+      // Two statements, not one: the second sees claims another pipeline committed while the
+      // first waited on them (a conflicting insert waits, then does nothing).
+      const [, owners] = this.connection.transaction([
+        {
+          text: `INSERT INTO ${S}.claims(service, group_id, client_id, pipeline, claimed_at)
+                 SELECT $1, $2, id, $4, $5 FROM unnest($3::text[]) AS id ON CONFLICT DO NOTHING`,
+          values: [service, target.groupId, batch, this.pipeline, this.iso()],
+        },
+        {
+          text: `SELECT client_id, pipeline FROM ${S}.claims WHERE service = $1 AND group_id = $2 AND client_id = ANY($3::text[]) AND pipeline <> $4`,
+          values: [service, target.groupId, batch, this.pipeline],
+        },
+      ]);
+      for (const row of owners!.rows as { client_id: string; pipeline: string }[]) taken.set(row.client_id, row.pipeline);
+    }
+    return taken;
+  }
+
+  releaseClaims(target: Target, clientIds: readonly string[]): void {
+    const service = normalizeServiceUrl(target.baseUrl);
+    this.connection.transaction(
+      batches(clientIds, PG_BATCH).map((batch) => ({
+        text: `DELETE FROM ${S}.claims WHERE service = $1 AND group_id = $2 AND client_id = ANY($3::text[]) AND pipeline = $4`,
+        values: [service, target.groupId, batch, this.pipeline],
+      })),
+    );
+  }
+
+  claimOwned(target: Target): Map<string, string> {
+    const service = normalizeServiceUrl(target.baseUrl);
+    const [, shared] = this.connection.transaction([
+      {
+        text: `INSERT INTO ${S}.claims(service, group_id, client_id, pipeline, claimed_at)
+               SELECT $1, $2, client_id, $3, $4 FROM ${S}.records WHERE pipeline = $3 ON CONFLICT DO NOTHING`,
+        values: [service, target.groupId, this.pipeline, this.iso()],
+      },
+      {
+        text: `SELECT c.client_id, c.pipeline FROM ${S}.records r JOIN ${S}.claims c ON c.client_id = r.client_id
+               WHERE r.pipeline = $3 AND c.service = $1 AND c.group_id = $2 AND c.pipeline <> $3`,
+        values: [service, target.groupId, this.pipeline],
+      },
+    ]);
+    return new Map((shared!.rows as { client_id: string; pipeline: string }[]).map((row) => [row.client_id, row.pipeline]));
+  }
+
+  registerTarget(target: Target, sharedPrefixes: readonly string[] | null): void {
+    this.connection.query(
+      `INSERT INTO ${S}.targets(service, group_id, pipeline, prefixes, registered_at) VALUES ($1, $2, $3, $4, $5)
+       ON CONFLICT (service, group_id, pipeline) DO UPDATE SET prefixes = excluded.prefixes`,
+      [normalizeServiceUrl(target.baseUrl), target.groupId, this.pipeline, sharedPrefixes ? JSON.stringify(sharedPrefixes) : null, this.iso()],
+    );
+  }
+
+  targetsOn(target: Target): TargetRegistration[] {
+    const rows = this.connection.query<{ pipeline: string; prefixes: string | null }>(
+      `SELECT pipeline, prefixes FROM ${S}.targets WHERE service = $1 AND group_id = $2 ORDER BY pipeline`,
+      [normalizeServiceUrl(target.baseUrl), target.groupId],
+    );
+    return rows.map((row) => ({ pipeline: row.pipeline, sharedPrefixes: row.prefixes === null ? null : (JSON.parse(row.prefixes) as string[]) }));
+  }
+
+  groupIntent(): { name: string; at: string } | null {
+    const value = this.getMeta('group_intent');
+    return value ? (JSON.parse(value) as { name: string; at: string }) : null;
+  }
+
+  recordGroupIntent(name: string): void {
+    this.setMeta('group_intent', JSON.stringify({ name, at: this.iso() }));
+  }
+
+  clearGroupIntent(): void {
+    this.connection.run([this.deleteMetaStatement('group_intent')]);
+  }
+
+  // --- inventory --------------------------------------------------------------------------
+
+  ownedCount(): number {
+    return Number(this.connection.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${S}.records WHERE pipeline = $1`, [this.pipeline])[0]!.n);
+  }
+
+  ownedHashesOf(clientIds: readonly string[]): Map<string, string> {
+    const result = new Map<string, string>();
+    for (const batch of batches(clientIds, PG_BATCH)) {
+      const [found] = this.connection.run([
+        { text: `SELECT client_id, hash FROM ${S}.records WHERE pipeline = $1 AND client_id = ANY($2::text[])`, values: [this.pipeline, batch], rowMode: 'array' },
+      ]);
+      for (const [clientId, hash] of found!.rows as unknown as [string, string][]) result.set(clientId, hash);
+    }
+    return result;
+  }
+
+  /** Every owned client_id, in pages (keyset pagination, byte order like SQLite's). */
+  *ownedIds(): IterableIterator<string> {
+    let after = '';
+    let first = true;
+    for (;;) {
+      const [page] = this.connection.run([
+        {
+          text: `SELECT client_id FROM ${S}.records WHERE pipeline = $1 AND ($2::boolean OR client_id > $3) ORDER BY client_id LIMIT ${PAGE}`,
+          values: [this.pipeline, first, after],
+          rowMode: 'array',
+        },
+      ]);
+      const ids = (page!.rows as unknown as [string][]).map((row) => row[0]);
+      yield* ids;
+      if (ids.length < PAGE) return;
+      after = ids[ids.length - 1]!;
+      first = false;
+    }
+  }
+
+  getOwned(clientId: string): OwnedRecord | undefined {
+    const row = this.connection.query<RecordRow>(`SELECT * FROM ${S}.records WHERE pipeline = $1 AND client_id = $2`, [this.pipeline, clientId])[0];
+    return row ? toOwned(row) : undefined;
+  }
+
+  lastApplied(clientIds: Iterable<string>): Map<string, Record<string, FieldValue>> {
+    const result = new Map<string, Record<string, FieldValue>>();
+    for (const batch of batches([...clientIds], PG_BATCH)) {
+      const rows = this.connection.query<{ client_id: string; fields_json: string }>(
+        `SELECT client_id, fields_json FROM ${S}.records WHERE pipeline = $1 AND client_id = ANY($2::text[])`,
+        [this.pipeline, batch],
+      );
+      for (const row of rows) result.set(row.client_id, JSON.parse(row.fields_json) as Record<string, FieldValue>);
+    }
+    return result;
+  }
+
+  listOwned(limit = Number.MAX_SAFE_INTEGER): OwnedRecord[] {
+    const rows = this.connection.query<RecordRow>(`SELECT * FROM ${S}.records WHERE pipeline = $1 ORDER BY client_id LIMIT $2`, [
+      this.pipeline,
+      Math.min(limit, 2 ** 62),
+    ]);
+    return rows.map(toOwned);
+  }
+
+  private upsertRecord(entry: { clientId: string; fieldsJson: string; hash: string; runId: string; sourceRow: number | null }): Statement {
+    return {
+      text: `INSERT INTO ${S}.records(pipeline, client_id, fields_json, hash, run_id, source_row, updated_at)
+             VALUES ($1, $2, $3, $4, $5, $6, $7)
+             ON CONFLICT (pipeline, client_id) DO UPDATE SET fields_json = excluded.fields_json, hash = excluded.hash,
+               run_id = excluded.run_id, source_row = excluded.source_row, updated_at = excluded.updated_at`,
+      values: [this.pipeline, entry.clientId, entry.fieldsJson, entry.hash, entry.runId, entry.sourceRow, this.iso()],
+    };
+  }
+
+  private journalStatement(id: number, state: JournalState, status: number | null, error: string | null, attempts: number | null): Statement {
+    return {
+      text: `UPDATE ${S}.journal SET state = $2, status = $3, error = $4, attempts = $5, at = $6 WHERE id = $1`,
+      values: [id, state, status, error, attempts, this.iso()],
+    };
+  }
+
+  /** Releasing the claim of a record no longer owned, on the target the state is bound to. */
+  private releaseBoundClaim(clientId: string): Statement {
+    return {
+      text: `DELETE FROM ${S}.claims c USING (
+               SELECT max(value) FILTER (WHERE key = 'service_url') AS service, (max(value) FILTER (WHERE key = 'group_id'))::bigint AS group_id
+               FROM ${S}.meta WHERE pipeline = $1) bound
+             WHERE c.service = bound.service AND c.group_id = bound.group_id AND c.client_id = $2 AND c.pipeline = $1`,
+      values: [this.pipeline, clientId],
+    };
+  }
+
+  recordApplied(entry: { journalId: number; clientId: string; fieldsJson: string; hash: string; runId: string; sourceRow: number | null; status: number; attempts: number }): void {
+    this.connection.transaction([this.upsertRecord(entry), this.journalStatement(entry.journalId, 'done', entry.status, null, entry.attempts), this.bumpSerial]);
+  }
+
+  recordDeleted(entry: { journalId: number; clientId: string; status: number; attempts: number }): void {
+    this.connection.transaction([
+      { text: `DELETE FROM ${S}.records WHERE pipeline = $1 AND client_id = $2`, values: [this.pipeline, entry.clientId] },
+      this.releaseBoundClaim(entry.clientId),
+      this.journalStatement(entry.journalId, 'done', entry.status, null, entry.attempts),
+      this.bumpSerial,
+    ]);
+  }
+
+  adopt(entry: { clientId: string; fieldsJson: string; hash: string; runId: string }): void {
+    this.connection.transaction([this.upsertRecord({ ...entry, sourceRow: null }), this.bumpSerial]);
+  }
+
+  forget(clientId: string): boolean {
+    const [, forgotten] = this.connection.transaction([
+      this.releaseBoundClaim(clientId),
+      {
+        text: `WITH gone AS (DELETE FROM ${S}.records WHERE pipeline = $1 AND client_id = $2 RETURNING 1)
+               UPDATE ${S}.meta SET value = (value::bigint + 1)::text WHERE pipeline = $1 AND key = 'serial' AND EXISTS (SELECT 1 FROM gone) RETURNING 1`,
+        values: [this.pipeline, clientId],
+      },
+    ]);
+    return forgotten!.rowCount > 0;
+  }
+
+  // --- journal ----------------------------------------------------------------------------
+
+  journalPlanned(runId: string, clientId: string, action: string): number {
+    const rows = this.connection.query<{ id: string }>(
+      `INSERT INTO ${S}.journal(pipeline, run_id, client_id, action, state, at) VALUES ($1, $2, $3, $4, 'planned', $5) RETURNING id`,
+      [this.pipeline, runId, clientId, action, this.iso()],
+    );
+    return Number(rows[0]!.id);
+  }
+
+  journalSent(id: number): void {
+    this.connection.run([this.journalStatement(id, 'sent', null, null, null)]);
+  }
+
+  journalFailed(id: number, status: number | null, error: string, attempts: number): void {
+    this.connection.run([this.journalStatement(id, 'failed', status, error, attempts)]);
+  }
+
+  unfinishedOrFailed(): Map<string, UnfinishedWrite> {
+    const rows = this.connection.query<{ client_id: string; action: UnfinishedWrite['action']; state: JournalState; status: number | null }>(
+      `SELECT client_id, action, state, status FROM (
+         SELECT DISTINCT ON (client_id) client_id, action, state, status FROM ${S}.journal WHERE pipeline = $1 ORDER BY client_id, id DESC
+       ) last WHERE state IN ('failed', 'sent', 'planned')`,
+      [this.pipeline],
+    );
+    return new Map(rows.map((row) => [row.client_id, { action: row.action, state: row.state, status: row.status }]));
+  }
+
+  // --- runs -------------------------------------------------------------------------------
+
+  startRun(run: { id: string; dryRun: boolean; sourceSha256: string }): void {
+    this.connection.query(`INSERT INTO ${S}.runs(pipeline, id, started_at, dry_run, source_sha256) VALUES ($1, $2, $3, $4, $5)`, [
+      this.pipeline,
+      run.id,
+      this.iso(),
+      run.dryRun,
+      run.sourceSha256,
+    ]);
+  }
+
+  finishRun(run: { id: string; outcome: string; validRecords: number; counts: unknown }): void {
+    this.connection.query(`UPDATE ${S}.runs SET finished_at = $3, outcome = $4, valid_records = $5, counts_json = $6 WHERE pipeline = $1 AND id = $2`, [
+      this.pipeline,
+      run.id,
+      this.iso(),
+      run.outcome,
+      run.validRecords,
+      JSON.stringify(run.counts),
+    ]);
+  }
+
+  lastSuccessfulRun(): RunRow | undefined {
+    const row = this.connection.query<RunDbRow>(
+      `SELECT * FROM ${S}.runs WHERE pipeline = $1 AND NOT dry_run AND outcome IN ('success', 'partial') ORDER BY started_at DESC, seq DESC LIMIT 1`,
+      [this.pipeline],
+    )[0];
+    return row ? toRun(row) : undefined;
+  }
+
+  recentRuns(limit = 10): RunRow[] {
+    return this.connection
+      .query<RunDbRow>(`SELECT * FROM ${S}.runs WHERE pipeline = $1 ORDER BY started_at DESC, seq DESC LIMIT $2`, [this.pipeline, limit])
+      .map(toRun);
+  }
+
+  // --- lock -------------------------------------------------------------------------------
+
+  /**
+   * Takes the pipeline's advisory lock for this session, or refuses naming the holder (owner,
+   * host, pid, start time). There is nothing stale to take over: a dead holder's session, and
+   * with it the lock, is gone.
+   */
+  acquireLock(runId: string, owner: string = process.env.USER ?? 'unknown'): LockInfo {
+    const nowIso = this.iso();
+    const mine: LockInfo = { owner, host: hostname(), pid: process.pid, processStart: processStartOf(process.pid), startedAt: nowIso, heartbeatAt: nowIso, runId };
+    // A session may take an advisory lock twice; a second run through the same store must not.
+    const got = this.lockedRun === null && this.connection.query<{ got: boolean }>('SELECT pg_try_advisory_lock($1::bigint) AS got', [this.lockKey])[0]!.got;
+    if (!got) {
+      const current = this.readLock();
+      const who = current
+        ? `run ${current.runId}: ${current.owner} on ${current.host}, pid ${current.pid}, since ${current.startedAt} (heartbeat ${current.heartbeatAt})`
+        : 'a session that has not written its name yet';
+      throw new StateError(`pipeline "${this.pipeline}" is locked by ${who}.`, {
+        hint: 'Wait for that run to finish. The lock belongs to its database session: PostgreSQL releases it the moment that process exits or loses its connection, so a crashed run never leaves it behind.',
+      });
+    }
+    this.lockedRun = runId;
+    this.connection.query(
+      `INSERT INTO ${S}.lock_owners(pipeline, owner, host, pid, process_started_at, started_at, heartbeat_at, run_id) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+       ON CONFLICT (pipeline) DO UPDATE SET owner = excluded.owner, host = excluded.host, pid = excluded.pid, process_started_at = excluded.process_started_at,
+         started_at = excluded.started_at, heartbeat_at = excluded.heartbeat_at, run_id = excluded.run_id`,
+      [this.pipeline, mine.owner, mine.host, mine.pid, mine.processStart, mine.startedAt, mine.heartbeatAt, mine.runId],
+    );
+    return mine;
+  }
+
+  /** False once the lock is not ours any more (the session was lost, or `unlock` removed its label). */
+  heartbeat(runId: string): boolean {
+    if (this.lockedRun !== runId || this.connection.isLost) return false;
+    try {
+      const rows = this.connection.query(`UPDATE ${S}.lock_owners SET heartbeat_at = $3 WHERE pipeline = $1 AND run_id = $2 RETURNING run_id`, [
+        this.pipeline,
+        runId,
+        this.iso(),
+      ]);
+      return rows.length > 0;
+    } catch {
+      // The session is gone, and the lock with it.
+      return false;
+    }
+  }
+
+  releaseLock(runId: string): void {
+    if (this.lockedRun !== runId) return;
+    this.lockedRun = null;
+    if (this.connection.isLost) return; // the lost session released it
+    try {
+      this.connection.run([
+        { text: `DELETE FROM ${S}.lock_owners WHERE pipeline = $1 AND run_id = $2`, values: [this.pipeline, runId] },
+        { text: 'SELECT pg_advisory_unlock($1::bigint)', values: [this.lockKey] },
+      ]);
+    } catch {
+      // Going away now releases it too.
+    }
+  }
+
+  readLock(): LockInfo | undefined {
+    const row = this.connection.query<LockDbRow>(
+      `SELECT o.* FROM ${S}.lock_owners o WHERE o.pipeline = $1 AND EXISTS (
+         SELECT 1 FROM pg_locks l WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 1
+           AND l.classid = (($2::bigint >> 32) & 4294967295)::oid AND l.objid = ($2::bigint & 4294967295)::oid)`,
+      [this.pipeline, this.lockKey],
+    )[0];
+    return row
+      ? { owner: row.owner, host: row.host, pid: row.pid, processStart: row.process_started_at, startedAt: row.started_at, heartbeatAt: row.heartbeat_at, runId: row.run_id }
+      : undefined;
+  }
+
+  /**
+   * Takes the lock away from its holder (`rostersync unlock`): ends the holder's database
+   * session, which releases its advisory lock. A live holder learns it at its next call and stops
+   * without writing, exactly as a SQLite run whose lock was cleared stops at its next heartbeat.
+   */
+  forceUnlock(): LockInfo | undefined {
+    const current = this.readLock();
+    this.connection.run([
+      {
+        text: `SELECT pg_terminate_backend(l.pid, 5000) FROM pg_locks l WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 1
+                 AND l.classid = (($1::bigint >> 32) & 4294967295)::oid AND l.objid = ($1::bigint & 4294967295)::oid AND l.pid <> pg_backend_pid()`,
+        values: [this.lockKey],
+      },
+      { text: `DELETE FROM ${S}.lock_owners WHERE pipeline = $1`, values: [this.pipeline] },
+    ]);
+    if (this.lockedRun !== null) this.releaseLock(this.lockedRun);
+    return current;
+  }
+
+  /** A lock is stale only when no session holds it any more (then it is already free). */
+  isStale(_lock: LockInfo): boolean {
+    return this.readLock() === undefined;
+  }
+}
+
+function batches<T>(items: readonly T[], size: number): T[][] {
+  const result: T[][] = [];
+  for (let start = 0; start < items.length; start += size) result.push(items.slice(start, start + size));
+  return result;
+}
+
+interface RecordRow {
+  client_id: string;
+  fields_json: string;
+  hash: string;
+  run_id: string;
+  source_row: number | null;
+}
+interface RunDbRow {
+  id: string;
+  started_at: string;
+  finished_at: string | null;
+  outcome: string | null;
+  dry_run: boolean;
+  valid_records: number | null;
+  source_sha256: string | null;
+  counts_json: string | null;
+}
+interface LockDbRow {
+  owner: string;
+  host: string;
+  pid: number;
+  process_started_at: string | null;
+  started_at: string;
+  heartbeat_at: string;
+  run_id: string;
+}
+
+function toOwned(row: RecordRow): OwnedRecord {
+  return { clientId: row.client_id, fieldsJson: row.fields_json, hash: row.hash, runId: row.run_id, sourceRow: row.source_row };
+}
+
+function toRun(row: RunDbRow): RunRow {
+  return {
+    id: row.id,
+    startedAt: row.started_at,
+    finishedAt: row.finished_at,
+    outcome: row.outcome,
+    dryRun: row.dry_run,
+    validRecords: row.valid_records,
+    sourceSha256: row.source_sha256,
+    countsJson: row.counts_json,
+  };
+}

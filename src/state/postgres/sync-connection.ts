@@ -1,0 +1,219 @@
+/**
+ * One PostgreSQL session used synchronously.
+ *
+ * The state store's contract is synchronous (see ../backend.ts). `pg` is asynchronous, so the
+ * session lives in a worker thread: each call posts its statements to the worker and blocks on
+ * Atomics.wait until the worker has the answer, the way better-sqlite3 blocks on its file. The
+ * worker holds exactly one connection for the store's lifetime, so session-level advisory locks
+ * belong to this store and vanish when the process (and so the socket) dies.
+ *
+ * A lost connection is not retried: an outcome that cannot be written must stop the run before
+ * another write is sent (StateUnavailableError, exit 6). The next run converges from the journal.
+ */
+import { createRequire } from 'node:module';
+import { MessageChannel, receiveMessageOnPort, Worker, type MessagePort } from 'node:worker_threads';
+import { EXIT, UserFacingError } from '../../errors.js';
+
+export interface Statement {
+  text: string;
+  values?: readonly unknown[];
+  /** 'array' returns rows as arrays (cheaper for wide lookups). */
+  rowMode?: 'array';
+}
+
+export interface StatementResult<Row = Record<string, unknown>> {
+  rows: Row[];
+  rowCount: number;
+}
+
+export interface ConnectionOptions {
+  /** postgres:// URL, password already resolved into it. */
+  connectionString: string;
+  /** Shown in messages instead of the URL (no password). */
+  label: string;
+  /** Longest wait for one answer before the database counts as gone. @default 30 s */
+  timeoutMs?: number;
+}
+
+/** The database stopped answering: the run must stop before sending another write. */
+export class StateUnavailableError extends UserFacingError {
+  override name = 'StateUnavailableError';
+  constructor(label: string, detail: string) {
+    super(`the state database ${label} is unreachable: ${detail}`, {
+      exitCode: EXIT.stateUnavailable,
+      hint: 'No write was sent after the database went away; writes in flight were journaled as sent and are written again on the next run. Bring the database back and run again: the run converges.',
+    });
+  }
+}
+
+/** A statement the database refused (not a lost connection). */
+export class StatementError extends Error {
+  override name = 'StatementError';
+  constructor(
+    message: string,
+    readonly code: string | undefined,
+  ) {
+    super(message);
+  }
+}
+
+type Reply = { ok: true; results: StatementResult[] } | { ok: false; message: string; code?: string; lost: boolean };
+
+const WORKER_SOURCE = String.raw`
+const { workerData } = require('node:worker_threads');
+const pg = require(workerData.pgPath);
+const flag = new Int32Array(workerData.flag);
+const port = workerData.port;
+let client;
+let lost = null;
+// SQLSTATE classes 08 (connection) and 57P (operator intervention: shutdown, crash) and socket errors.
+const isLost = (e) => lost !== null || /^(08|57P)/.test(String(e && e.code)) || /^E(CONN|PIPE|TIMEDOUT|HOSTUNREACH|NETUNREACH|AI_AGAIN|NOTFOUND)/.test(String(e && e.code)) || /Connection terminated|not queryable|timeout/i.test(String(e && e.message));
+function reply(message) {
+  port.postMessage(message);
+  Atomics.store(flag, 0, 1);
+  Atomics.notify(flag, 0);
+}
+port.on('message', async (request) => {
+  try {
+    if (request.op === 'connect') {
+      client = new pg.Client(request.config);
+      client.on('error', (e) => { lost = e.message || 'connection lost'; });
+      client.on('end', () => { if (lost === null) lost = 'connection closed'; });
+      await client.connect();
+      reply({ ok: true, results: [] });
+      return;
+    }
+    if (request.op === 'end') {
+      if (client && lost === null) await client.end().catch(() => {});
+      reply({ ok: true, results: [] });
+      return;
+    }
+    if (lost !== null) throw new Error(lost);
+    const results = [];
+    if (request.transaction) await client.query('BEGIN');
+    try {
+      for (const s of request.statements) {
+        const r = await client.query({ text: s.text, values: s.values, rowMode: s.rowMode });
+        results.push({ rows: r.rows, rowCount: r.rowCount ?? 0 });
+      }
+      if (request.transaction) await client.query('COMMIT');
+    } catch (e) {
+      if (request.transaction && lost === null) await client.query('ROLLBACK').catch(() => {});
+      throw e;
+    }
+    reply({ ok: true, results });
+  } catch (e) {
+    reply({ ok: false, message: String((e && e.message) || e), code: e && e.code, lost: isLost(e) });
+  }
+});
+`;
+
+export class SyncConnection {
+  private readonly worker: Worker;
+  private readonly port: MessagePort;
+  private readonly flag: Int32Array;
+  private readonly timeoutMs: number;
+  private lostReason: string | null = null;
+  private closed = false;
+
+  constructor(private readonly options: ConnectionOptions) {
+    this.timeoutMs = options.timeoutMs ?? 30_000;
+    const channel = new MessageChannel();
+    const shared = new SharedArrayBuffer(4);
+    this.flag = new Int32Array(shared);
+    this.port = channel.port1;
+    this.worker = new Worker(WORKER_SOURCE, {
+      eval: true,
+      workerData: { pgPath: createRequire(import.meta.url).resolve('pg'), flag: shared, port: channel.port2 },
+      transferList: [channel.port2],
+    });
+    // The worker must never keep a finished command alive.
+    this.worker.unref();
+    this.port.unref();
+    try {
+      this.connect();
+    } catch (error) {
+      void this.worker.terminate();
+      if (!(error instanceof StatementError)) throw error;
+      throw new UserFacingError(`cannot open the state database ${options.label}: ${error.message}`, {
+        hint: 'Check the user, the database name and the password (PGPASSWORD, ROSTERSYNC_STATE_PASSWORD_FILE or ~/.pgpass).',
+        cause: error,
+      });
+    }
+  }
+
+  private connect(): void {
+    const options = this.options;
+    this.request({
+      op: 'connect',
+      config: {
+        connectionString: options.connectionString,
+        application_name: 'rostersync',
+        connectionTimeoutMillis: this.timeoutMs,
+        query_timeout: this.timeoutMs,
+        keepAlive: true,
+      },
+    });
+  }
+
+  get label(): string {
+    return this.options.label;
+  }
+
+  /** Runs statements in order (in one transaction when asked) and returns each result. */
+  run(statements: readonly Statement[], transaction = false): StatementResult[] {
+    return this.request({ op: 'run', statements, transaction });
+  }
+
+  query<Row = Record<string, unknown>>(text: string, values: readonly unknown[] = []): Row[] {
+    return this.run([{ text, values }])[0]!.rows as Row[];
+  }
+
+  /** Statements in one transaction; all or nothing. */
+  transaction(statements: readonly Statement[]): StatementResult[] {
+    return this.run(statements, true);
+  }
+
+  get isLost(): boolean {
+    return this.lostReason !== null;
+  }
+
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    if (this.lostReason === null) {
+      try {
+        this.request({ op: 'end' });
+      } catch {
+        // closing a broken session: nothing to save
+      }
+    }
+    void this.worker.terminate();
+  }
+
+  private request(message: Record<string, unknown>): StatementResult[] {
+    if (this.lostReason !== null) throw new StateUnavailableError(this.options.label, this.lostReason);
+    if (this.closed && message.op !== 'end') throw new Error('state store used after close()');
+    Atomics.store(this.flag, 0, 0);
+    this.port.postMessage(message);
+    const deadline = Date.now() + this.timeoutMs + 5_000;
+    let received = receiveMessageOnPort(this.port);
+    while (received === undefined) {
+      const left = deadline - Date.now();
+      if (left <= 0) {
+        this.lostReason = `no answer within ${Math.round(this.timeoutMs / 1000)} s`;
+        void this.worker.terminate();
+        throw new StateUnavailableError(this.options.label, this.lostReason);
+      }
+      Atomics.wait(this.flag, 0, 0, Math.min(left, 1_000));
+      received = receiveMessageOnPort(this.port);
+    }
+    const reply = received.message as Reply;
+    if (reply.ok) return reply.results;
+    if (reply.lost) {
+      this.lostReason = reply.message;
+      throw new StateUnavailableError(this.options.label, reply.message);
+    }
+    throw new StatementError(reply.message, reply.code);
+  }
+}

@@ -1,0 +1,83 @@
+/**
+ * The state backends a suite runs against: the embedded SQLite store (a temp directory) and the
+ * PostgreSQL store (a fresh, migrated database on a real server this test file starts).
+ *
+ *   const backends = stateBackends();   // at the top of a test file; starts PostgreSQL in beforeAll
+ *   describe.each(backends)('... on $name', (backend) => { ... await backend.location() ... });
+ *
+ * A location is where one or more pipelines keep state together (a state directory, a database):
+ * pipelines opened from the same location share claims and targets.
+ */
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll } from 'vitest';
+import type { StateBackend } from '../../src/state/backend.js';
+import { connectState } from '../../src/state/postgres/connect.js';
+import { migrate } from '../../src/state/postgres/migrations.js';
+import { PgStateStore } from '../../src/state/postgres/pg-store.js';
+import { StateStore, type StateStoreOptions } from '../../src/state/store.js';
+import { startTestPostgres, type TestPostgres } from './postgres-server.js';
+
+export interface StateLocationForTest {
+  open(pipeline: string, options?: StateStoreOptions): StateBackend;
+}
+
+export interface BackendUnderTest {
+  name: 'sqlite' | 'postgres';
+  location(): Promise<StateLocationForTest>;
+}
+
+export function sqliteLocation(): StateLocationForTest {
+  const dir = mkdtempSync(join(tmpdir(), 'rostersync-state-'));
+  return { open: (pipeline, options) => StateStore.open(join(dir, `${pipeline}.sqlite`), pipeline, options) };
+}
+
+/** A migrated database on the server, opened as the product opens it (URL + PGPASSWORD). */
+export async function postgresLocation(server: TestPostgres): Promise<StateLocationForTest & { url: string }> {
+  const url = await server.createDatabase('state');
+  withPassword(server, () => {
+    const connection = connectState(url, { origin: 'test', fromEnvironment: true });
+    try {
+      migrate(connection);
+    } finally {
+      connection.close();
+    }
+  });
+  return {
+    url,
+    open: (pipeline, options) => withPassword(server, () => PgStateStore.open(connectState(url, { origin: 'test', fromEnvironment: true }), pipeline, options)),
+  };
+}
+
+export function withPassword<T>(server: TestPostgres, body: () => T): T {
+  const before = process.env.PGPASSWORD;
+  process.env.PGPASSWORD = server.password;
+  try {
+    return body();
+  } finally {
+    if (before === undefined) delete process.env.PGPASSWORD;
+    else process.env.PGPASSWORD = before;
+  }
+}
+
+/** Both backends; the PostgreSQL server starts once for the calling test file. */
+export function stateBackends(): BackendUnderTest[] {
+  let server: TestPostgres | undefined;
+  beforeAll(async () => {
+    server = await startTestPostgres();
+  }, 60_000);
+  afterAll(async () => {
+    await server?.stop();
+  });
+  return [
+    { name: 'sqlite', location: async () => sqliteLocation() },
+    {
+      name: 'postgres',
+      location: async () => {
+        if (!server) throw new Error('the PostgreSQL test server did not start');
+        return postgresLocation(server);
+      },
+    },
+  ];
+}
