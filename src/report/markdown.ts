@@ -32,23 +32,48 @@ const OUTCOME_ICON: Record<RunReport['outcome'], string> = {
 };
 
 /**
+ * Text a Markdown renderer would turn into a link on its own (GFM's extended autolinks): URLs,
+ * `www.` hosts and e-mail addresses. Shown as code spans instead, which never link.
+ */
+const AUTOLINK_PATTERN = /(?:\b(?:https?|ftp):\/\/|\bwww\.)[^\s<>|`]+|[\w.+-]+@[\w-]+(?:\.[\w-]+)+/gi;
+
+/**
  * Escapes text for a Markdown table cell or inline position: pipes, HTML-significant characters
- * (GitHub renders inline HTML) and emphasis/link markers, and folds line breaks.
+ * (GitHub renders inline HTML), emphasis/link/heading/strike/math markers, and folds line breaks.
+ * Link-shaped text goes into a code span, so no roster value renders as a link or an image.
  */
 export function mdText(text: string): string {
+  const folded = text.replace(/\r?\n|\r/g, ' ');
+  let out = '';
+  let last = 0;
+  for (const match of folded.matchAll(AUTOLINK_PATTERN)) {
+    out += escapeInline(folded.slice(last, match.index)) + code(match[0]);
+    last = match.index + match[0].length;
+  }
+  return out + escapeInline(folded.slice(last));
+}
+
+function escapeInline(text: string): string {
   return text
-    .replace(/\r?\n|\r/g, ' ')
-    .replace(/[\\`*_[\]|]/g, (char) => `\\${char}`)
+    .replace(/[\\`*_[\]|#~$]/g, (char) => `\\${char}`)
     .replace(/&/g, '&amp;')
     .replace(/</g, '&lt;')
     .replace(/>/g, '&gt;');
 }
 
-/** Inline code span that survives backticks in the text. */
-function code(text: string): string {
+/**
+ * Inline code span for any text: the fence is one backtick longer than the longest run of
+ * backticks inside, and padded with spaces, so no value (a client_id like ``a``<img>``) can close
+ * it early; a code span renders neither HTML nor links. Pipes become `¦` so table cells stay whole.
+ */
+export function code(text: string): string {
   const clean = text.replace(/\r?\n|\r/g, ' ').replace(/\|/g, '¦');
-  const fence = clean.includes('`') ? '``' : '`';
-  return `${fence}${fence.length > 1 ? ' ' : ''}${clean}${fence.length > 1 ? ' ' : ''}${fence}`;
+  const longestRun = Math.max(0, ...(clean.match(/`+/g) ?? []).map((run) => run.length));
+  const fence = '`'.repeat(longestRun + 1);
+  // CommonMark strips one space from each side when both are present; pad whenever a backtick or
+  // space at an edge would otherwise merge with the fence or be lost.
+  const pad = longestRun > 0 || /^[ `]|[ `]$/.test(clean) ? ' ' : '';
+  return `${fence}${pad}${clean}${pad}${fence}`;
 }
 
 export function renderMarkdown(report: RunReport): string {
