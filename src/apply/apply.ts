@@ -11,7 +11,7 @@
 import { NotFoundError, ServiceError } from '../client/errors.js';
 import { EXIT, UserFacingError } from '../errors.js';
 import type { Fields, Plan, PlanItem, RecordOutcome } from '../plan/types.js';
-import type { StateStore } from '../state/store.js';
+import type { StateBackend } from '../state/backend.js';
 
 /** Per-call options apply passes: the service client reports the attempts a success took. */
 export interface WriteOptions {
@@ -32,9 +32,19 @@ export interface ItemOutcome {
   error?: string;
   /** A partial update that found the record deleted remotely and recreated it with a full POST. */
   recreated?: boolean;
+  /** A create-if-absent that found the record existing: adopted, only managed fields written. */
+  adopted?: boolean;
 }
 
-export type StopReason = 'interrupted' | 'deadline' | 'unavailable' | 'auth';
+/**
+ * Why a run's signal was aborted when it was not SIGINT/SIGTERM: the pipeline lock was taken
+ * from it. The run then says exactly that instead of reporting a signal nobody sent.
+ */
+export class LockLostError extends Error {
+  override name = 'LockLostError';
+}
+
+export type StopReason = 'interrupted' | 'lock_lost' | 'deadline' | 'unavailable' | 'auth';
 
 export interface ApplyResult {
   outcomes: Map<string, ItemOutcome>;
@@ -45,7 +55,7 @@ export interface ApplyOptions {
   plan: Pick<Plan, 'items' | 'stateRepairs'>;
   groupId: number;
   writer: RecordWriter;
-  store: StateStore;
+  store: StateBackend;
   runId: string;
   /** Workers pulling from the queue; the client's limiter still caps the request rate. */
   concurrency: number;
@@ -73,7 +83,9 @@ export async function applyPlan(options: ApplyOptions): Promise<ApplyResult> {
 
   const stopNow = (): boolean => {
     if (stopped) return true;
-    if (options.signal?.aborted) {
+    if (options.signal?.aborted && options.signal.reason instanceof LockLostError) {
+      stopped = { reason: 'lock_lost', message: `${options.signal.reason.message}: calls in flight finished, no new call was started; the rest is left for the next run`, exitCode: EXIT.partial };
+    } else if (options.signal?.aborted) {
       stopped = { reason: 'interrupted', message: 'stopped by a signal: calls in flight finished, the rest is left for the next run', exitCode: EXIT.interrupted };
     } else if (options.deadline !== undefined && now() >= options.deadline) {
       stopped = { reason: 'deadline', message: 'reached --max-duration: the rest is left for the next run', exitCode: EXIT.ok };
@@ -88,8 +100,8 @@ export async function applyPlan(options: ApplyOptions): Promise<ApplyResult> {
     let attempts = 1;
     const write: WriteOptions = { onSucceeded: (count) => (attempts = count) };
     try {
-      const recreated = await send(options, item, write);
-      outcome = { outcome: 'done', httpStatus: 200, attempts, ...(recreated ? { recreated } : {}) };
+      const sent = await send(options, item, write);
+      outcome = { outcome: 'done', httpStatus: 200, attempts, ...(sent === 'recreated' ? { recreated: true } : sent === 'adopted' ? { adopted: true } : {}) };
       consecutiveUnavailable = 0;
       if (item.action === 'delete') store.recordDeleted({ journalId, clientId: item.clientId, status: 200, attempts });
       else store.recordApplied({ journalId, clientId: item.clientId, ...item.desired!, runId, sourceRow: item.provenance?.row ?? null, status: 200, attempts });
@@ -119,9 +131,20 @@ export async function applyPlan(options: ApplyOptions): Promise<ApplyResult> {
     options.onOutcome?.(item, outcome);
   };
 
+  // One owner per record: a client_id is claimed for this pipeline before it is first written. One
+  // that another pipeline sharing the state claimed since planning is not written.
+  const bound = store.identity();
+  if (bound.baseUrl !== null) {
+    const creates = plan.items.filter((i) => i.action === 'create').map((i) => i.clientId);
+    for (const [clientId, owner] of store.claim({ baseUrl: bound.baseUrl, groupId: options.groupId }, creates)) {
+      const refused: ItemOutcome = { outcome: 'failed', error: `not written: pipeline "${owner}" owns this record (it claimed it in the shared state)` };
+      outcomes.set(clientId, refused);
+    }
+  }
+
   // Creates and updates first, then deletes (the plan orders them); deletes wait for the first
   // phase to finish so a stop never leaves deletes done and their replacements undone.
-  const writes = plan.items.filter((i) => i.action !== 'delete');
+  const writes = plan.items.filter((i) => i.action !== 'delete' && !outcomes.has(i.clientId));
   const deletes = plan.items.filter((i) => i.action === 'delete');
   for (const [index, phase] of [writes, deletes].entries()) {
     if (index === 1) {
@@ -149,32 +172,50 @@ export async function applyPlan(options: ApplyOptions): Promise<ApplyResult> {
   return { outcomes, ...(stopped ? { stopped } : {}) };
 }
 
-/** Sends one planned write. Returns true when a partial update had to recreate the record. */
-async function send(options: ApplyOptions, item: PlanItem, write: WriteOptions): Promise<boolean> {
+/**
+ * Sends one planned write. `recreated`: a partial update found the record deleted remotely and
+ * recreated it; `adopted`: a create-if-absent found the record existing and wrote only managed fields.
+ */
+async function send(options: ApplyOptions, item: PlanItem, write: WriteOptions): Promise<'written' | 'recreated' | 'adopted'> {
   const { writer, groupId } = options;
   switch (item.action) {
     case 'create':
+      if (item.ifAbsent) {
+        // Create-if-absent (measured cheapest in bench/adoption-protocols.ts): a record that exists
+        // takes every managed field and keeps the rest; only a 404 (spec § 3) leads to a full POST.
+        try {
+          await writer.patchAuthor(groupId, item.clientId, managedFields(item), write);
+          return 'adopted';
+        } catch (error) {
+          if (!(error instanceof NotFoundError)) throw error;
+        }
+      }
       await writer.putAuthor(groupId, item.clientId, item.body ?? {}, write);
-      return false;
+      return 'written';
     case 'delete':
       await writer.deleteAuthor(groupId, item.clientId, write);
-      return false;
+      return 'written';
     case 'update':
       if (item.replace) {
         await writer.putAuthor(groupId, item.clientId, item.body ?? {}, write);
-        return false;
+        return 'written';
       }
       try {
         await writer.patchAuthor(groupId, item.clientId, item.body ?? {}, write);
-        return false;
+        return 'written';
       } catch (error) {
         // Spec § 3: a partial update of a missing record is a 404. The record was deleted
         // remotely since the last run; recreate it whole from the roster.
         if (!(error instanceof NotFoundError)) throw error;
         await writer.putAuthor(groupId, item.clientId, fullBody(item), write);
-        return true;
+        return 'recreated';
       }
   }
+}
+
+/** Every managed field of the roster row, empty ones as null (an adoption sets them all). */
+function managedFields(item: PlanItem): Fields {
+  return JSON.parse(item.desired!.fieldsJson) as Fields;
 }
 
 function fullBody(item: PlanItem): Fields {

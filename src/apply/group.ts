@@ -10,7 +10,7 @@ import type { CallOptions, ServiceClient } from '../client/client.js';
 import { AmbiguousGroupCreationError } from '../client/errors.js';
 import type { TargetConfig } from '../config/pipeline.js';
 import { EXIT, UserFacingError } from '../errors.js';
-import type { StateStore } from '../state/store.js';
+import type { StateBackend } from '../state/backend.js';
 
 /** The one call group creation needs; the service client implements it. */
 export type GroupCreator = Pick<ServiceClient, 'createGroup'>;
@@ -21,7 +21,7 @@ export interface EnsureGroupInput {
   target: TargetConfig;
   /** The pipeline file, quoted in the hint of `rostersync state set-group`. */
   pipelineFile: string;
-  store: StateStore;
+  store: StateBackend;
   creator: GroupCreator;
   signal?: AbortSignal;
 }

@@ -4,9 +4,9 @@
  */
 import type { ResolvedPipeline } from '../config/load.js';
 import { UserFacingError } from '../errors.js';
-import type { StateStore } from './store.js';
+import type { StateBackend } from './backend.js';
 
-export function resolveGroupId(pipeline: ResolvedPipeline, store: StateStore): number | null {
+export function resolveGroupId(pipeline: ResolvedPipeline, store: StateBackend): number | null {
   const configured = 'group_id' in pipeline.config.target ? pipeline.config.target.group_id : null;
   const remembered = store.groupId();
   if (configured !== null && remembered !== null && configured !== remembered) {

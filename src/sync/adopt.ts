@@ -10,7 +10,7 @@ import { compileMapping } from '../mapping/compile.js';
 import type { ResolvedPipeline } from '../config/load.js';
 import { canonicalJson, hashJson, projectFields } from '../plan/canonical.js';
 import { resolveGroupId } from '../state/group-id.js';
-import type { StateStore } from '../state/store.js';
+import type { StateBackend } from '../state/backend.js';
 import { UserFacingError } from '../errors.js';
 
 export interface AdoptResult {
@@ -18,7 +18,7 @@ export interface AdoptResult {
   notFound: string[];
 }
 
-export async function adoptRecords(input: { pipeline: ResolvedPipeline; store: StateStore; client: ServiceClient; clientIds: string[]; runId: string }): Promise<AdoptResult> {
+export async function adoptRecords(input: { pipeline: ResolvedPipeline; store: StateBackend; client: ServiceClient; clientIds: string[]; runId: string }): Promise<AdoptResult> {
   const { pipeline, store, client } = input;
   const groupId = resolveGroupId(pipeline, store);
   if (groupId === null) {

@@ -6,12 +6,12 @@ import type { ResolvedPipeline } from '../config/load.js';
 import { reportDirFor } from '../report/location.js';
 import type { RunReport } from '../report/types.js';
 import { writeReport, type WrittenReport } from '../report/write.js';
-import type { StateStore } from '../state/store.js';
+import type { StateBackend } from '../state/backend.js';
 import type { RunOptions } from './options.js';
 
 export interface RecordInput {
   pipeline: ResolvedPipeline;
-  store: StateStore;
+  store: StateBackend;
   report: RunReport;
   /** Valid records of the roster (0 when the run stopped before reading it). */
   validRecords: number;

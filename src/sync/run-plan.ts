@@ -14,7 +14,7 @@ import type { RosterSummary } from '../mapping/roster.js';
 import type { Plan } from '../plan/types.js';
 import { buildRunReport, type ReportHeader } from '../report/build.js';
 import type { RunReport } from '../report/types.js';
-import type { StateStore } from '../state/store.js';
+import type { StateBackend } from '../state/backend.js';
 import { exitCodeOf } from './exit-code.js';
 import type { RunOptions, RunResult } from './options.js';
 import { recordRun } from './record.js';
@@ -25,7 +25,7 @@ export interface PreparedRun {
   startedAt: number;
   pipeline: ResolvedPipeline;
   client: ServiceClient;
-  store: StateStore;
+  store: StateBackend;
   roster: RosterSummary;
   plan: Plan;
   /** The group the plan was made for; null when apply is to create it. */

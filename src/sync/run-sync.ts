@@ -16,7 +16,7 @@ import { buildPlan } from '../plan/build.js';
 import { earlyFailureReport, estimateText } from '../report/build.js';
 import { holdLock } from '../state/lock.js';
 import { openState } from '../state/paths.js';
-import type { StateStore } from '../state/store.js';
+import type { StateBackend } from '../state/backend.js';
 import { clientForPolicy } from './client-for-pipeline.js';
 import { exitCodeOf } from './exit-code.js';
 import { gatherPlanInput } from './gather.js';
@@ -65,7 +65,7 @@ export async function runSync(options: RunOptions): Promise<RunResult> {
 
 /** gather → plan: everything before the first write. */
 async function gatherAndPlan(
-  run: { pipeline: ResolvedPipeline; store: StateStore; runId: string; startedAt: number },
+  run: { pipeline: ResolvedPipeline; store: StateBackend; runId: string; startedAt: number },
   options: RunOptions,
 ): Promise<{ prepared: PreparedRun; stateSerial: number }> {
   const { pipeline, store, runId } = run;
@@ -81,7 +81,7 @@ async function gatherAndPlan(
   return { prepared, stateSerial: gathered.stateSerial };
 }
 
-function failedBeforePlanning(run: { pipeline: ResolvedPipeline; store: StateStore; runId: string; startedAt: number; error: unknown }, options: RunOptions) {
+function failedBeforePlanning(run: { pipeline: ResolvedPipeline; store: StateBackend; runId: string; startedAt: number; error: unknown }, options: RunOptions) {
   const { pipeline } = run;
   return earlyFailureReport({
     base: {

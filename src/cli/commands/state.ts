@@ -13,7 +13,7 @@ import { adoptRecords } from '../../sync/adopt.js';
 import { newRunId } from '../../sync/run-id.js';
 import { holdLock } from '../../state/lock.js';
 import { openState } from '../../state/paths.js';
-import type { StateStore } from '../../state/store.js';
+import type { StateBackend } from '../../state/backend.js';
 import { action, type CommandContext, type CommandFactory } from '../command.js';
 
 interface StateArgs {
@@ -29,7 +29,7 @@ interface StateArgs {
   [flag: string]: unknown;
 }
 
-function withState<T>(ctx: CommandContext, args: StateArgs, body: (store: StateStore, pipeline: ReturnType<typeof loadPipeline>) => Promise<T>): Promise<T> {
+function withState<T>(ctx: CommandContext, args: StateArgs, body: (store: StateBackend, pipeline: ReturnType<typeof loadPipeline>) => Promise<T>): Promise<T> {
   const pipeline = loadPipeline(resolve(ctx.io.cwd, String(args.pipeline)));
   const store = openState(pipeline, { ...(args['state-dir'] ? { stateDir: args['state-dir'] } : {}), cwd: ctx.io.cwd });
   return body(store, pipeline).finally(() => store.close());
