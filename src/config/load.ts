@@ -9,7 +9,7 @@ import { basename, dirname, extname, resolve } from 'node:path';
 import { LineCounter, parseDocument } from 'yaml';
 import type { z } from 'zod';
 import { mappingFileSchema, type MappingFile } from '../mapping/schema.js';
-import { ConfigError, type ConfigProblem } from './errors.js';
+import { ConfigError, type ConfigProblem } from '../config-error.js';
 import { pipelineSchema, type PipelineFile, type SourceConfig } from './pipeline.js';
 
 export interface LoadedMapping {

@@ -8,7 +8,7 @@
  */
 import type { CustomField, CustomFieldsListing, DataKind, StandardField } from '../client/schemas.js';
 import { STANDARD_FIELDS } from '../client/schemas.js';
-import type { ConfigProblem } from '../config/errors.js';
+import type { ConfigProblem } from '../config-error.js';
 import type { CellValue, SourceRow } from '../sources/types.js';
 import {
   coerceDate,

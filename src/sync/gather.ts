@@ -13,7 +13,7 @@ import type { ResolvedPipeline } from '../config/load.js';
 import { compileMapping } from '../mapping/compile.js';
 import { mapRoster, type RosterSummary } from '../mapping/roster.js';
 import type { DesiredRecord } from '../mapping/types.js';
-import { loadFieldsFile } from '../mapping/validate.js';
+import { loadFieldsFile } from '../config/fields-file.js';
 import type { BuildPlanInput } from '../plan/build.js';
 import { RosterClassifier } from '../plan/classify.js';
 import { projectFields } from '../plan/canonical.js';
@@ -21,7 +21,8 @@ import type { Fields } from '../plan/types.js';
 import type { RunReport } from '../report/types.js';
 import { openSource, sha256File } from '../sources/index.js';
 import { resolveGroupId } from '../state/group-id.js';
-import { HASH_BATCH, mayHaveWritten, type StateStore } from '../state/store.js';
+import type { StateBackend } from '../state/backend.js';
+import { HASH_BATCH, mayHaveWritten } from '../state/store.js';
 import type { RunOptions } from './options.js';
 
 export interface GatheredInput {
@@ -38,7 +39,7 @@ export interface GatheredInput {
 
 type GatherOptions = Pick<RunOptions, 'fieldsFile' | 'cwd' | 'signal' | 'refresh' | 'maxRps' | 'allowDeletes' | 'allowSourceDrop' | 'allowEmptySource'>;
 
-export async function gatherPlanInput(input: { pipeline: ResolvedPipeline; store: StateStore; client: ServiceClient; options: GatherOptions }): Promise<GatheredInput> {
+export async function gatherPlanInput(input: { pipeline: ResolvedPipeline; store: StateBackend; client: ServiceClient; options: GatherOptions }): Promise<GatheredInput> {
   const { pipeline, store, client, options } = input;
   const call: CallOptions = options.signal ? { signal: options.signal } : {};
   const policy = pipeline.config.policy;

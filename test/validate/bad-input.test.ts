@@ -6,7 +6,8 @@ import { copyFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { loadPipeline } from '../../src/config/load.js';
-import { loadFieldsFile, validatePipeline } from '../../src/mapping/validate.js';
+import { loadFieldsFile } from '../../src/config/fields-file.js';
+import { validatePipeline } from '../../src/sync/validate.js';
 import { ROOT, runCli, tempDir, writeFieldsFile } from './helpers.js';
 
 const CSV = 'ID,Name,Email,Level\n1,Ann Lee,ann@x.org,Senior\n';

@@ -3,7 +3,8 @@ import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { loadPipeline } from '../../src/config/load.js';
 import type { DesiredRecord } from '../../src/mapping/index.js';
-import { loadFieldsFile, validatePipeline } from '../../src/mapping/validate.js';
+import { loadFieldsFile } from '../../src/config/fields-file.js';
+import { validatePipeline } from '../../src/sync/validate.js';
 import { ROOT, runCli, tempDir, writeFieldsFile } from './helpers.js';
 
 let dir: string;

@@ -1,0 +1,43 @@
+/**
+ * Validation of a pipeline's roster without touching the service's records: read the source,
+ * compile the mapping against the custom fields, map every row, count and explain.
+ * This is the same reading and mapping code a sync run uses (design: a dry run is the same path).
+ */
+import type { CustomFieldsListing } from '../client/schemas.js';
+import type { ResolvedPipeline } from '../config/load.js';
+import { openSource } from '../sources/index.js';
+import type { OpenedSource } from '../sources/types.js';
+import { compileMapping, type CompiledMapping } from '../mapping/compile.js';
+import { mapRoster, type MapRosterOptions, type RosterSummary } from '../mapping/roster.js';
+
+export interface ValidatePipelineOptions {
+  /** The organization's custom fields (from the service, or a saved listing). */
+  customFields: CustomFieldsListing;
+  /** Called for each accepted record (validate itself keeps none). */
+  onRecord?: MapRosterOptions['onRecord'];
+  /** Cap on stored rejected rows. @default 10000 */
+  maxStoredRejected?: number;
+  signal?: AbortSignal;
+}
+
+export interface ValidationResult {
+  source: Pick<OpenedSource, 'file' | 'format' | 'sheet' | 'headers' | 'notes'>;
+  compiled: CompiledMapping;
+  summary: RosterSummary;
+}
+
+export async function validatePipeline(pipeline: ResolvedPipeline, options: ValidatePipelineOptions): Promise<ValidationResult> {
+  const compiled = compileMapping(pipeline.mapping, options.customFields, { mappingFile: pipeline.mappingFile });
+  const sourceConfig = { ...pipeline.config.source, file: pipeline.source.file, format: pipeline.source.format };
+  const open = (): Promise<OpenedSource> =>
+    openSource(sourceConfig, { baseDir: pipeline.dir, ...(options.signal ? { signal: options.signal } : {}) });
+  const source = await open();
+  const summary = await mapRoster(source, compiled, {
+    reopen: open,
+    ...(options.onRecord ? { onRecord: options.onRecord } : {}),
+    ...(options.maxStoredRejected !== undefined ? { maxStoredRejected: options.maxStoredRejected } : {}),
+    ...(options.signal ? { signal: options.signal } : {}),
+  });
+  const { file, format, sheet, headers, notes } = source;
+  return { source: { file, format, ...(sheet !== undefined ? { sheet } : {}), headers, notes }, compiled, summary };
+}
