@@ -35,7 +35,20 @@ export interface RowProblem {
 
 export interface RejectedRow {
   provenance: Provenance;
+  /** The row's client_id, when it could still be read (the report shows it beside the problems). */
+  clientId?: string;
+  /** The row's name, when it could still be read. */
+  name?: string;
   /** The original cells, so rejected.csv can be fixed and fed back. */
   values: Record<string, CellValue>;
   problems: RowProblem[];
+}
+
+/** A row a `skip_rows` entry of the mapping left out on purpose (counted as filtered, not rejected). */
+export interface FilteredRow {
+  provenance: Provenance;
+  /** Which entry matched, in words, e.g. `skip_rows[0]: Active equals "No"`. */
+  reason: string;
+  clientId?: string;
+  name?: string;
 }

@@ -97,3 +97,33 @@ export function clientIdChanges(report: RunReport): { from: string; to: string }
 export function trippedGuards(report: RunReport) {
   return report.guards.filter((guard) => guard.tripped);
 }
+
+function plural(count: number, one: string, many: string): string {
+  return `${count} ${count === 1 ? one : many}`;
+}
+
+/**
+ * The rate limiter's figures as a sentence for people (issue 15): the rate achieved over the run,
+ * how often the service answered 429 and how often the client paused for it, retries, and a rate
+ * that ended below the configured one. `undefined` when the run made no request.
+ */
+export function limiterSentence(report: Pick<RunReport, 'limiter' | 'durationMs'>): string | undefined {
+  const limiter = report.limiter;
+  if (!limiter || !(limiter.requests > 0)) return undefined;
+  const seconds = report.durationMs / 1000;
+  const achieved = seconds > 0 ? limiter.requests / seconds : limiter.requests;
+  const configured = limiter.configuredRate;
+  const parts = [
+    `${plural(limiter.requests, 'request', 'requests')} in ${formatDuration(report.durationMs)}, ${achieved.toFixed(1)} per second on average${configured ? ` (limit ${configured} per second)` : ''}`,
+  ];
+  // The client pauses every request after each 429 (Retry-After); older reports have no pause count.
+  const pauses = limiter.pauses ?? limiter.rateLimited;
+  parts.push(
+    limiter.rateLimited === 0
+      ? 'the service never answered 429 (too many requests)'
+      : `the service answered 429 (too many requests) ${plural(limiter.rateLimited, 'time', 'times')} and the client paused ${plural(pauses, 'time', 'times')}${limiter.pausedMs ? ` (${formatDuration(limiter.pausedMs)} in all)` : ''}`,
+  );
+  parts.push(limiter.retries === 0 ? 'no call was retried' : `${plural(limiter.retries, 'retry', 'retries')}`);
+  if (configured && limiter.currentRate < configured) parts.push(`the rate ended lowered to ${Number(limiter.currentRate.toFixed(2))} per second`);
+  return `${sentence(parts.join('; '))}`;
+}

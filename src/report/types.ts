@@ -2,7 +2,7 @@
  * The reconciliation report of one run (shared/design.md decision 8). `report.json` is this object
  * verbatim; `report.md`, `report.html` and the console summary are renderings of it.
  */
-import type { RejectedRow } from '../mapping/types.js';
+import type { FilteredRow, RejectedRow } from '../mapping/types.js';
 import type { FieldChange, GuardResult, PlanAction, RecordOutcome } from '../plan/types.js';
 import type { Provenance } from '../sources/types.js';
 
@@ -54,5 +54,9 @@ export interface RunReport {
   rejectedRows: RejectedRow[];
   /** Rejected rows beyond those listed (the report keeps at most a capped number). */
   rejectedRowsOmitted: number;
+  /** Rows a `skip_rows` filter of the mapping left out, with the reason (capped like rejected rows). */
+  filteredRows?: FilteredRow[];
+  /** Filtered rows beyond those listed. */
+  filteredRowsOmitted?: number;
   notes: string[];
 }

@@ -5,14 +5,18 @@
  * emails. Each file is written to a temporary name and renamed, so a reader (or a crash) never
  * sees half a report.
  */
-import { randomBytes } from 'node:crypto';
-import { appendFile, chmod, mkdir, open, rename, rm } from 'node:fs/promises';
-import { basename, dirname, join, resolve } from 'node:path';
+import { appendFile, chmod, mkdir, rename, rm } from 'node:fs/promises';
+import { basename, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { UserFacingError } from '../errors.js';
+import { REPORT_DIR_MODE, tempPathFor, writeFileAtomic } from './atomic-file.js';
+import { appendHistory, INDEX_FILE, summarizeRun, whereItRan, writeHistoryIndex } from './history.js';
 import { renderHtml } from './html.js';
 import { renderMarkdown } from './markdown.js';
 import { writeRejectedCsv } from './rejected-csv.js';
+import { pruneReports, type KeepPolicy } from './retention.js';
 import type { RunReport } from './types.js';
+
+export { REPORT_DIR_MODE, REPORT_FILE_MODE, writeFileAtomic } from './atomic-file.js';
 
 export interface WriteReportOptions {
   /** Directory of this run's report; created (with parents) mode 0700 when missing. */
@@ -22,6 +26,13 @@ export interface WriteReportOptions {
    * file, report.md is appended to it so the summary shows on the GitHub Actions job page.
    */
   env: Readonly<Record<string, string | undefined>>;
+  /**
+   * Record the run in the pipeline's run history (issue 15): a summary in `<root>/history/`, old
+   * report folders pruned as `keep` says, and `<root>/index.html` rebuilt. `root` is the
+   * pipeline's report folder, `<report_dir>/<pipeline>`; the run's `dir` may be inside it (the
+   * default) or anywhere else (`--report-dir`, never pruned).
+   */
+  history?: { root: string; keep: KeepPolicy; now: number };
 }
 
 export interface WrittenReport {
@@ -33,42 +44,15 @@ export interface WrittenReport {
   stepSummary?: string;
   /** Problems that did not stop the report from being written (e.g. an unwritable step summary). */
   warnings: string[];
+  /** The run-history page rebuilt for this run, when `history` was given. */
+  index?: string;
+  /** Report folders retention removed, oldest first. */
+  pruned?: string[];
 }
 
-/** File mode of every report file: owner read/write only (design § 9). */
-export const REPORT_FILE_MODE = 0o600;
-/** Mode of a report directory this module creates. */
-export const REPORT_DIR_MODE = 0o700;
-
-/** A sibling temporary name for an atomic write of `path`. */
-function tempPathFor(path: string): string {
-  return join(dirname(path), `.${basename(path)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
-}
-
-/**
- * Writes `content` to `path` atomically with mode 0600: a sibling temporary file, fsync, rename.
- * An existing file is replaced, and ends up 0600 whatever its previous mode.
- */
-export async function writeFileAtomic(path: string, content: string): Promise<void> {
-  const temp = tempPathFor(path);
-  const handle = await open(temp, 'wx', REPORT_FILE_MODE);
-  try {
-    await handle.writeFile(content, 'utf8');
-    // open()'s mode is filtered by the umask; set it explicitly so it is exactly 0600.
-    await handle.chmod(REPORT_FILE_MODE);
-    await handle.sync();
-  } catch (error) {
-    await handle.close();
-    await rm(temp, { force: true });
-    throw error;
-  }
-  await handle.close();
-  try {
-    await rename(temp, path);
-  } catch (error) {
-    await rm(temp, { force: true });
-    throw error;
-  }
+/** Relative href segments from a report folder to its pipeline's index page. */
+function indexSegments(dir: string, root: string): string[] {
+  return relative(dir, join(root, INDEX_FILE)).split(sep);
 }
 
 function cannotWrite(path: string, error: unknown): UserFacingError {
@@ -110,7 +94,7 @@ export async function writeReport(report: RunReport, options: WriteReportOptions
   const writes: [string, string][] = [
     [files.json, `${JSON.stringify(report, null, 2)}\n`],
     [files.md, markdown],
-    [files.html, renderHtml(report)],
+    [files.html, renderHtml(report, options.history ? { indexHref: indexSegments(dir, resolve(options.history.root)) } : {})],
   ];
   for (const [path, content] of writes) {
     try {
@@ -130,6 +114,7 @@ export async function writeReport(report: RunReport, options: WriteReportOptions
   }
 
   const written: WrittenReport = { dir, files, warnings: [] };
+  if (options.history) await recordHistory(report, dir, options, written);
   const stepSummary = options.env.GITHUB_STEP_SUMMARY;
   if (stepSummary) {
     // The runner owns this file (it exists, shared by every step): append, never replace or chmod it.
@@ -142,4 +127,24 @@ export async function writeReport(report: RunReport, options: WriteReportOptions
     }
   }
   return written;
+}
+
+/**
+ * The history is a convenience beside the report: failing to update it (a read-only parent, a full
+ * disk) is a warning, never a reason to fail a run whose report is written.
+ */
+async function recordHistory(report: RunReport, dir: string, options: WriteReportOptions, written: WrittenReport): Promise<void> {
+  const history = options.history!;
+  const root = resolve(history.root);
+  try {
+    await mkdir(root, { recursive: true, mode: REPORT_DIR_MODE });
+    await appendHistory(root, summarizeRun(report, { root, reportDir: dir, where: whereItRan(options.env) }), writeFileAtomic);
+    const inside = relative(root, dir);
+    const current = inside && !inside.startsWith('..') && !isAbsolute(inside) ? basename(dir) : undefined;
+    written.pruned = await pruneReports({ root, keep: history.keep, now: history.now, ...(current ? { current } : {}) });
+    written.index = await writeHistoryIndex(root, report.pipeline, writeFileAtomic);
+  } catch (error) {
+    const reason = error instanceof Error && 'code' in error ? String(error.code) : String(error);
+    written.warnings.push(`Could not update the run history in ${root}: ${reason}.`);
+  }
 }

@@ -112,3 +112,34 @@ export function aReport(overrides: ReportOverrides = {}): RunReport {
     rejectedRows,
   };
 }
+
+export const EVIL = '<script>window.__pwned = 1</script>';
+export const CLOSE = '</script><img src=x onerror="window.__pwned = 2">';
+export const JS_URL = 'javascript:window.__pwned=3';
+
+/** A report whose every free-text field (from the roster, the service or the operator) is hostile. */
+export function hostileReport(): RunReport {
+  return aReport({
+    pipeline: `demo${EVIL}`,
+    pipelineFile: `pipelines/${CLOSE}.yaml`,
+    source: { file: `/data/${EVIL}.csv`, sha256: 'c'.repeat(64), format: 'csv', sheet: CLOSE },
+    target: { baseUrl: 'https://api.example', groupId: 7, groupName: `Board ${EVIL}` },
+    message: `stopped ${CLOSE}`,
+    outcome: 'partial',
+    exitCode: 2,
+    records: [
+      aRecord({
+        clientId: `X-1${EVIL}`,
+        provenance: { file: 'C:\\rosters\\<img onerror=alert(3)>.xlsx', sheet: 'Experts', row: 12 },
+        changes: [aChange({ before: CLOSE, after: EVIL, remote: '<!-- comment' }), aChange({ field: 'website', label: `Web <b onmouseover="window.__pwned=4">`, before: undefined, after: JS_URL })],
+      }),
+      aRecord({ clientId: `X-2${CLOSE}`, outcome: 'failed', httpStatus: 500, attempts: 5, error: `boom ${EVIL}` }),
+    ],
+    guards: [aGuard({ tripped: true, message: `limit ${EVIL}`, allowWith: `--allow-deletes ${CLOSE}` })],
+    orphans: [`O-1${EVIL}`],
+    mode: 'upsert',
+    rejectedRows: [aRejectedRow({ clientId: `R-1${CLOSE}`, name: `<svg onload="window.__pwned=5">`, values: { Name: EVIL } })],
+    filteredRows: [{ provenance: { file: '/data/x.csv', row: 3 }, reason: `Active equals "${EVIL}"`, clientId: JS_URL, name: CLOSE }],
+    notes: [`note ${CLOSE}`],
+  });
+}

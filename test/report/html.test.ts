@@ -1,168 +1,141 @@
+/**
+ * report.html as markup: escaping, self-containment, the policy the page declares and the texts
+ * that depend on the run. How the page behaves in a browser is in html.browser.test.ts.
+ */
+import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { escapeHtml, jsonForScript, renderHtml } from '../../src/report/html.js';
-import type { RunReport } from '../../src/report/types.js';
-import { aChange, aGuard, aRecord, aRejectedRow, aReport } from './builders.js';
-import { runPageScript, tableRows } from './fake-dom.js';
+import { PAGE_SCRIPT, PAGE_STYLE } from '../../src/report/assets.js';
+import { escapeHtml, relativeHref, timeHtml } from '../../src/report/escape.js';
+import { limiterSentence } from '../../src/report/format.js';
+import { renderHtml } from '../../src/report/html.js';
+import { CLOSE, EVIL, JS_URL, aGuard, aRecord, aRejectedRow, aReport, hostileReport } from './builders.js';
 
-const EVIL = '<script>alert(1)</script>';
-const CLOSE = '</script><img src=x onerror=alert(2)>';
-
-/** A report whose every free-text field (from the roster, the service or the operator) is hostile. */
-function hostileReport(): RunReport {
-  return aReport({
-    pipeline: `demo${EVIL}`,
-    pipelineFile: `pipelines/${CLOSE}.yaml`,
-    source: { file: `/data/${EVIL}.csv`, sha256: 'c'.repeat(64), format: 'csv', sheet: CLOSE },
-    target: { baseUrl: 'https://api.example', groupId: 7, groupName: `Board ${EVIL}` },
-    message: `stopped ${CLOSE}`,
-    outcome: 'partial',
-    exitCode: 2,
-    records: [
-      aRecord({
-        clientId: `X-1${EVIL}`,
-        provenance: { file: 'C:\\rosters\\<img onerror=alert(3)>.xlsx', sheet: 'Experts', row: 12 },
-        changes: [aChange({ before: CLOSE, after: EVIL, remote: '<!-- comment' })],
-      }),
-      aRecord({ clientId: `X-2${CLOSE}`, outcome: 'failed', httpStatus: 500, attempts: 5, error: `boom ${EVIL}` }),
-    ],
-    guards: [aGuard({ tripped: true, message: `limit ${EVIL}`, allowWith: `--allow-deletes ${CLOSE}` })],
-    orphans: [`O-1${EVIL}`],
-    rejectedRows: [aRejectedRow({ values: { Name: EVIL } })],
-    notes: [`note ${CLOSE}`],
-  });
-}
-
-function embeddedData(html: string): unknown {
-  const blob = /<script type="application\/json" id="report-data">([\s\S]*?)<\/script>/.exec(html)?.[1];
-  if (blob === undefined) throw new Error('no data block');
-  return JSON.parse(blob);
+/**
+ * The page's own tags with attribute values emptied: every `<`, `"` and `'` of data is escaped, so
+ * each `<tag …>` is the page's markup and what is left are attribute names.
+ */
+function tags(html: string): string[] {
+  return (html.match(/<[a-z][^>]*>/gi) ?? []).map((tag) => tag.replace(/"[^"]*"/g, '""'));
 }
 
 describe('renderHtml', () => {
-  it('keeps hostile roster text inert: only the page’s own two script elements exist', () => {
-    const report = hostileReport();
-    const html = renderHtml(report);
+  it('keeps hostile roster text inert: one script element (the page’s own), no injected tag or attribute', () => {
+    const html = renderHtml(hostileReport());
 
-    expect(html.match(/<script/gi)).toHaveLength(2);
-    expect(html.match(/<\/script/gi)).toHaveLength(2);
+    expect(html.match(/<script/gi)).toHaveLength(1);
+    expect(html.match(/<\/script/gi)).toHaveLength(1);
     expect(html).not.toMatch(/<img/i);
     expect(html).not.toContain('<!-- comment');
-    expect(html).toContain(`rostersync · <code>demo&lt;script&gt;alert(1)&lt;/script&gt;</code>`);
-    expect(html).toContain('stopped &lt;/script&gt;&lt;img src=x onerror=alert(2)&gt;');
-    expect(html).toContain('To allow it: <code>--allow-deletes &lt;/script&gt;');
-    // The embedded data is the report itself, escaped only as JSON unicode escapes.
-    expect(embeddedData(html)).toEqual(report);
+    // No tag the page wrote carries an event handler or a javascript: URL.
+    for (const tag of tags(html)) {
+      expect(tag).not.toMatch(/\son[a-z]+\s*=/i);
+      expect(tag).not.toMatch(/javascript:/i);
+    }
+    const e = escapeHtml;
+    expect(html).toContain(`rostersync · <code>demo${e(EVIL)}</code>`);
+    expect(html).toContain(`stopped ${e(CLOSE)}`);
+    expect(html).toContain(`To allow it: <code>--allow-deletes ${e(CLOSE)}</code>`);
+    expect(html).toContain(`<td>X-1${e(EVIL)}</td>`);
+    expect(html).toContain(`<span class="after">${e(JS_URL)}</span>`);
   });
 
-  it('references no external asset: no src, href, url() or @import, no http(s) URL but the base URL shown as text', () => {
-    const html = renderHtml(hostileReport());
-    const outsideData = html.replace(/<script type="application\/json"[\s\S]*?<\/script>/, '');
-    // Every `<` of data is escaped, so any `<tag …>` here is the page's own markup.
-    expect(outsideData).not.toMatch(/<[a-z][^>]*\s(src|href|action|srcset)\s*=/i);
-    expect(outsideData).not.toMatch(/url\(|@import/i);
-    expect(outsideData.replaceAll('https://api.example', '')).not.toMatch(/https?:\/\//);
+  it('references no external asset: links are relative, no src, url() or @import, no http(s) URL but the base URL shown as text', () => {
+    const html = renderHtml(hostileReport(), { indexHref: ['..', 'index.html'] });
+    for (const tag of tags(html)) expect(tag).not.toMatch(/\s(src|action|srcset|poster|data)\s*=/i);
+    for (const [, href] of html.matchAll(/<a [^>]*href="([^"]*)"/g)) expect(href).toMatch(/^\.\/(\.\.\/)*[^:]*$/);
+    expect(html).not.toMatch(/url\(|@import/i);
+    expect(html.replaceAll('https://api.example', '')).not.toMatch(/https?:\/\//);
+    expect(html).toContain('<a href="./../index.html">All runs of this pipeline</a>');
+  });
+
+  it('declares a Content-Security-Policy that allows exactly its own style and script, and no fetch', () => {
+    const html = renderHtml(aReport());
+    const policy = /<meta http-equiv="Content-Security-Policy" content="([^"]+)">/.exec(html)?.[1];
+    const hash = (text: string) => `'sha256-${createHash('sha256').update(text).digest('base64')}'`;
+    expect(policy).toBeDefined();
+    expect(policy).toContain("default-src 'none'");
+    expect(policy).toContain(`script-src ${hash(PAGE_SCRIPT)}`);
+    expect(policy).toContain(`style-src ${hash(PAGE_STYLE)}`);
+    // The hashes are of what the page really holds.
+    expect(/<script>([\s\S]*?)<\/script>/.exec(html)?.[1]).toBe(PAGE_SCRIPT);
+    expect(/<style>([\s\S]*?)<\/style>/.exec(html)?.[1]).toBe(PAGE_STYLE);
+  });
+
+  it('renders every table on the server: rows are in the markup, the filter bar waits for the script', () => {
+    const html = renderHtml(aReport({ records: [aRecord({ clientId: 'EXP-7', attempts: 3 })] }));
+    expect(html).toMatch(/<section id="changes">.*<td>EXP-7<\/td>.*<td class="num">3<\/td>/s);
+    expect(html).toContain('<div class="filters" hidden>');
   });
 
   it.each([
-    ['<', '\\u003c'],
-    ['>', '\\u003e'],
-    ['&', '\\u0026'],
-    ['\u2028', '\\u2028'],
-  ])('jsonForScript escapes %j as %s and parses back', (char, escaped) => {
-    const json = jsonForScript({ v: `a${char}b` });
-    expect(json).toBe(`{"v":"a${escaped}b"}`);
-    expect(JSON.parse(json)).toEqual({ v: `a${char}b` });
+    ['upsert', ['O-1'], /kept because the pipeline is in upsert mode/],
+    ['mirror', [], /mirror mode: owned records gone from the roster are deleted/],
+  ] as const)('words the orphans for %s mode', (mode, orphans, expected) => {
+    const html = renderHtml(aReport({ mode, orphans: [...orphans] }));
+    const section = /<section id="orphans">.*?<\/section>/s.exec(html)?.[0] ?? '';
+    expect(section).toMatch(expected);
+    if (mode === 'mirror') expect(section).not.toContain('upsert mode');
   });
 
-  it('escapeHtml escapes the five significant characters', () => {
-    expect(escapeHtml(`<a href="x" title='y'>&</a>`)).toBe('&lt;a href=&quot;x&quot; title=&#39;y&#39;&gt;&amp;&lt;/a&gt;');
+  it('links rejected.csv and shows client_id and name of rejected rows only when rows were rejected', () => {
+    const rejected = renderHtml(aReport({ rejectedRows: [aRejectedRow({ clientId: 'EXP-0099', name: 'Grace Hopper' })] }));
+    expect(rejected).toContain('<a href="./rejected.csv" download>rejected.csv</a>');
+    expect(rejected).toMatch(/<td>experts\.csv:7<\/td><td>EXP-0099<\/td><td>Grace Hopper<\/td><td>ORCID<\/td>/);
+    expect(renderHtml(aReport({ rejectedRows: [] }))).not.toContain('rejected.csv</a>');
   });
 
-  it('shows the outcome badge, the tripped guard and a chart of counts by action × outcome', () => {
+  it('shows the outcome badge and the tripped guard with the flag that allows it', () => {
     const html = renderHtml(
       aReport({
         outcome: 'refused',
         exitCode: 3,
-        records: [aRecord({ action: 'delete', outcome: 'skipped', changes: [] }), aRecord({ action: 'create', outcome: 'planned' })],
         guards: [aGuard({ tripped: true, message: '60 deletes planned; the limit is 12.', allowWith: '--allow-deletes 60' })],
-        noops: 57,
       }),
     );
     expect(html).toContain('<span class="badge refused">refused</span>');
     expect(html).toContain('<span class="exit">exit 3</span>');
     expect(html).toContain('60 deletes planned; the limit is 12. To allow it: <code>--allow-deletes 60</code>');
-    expect(html).toMatch(/<svg class="chart"[^>]*>.*<title>delete skipped: 1<\/title>.*<title>noop done: 57<\/title>.*<\/svg>/s);
+  });
+
+  it('writes times as UTC in the markup, for the script to localise', () => {
+    expect(timeHtml('2024-05-01T02:00:00.000Z')).toBe('<time datetime="2024-05-01T02:00:00.000Z" title="2024-05-01 02:00:00 UTC">2024-05-01 02:00:00 UTC</time>');
+    expect(timeHtml('not a time <b>')).toBe('not a time &lt;b&gt;');
   });
 });
 
-describe('report.html script (run against a minimal DOM)', () => {
-  it('builds the changes, failures, rejected and orphans tables as text', () => {
-    const page = runPageScript(renderHtml(hostileReport()));
-
-    const changes = tableRows(page.byId('changes'));
-    expect(changes).toHaveLength(2);
-    expect(changes[0]).toEqual([
-      `X-1${EVIL}`,
-      'update',
-      'changed',
-      'done',
-      '<img onerror=alert(3)>.xlsx[Experts]:12',
-      `Name: ${CLOSE} → ${EVIL}remote: <!-- comment`,
-    ]);
-    expect(tableRows(page.byId('failures'))).toEqual([[`X-2${CLOSE}`, 'update', '500', '5', `boom ${EVIL}`]]);
-    expect(tableRows(page.byId('rejected'))).toEqual([
-      ['experts.csv:7', 'ORCID', '0000-0002-1825-009X', 'invalid_orcid ORCID checksum does not match.', 'Copy the ORCID from orcid.org.'],
-    ]);
-    expect(tableRows(page.byId('orphans'))).toEqual([[`O-1${EVIL}`]]);
-    expect(page.byId('changes').querySelector('.n')?.textContent).toBe('(2)');
+describe('escaping helpers', () => {
+  it('escapeHtml escapes the five significant characters', () => {
+    expect(escapeHtml(`<a href="x" title='y'>&</a>`)).toBe('&lt;a href=&quot;x&quot; title=&#39;y&#39;&gt;&amp;&lt;/a&gt;');
   });
 
-  it('filters by text, action and outcome', () => {
-    const records = [
-      aRecord({ clientId: 'A-1', action: 'create', reason: 'new', changes: [aChange({ label: 'Subject areas', before: undefined, after: ['Optics'] })] }),
-      aRecord({ clientId: 'A-2', action: 'update', outcome: 'failed', error: 'timeout' }),
-      aRecord({ clientId: 'A-3', action: 'delete', reason: 'gone_from_roster', changes: [] }),
-    ];
-    const page = runPageScript(renderHtml(aReport({ records })));
-    const ids = () => tableRows(page.byId('changes')).map((row) => row[0]);
-    const set = (id: string, value: string, type: string) => {
-      const input = page.byId(id);
-      input.value = value;
-      input.dispatch(type);
-    };
-
-    expect(ids()).toEqual(['A-1', 'A-2', 'A-3']);
-    set('f-text', 'OPTICS', 'input');
-    expect(ids()).toEqual(['A-1']);
-    expect(page.byId('changes').querySelector('.n')?.textContent).toBe('(1 of 3)');
-    set('f-text', '', 'input');
-    set('f-action', 'delete', 'change');
-    expect(ids()).toEqual(['A-3']);
-    set('f-action', '', 'change');
-    set('f-outcome', 'failed', 'change');
-    expect(ids()).toEqual(['A-2']);
-    expect(tableRows(page.byId('failures'))).toHaveLength(1);
-    set('f-outcome', 'skipped', 'change');
-    expect(tableRows(page.byId('changes'))).toEqual([['No row matches the filter.']]);
+  it.each([
+    [['javascript:alert(1)', 'report.html'], './javascript%3Aalert(1)/report.html'],
+    [['..', 'a b', 'report.html'], './../a%20b/report.html'],
+    [['"><img src=x>', 'report.html'], './%22%3E%3Cimg%20src%3Dx%3E/report.html'],
+  ])('relativeHref(%j) is the path %s, never a scheme', (segments, expected) => {
+    expect(relativeHref(segments)).toBe(expected);
   });
+});
 
-  it('stays usable with 50k records: one JSON blob, 500 rows rendered and a button for more', () => {
-    const records = Array.from({ length: 50_000 }, (_, i) => ({
-      clientId: `R-${i}`,
-      action: 'update' as const,
-      reason: 'changed',
-      provenance: { file: 'big.csv', row: i + 2 },
-      changes: [{ field: 'name', label: 'Name', before: `Old ${i}`, after: `New ${i}` }],
-      outcome: 'done' as const,
-    }));
-    const started = Date.now();
-    const html = renderHtml(aReport({ records, noops: 0 }));
-    const page = runPageScript(html);
-    const section = page.byId('changes');
+describe('limiterSentence', () => {
+  const at = (limiter: Record<string, number>, durationMs = 10_000) =>
+    limiterSentence({ durationMs, limiter: { requests: 0, retries: 0, rateLimited: 0, currentRate: 10, ...limiter } });
 
-    expect(tableRows(section)).toHaveLength(500);
-    expect(section.querySelector('.more')?.textContent).toBe('Showing 500 of 50000. Show 5000 more');
-    expect(html.length).toBeLessThan(20_000_000);
-    expect(Date.now() - started).toBeLessThan(10_000);
+  it.each([
+    [{ requests: 0 }, undefined],
+    [
+      { requests: 100, configuredRate: 10 },
+      '100 requests in 10.0 s, 10.0 per second on average (limit 10 per second); the service never answered 429 (too many requests); no call was retried.',
+    ],
+    [
+      { requests: 120, rateLimited: 3, retries: 4, currentRate: 2.5, configuredRate: 10, pauses: 2, pausedMs: 4000 },
+      '120 requests in 10.0 s, 12.0 per second on average (limit 10 per second); the service answered 429 (too many requests) 3 times and the client paused 2 times (4.0 s in all); 4 retries; the rate ended lowered to 2.5 per second.',
+    ],
+    [
+      { requests: 1, rateLimited: 1, retries: 1 },
+      '1 request in 10.0 s, 0.1 per second on average; the service answered 429 (too many requests) 1 time and the client paused 1 time; 1 retry.',
+    ],
+  ])('%j → %s', (limiter, expected) => {
+    expect(at(limiter)).toBe(expected);
   });
 });

@@ -1,0 +1,87 @@
+/**
+ * Retention of report folders (issue 15, design § 9): report folders hold roster names and emails,
+ * so old ones are deleted after each run, as `policy.reports.keep` says — a number of runs
+ * (`30`), a number of days (`"90d"`), or `"all"` to keep everything.
+ *
+ * Only folders this tool made are ever deleted: direct children of the pipeline's report root whose
+ * name is a run id and that hold a report.json. A folder chosen with `--report-dir` outside that
+ * root is never touched, and the newest run is always kept.
+ */
+import { readdir, rm, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+
+export type KeepPolicy = { runs: number } | { days: number } | 'all';
+
+/** The default: the last 30 runs' reports (a month of nightly runs, with room for dry runs). */
+export const DEFAULT_KEEP: KeepPolicy = { runs: 30 };
+
+/** Run ids (sync/run-id.ts) start with the UTC start time: `20261123T031500Z-4f2a`. */
+const RUN_ID = /^(\d{4})(\d{2})(\d{2})T(\d{2})(\d{2})(\d{2})Z-[0-9a-f]{4,}$/;
+
+/** The start time a run id encodes, or undefined when the name is not a run id. */
+export function runIdTime(name: string): number | undefined {
+  const match = RUN_ID.exec(name);
+  if (!match) return undefined;
+  const [, y, mo, d, h, mi, s] = match.map(Number) as number[];
+  return Date.UTC(y!, mo! - 1, d!, h!, mi!, s!);
+}
+
+/**
+ * `30` → 30 runs, `"90d"` → 90 days, `"all"` → never prune. The config schema accepts exactly
+ * these shapes, so a bad value is reported there with its path; this throws only on misuse.
+ */
+export function parseKeep(value: number | string): KeepPolicy {
+  if (typeof value === 'number' && Number.isInteger(value) && value >= 1) return { runs: value };
+  if (value === 'all') return 'all';
+  const days = typeof value === 'string' ? /^(\d+)d$/.exec(value.trim()) : null;
+  if (days && Number(days[1]) >= 1) return { days: Number(days[1]) };
+  throw new RangeError(`policy.reports.keep must be a number of runs (e.g. 30), a number of days (e.g. "90d") or "all", got ${JSON.stringify(value)}`);
+}
+
+export function describeKeep(keep: KeepPolicy): string {
+  if (keep === 'all') return 'every report is kept';
+  return 'runs' in keep ? `the reports of the last ${keep.runs} run(s) are kept` : `reports of the last ${keep.days} day(s) are kept`;
+}
+
+export interface PruneInput {
+  /** The pipeline's report root, `<report_dir>/<pipeline>`. */
+  root: string;
+  keep: KeepPolicy;
+  now: number;
+  /** The run being recorded: never pruned, whatever its age. */
+  current?: string;
+}
+
+/** Deletes the report folders past the policy; returns the names removed, oldest first. */
+export async function pruneReports(input: PruneInput): Promise<string[]> {
+  if (input.keep === 'all') return [];
+  let names: string[];
+  try {
+    names = await readdir(input.root);
+  } catch {
+    return [];
+  }
+  const runs: { name: string; time: number }[] = [];
+  for (const name of names) {
+    const time = runIdTime(name);
+    if (time === undefined) continue;
+    const isReport = await stat(join(input.root, name, 'report.json')).then(
+      (s) => s.isFile(),
+      () => false,
+    );
+    if (isReport) runs.push({ name, time });
+  }
+  // Newest first; run ids sort by time, the suffix breaks ties.
+  runs.sort((a, b) => b.time - a.time || b.name.localeCompare(a.name));
+  const keep = input.keep;
+  const doomed = runs.filter((run, index) => {
+    if (index === 0 || run.name === input.current) return false;
+    return 'runs' in keep ? index >= keep.runs : run.time < input.now - keep.days * 86_400_000;
+  });
+  const removed: string[] = [];
+  for (const run of doomed.reverse()) {
+    await rm(join(input.root, run.name), { recursive: true, force: true });
+    removed.push(run.name);
+  }
+  return removed;
+}
