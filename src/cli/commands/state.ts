@@ -5,8 +5,6 @@
 import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import type { Argv } from 'yargs';
-import { createClient } from '../../client/client.js';
-import { resolveServiceConfig } from '../../client/config.js';
 import { loadPipeline } from '../../config/load.js';
 import { UserFacingError } from '../../errors.js';
 import { adoptRecords } from '../../sync/adopt.js';
@@ -15,6 +13,7 @@ import { holdLock } from '../../state/lock.js';
 import { openState } from '../../state/paths.js';
 import type { StateBackend } from '../../state/backend.js';
 import { action, type CommandContext, type CommandFactory } from '../command.js';
+import { connectService, withConnectionOptions } from '../service-options.js';
 
 interface StateArgs {
   pipeline?: string;
@@ -100,21 +99,17 @@ export const stateCommand: CommandFactory = (ctx) => ({
         command: 'import <pipeline>',
         describe: 'Adopt records that already exist in the group (a file of client_ids, one per line; each is fetched with GET)',
         builder: (s: Argv) =>
-          pipelineArg(s)
-            .option('file', { type: 'string', demandOption: true, describe: 'File with one client_id per line' })
-            .option('base-url', { type: 'string' })
-            .option('api-key-file', { type: 'string' }),
+          withConnectionOptions(pipelineArg(s)).option('file', { type: 'string', demandOption: true, describe: 'File with one client_id per line' }),
         handler: action(ctx, async (args: StateArgs) =>
           withState(ctx, args, async (store, pipeline) => {
             const text = await readFile(resolve(ctx.io.cwd, String(args.file)), 'utf8').catch((error: Error) => {
               throw new UserFacingError(`cannot read ${String(args.file)}: ${error.message}`, { hint: 'Give a text file with one client_id per line.' });
             });
             const clientIds = [...new Set(text.split(/\r?\n/).map((line) => line.trim()).filter((line) => line && !line.startsWith('#')))];
-            const service = resolveServiceConfig({ env: ctx.io.env, baseUrlFlag: args['base-url'], apiKeyFile: args['api-key-file'], cwd: ctx.io.cwd });
             const runId = newRunId(Date.now());
             const unlock = holdLock(store, runId);
             try {
-              const result = await adoptRecords({ pipeline, store, client: createClient(service), clientIds, runId });
+              const result = await adoptRecords({ pipeline, store, client: connectService(args, ctx.io).client, clientIds, runId });
               ctx.io.stdout.write(`adopted ${result.adopted.length} records into the inventory of "${pipeline.name}".\n`);
               if (result.notFound.length > 0) {
                 ctx.io.stdout.write(`not in the group (skipped): ${result.notFound.length}: ${result.notFound.slice(0, 20).join(', ')}${result.notFound.length > 20 ? ', ...' : ''}\n`);

@@ -3,7 +3,6 @@
  * Each prints the summary and where the report is, and exits with the run's code.
  */
 import type { Argv } from 'yargs';
-import { resolveServiceConfig } from '../../client/config.js';
 import { renderConsoleSummary } from '../../report/console.js';
 import { applySavedPlan } from '../../sync/apply-saved.js';
 import { runSync, type RunOptions, type RunResult } from '../../sync/run-sync.js';
@@ -11,12 +10,7 @@ import { UserFacingError } from '../../errors.js';
 import { action, type CommandContext, type CommandFactory } from '../command.js';
 import type { CliIo } from '../io.js';
 import { progressReporter } from '../progress.js';
-import { createLogger, type LogLevel } from '../../logging/logger.js';
-
-interface ConnectionArgs {
-  'base-url'?: string;
-  'api-key-file'?: string;
-}
+import { cliLogger, serviceConfigFrom, withConnectionOptions, type ConnectionArgs } from '../service-options.js';
 
 /** Parsed flags; optional in the type because yargs hands handlers an index-signature object. */
 interface RunArgs extends ConnectionArgs {
@@ -38,14 +32,8 @@ interface RunArgs extends ConnectionArgs {
   json?: boolean;
 }
 
-function connectionOptions<T>(y: Argv<T>) {
-  return y
-    .option('base-url', { type: 'string', describe: 'Service base URL (default: $SERVICE_BASE_URL)' })
-    .option('api-key-file', { type: 'string', describe: 'File holding the API key (default: $SERVICE_API_KEY)' });
-}
-
 function runOptions<T>(y: Argv<T>) {
-  return connectionOptions(y)
+  return withConnectionOptions(y)
     .option('max-rps', { type: 'number', describe: 'Requests per second (overrides policy.max_rps)' })
     .option('concurrency', { type: 'number', describe: 'Requests in flight (overrides policy.concurrency)' })
     .option('max-duration', { type: 'string', describe: 'Stop starting calls after this long, e.g. 30m, 2h, 90s' })
@@ -73,7 +61,7 @@ export function parseDuration(text: string): number {
 }
 
 function commonRunOptions(args: RunArgs, io: CliIo): Omit<RunOptions, 'pipelinePath'> {
-  const service = resolveServiceConfig({ env: io.env, baseUrlFlag: args['base-url'], apiKeyFile: args['api-key-file'], cwd: io.cwd });
+  const service = serviceConfigFrom(args, io);
   return {
     service,
     env: io.env,
@@ -117,16 +105,16 @@ export function printResult(result: RunResult, args: { json?: boolean }, io: Cli
  * On a TTY the progress bar tells the story and only warnings are logged; off a TTY (cron, CI)
  * JSON log lines carry the run's milestones. Either way the key is redacted and no email is logged.
  */
-function runLogger(io: CliIo, apiKey: string) {
+function runLogger(args: RunArgs, io: CliIo, apiKey: string) {
   const tty = (io.stderr as NodeJS.WriteStream).isTTY === true;
-  return createLogger({ destination: io.stderr, secrets: [apiKey], level: (io.env.ROSTERSYNC_LOG_LEVEL as LogLevel | undefined) ?? (tty ? 'warn' : 'info') });
+  return cliLogger(args, io, { apiKey, fallback: tty ? 'warn' : 'info' });
 }
 
 async function run(ctx: CommandContext, args: RunArgs, options: Omit<RunOptions, 'service' | 'env' | 'cwd'>): Promise<number> {
   const base = commonRunOptions(args, ctx.io);
   const progress = progressReporter(ctx.io);
   try {
-    const result = await runSync({ ...base, ...options, logger: runLogger(ctx.io, base.service.apiKey), onProgress: progress.update });
+    const result = await runSync({ ...base, ...options, logger: runLogger(args, ctx.io, base.service.apiKey), onProgress: progress.update });
     progress.done();
     return printResult(result, args, ctx.io);
   } finally {
@@ -174,7 +162,7 @@ export const applyCommand: CommandFactory = (ctx) => ({
     const progress = progressReporter(ctx.io);
     try {
       const base = commonRunOptions(args, ctx.io);
-      const result = await applySavedPlan(String(args.plan), { ...base, logger: runLogger(ctx.io, base.service.apiKey), onProgress: progress.update });
+      const result = await applySavedPlan(String(args.plan), { ...base, logger: runLogger(args, ctx.io, base.service.apiKey), onProgress: progress.update });
       progress.done();
       return printResult(result, args, ctx.io);
     } finally {
