@@ -17,6 +17,11 @@ export const EXIT = {
   unavailable: 5,
   /** The state database (PostgreSQL) went away mid-run: no write was sent after that; rerun converges. */
   stateUnavailable: 6,
+  /**
+   * An unexpected failure (a bug) stopped a run after it began writing: writes may have reached
+   * the service. The journal and the report record each one; the next run converges.
+   */
+  failedAfterWrites: 7,
   /** Stopped by SIGINT/SIGTERM after finishing in-flight calls. */
   interrupted: 130,
 } as const;

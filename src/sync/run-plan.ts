@@ -15,7 +15,7 @@ import type { Plan } from '../plan/types.js';
 import { buildRunReport, type ReportHeader } from '../report/build.js';
 import type { RunReport } from '../report/types.js';
 import type { StateBackend } from '../state/backend.js';
-import { exitCodeOf } from './exit-code.js';
+import { failureDuringApply } from './exit-code.js';
 import type { RunOptions, RunResult } from './options.js';
 import { recordRun } from './record.js';
 
@@ -67,10 +67,12 @@ export async function runPlan(prepared: PreparedRun, options: RunOptions): Promi
     groupId = group.groupId;
     if (group.note) prepared.notes.push(group.note);
     applied = await apply(prepared, group.groupId, options);
-  } catch (error) {
+  } catch (raw) {
     // Nothing else can be written (group creation failed, or the run stopped early): still
-    // journal the run and write its report before letting the error reach the CLI.
-    await record(prepared, { outcome: 'failed', exitCode: exitCodeOf(error), message: (error as Error).message, groupId }, applied, options);
+    // journal the run and write its report before letting the error reach the CLI. An unexpected
+    // failure here may follow writes, so it does not exit 1 ("nothing was written").
+    const error = failureDuringApply(raw);
+    await record(prepared, { outcome: 'failed', exitCode: error.exitCode, message: error.message, groupId }, applied, options);
     throw error;
   }
   return record(prepared, withRejected(prepared, appliedVerdict(applied, groupId)), applied, options);
