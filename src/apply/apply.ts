@@ -44,7 +44,21 @@ export class LockLostError extends Error {
   override name = 'LockLostError';
 }
 
-export type StopReason = 'interrupted' | 'lock_lost' | 'deadline' | 'unavailable' | 'auth';
+/**
+ * A full POST answered 404. Spec § 2 creates a record that is absent, so the only thing that can be
+ * missing is the group itself: deleted in the service's UI (or another organization's).
+ */
+export class GroupGoneError extends Error {
+  override name = 'GroupGoneError';
+  constructor(
+    readonly groupId: number,
+    options: { cause: unknown },
+  ) {
+    super(`group ${groupId} no longer exists`, options);
+  }
+}
+
+export type StopReason = 'interrupted' | 'lock_lost' | 'deadline' | 'unavailable' | 'auth' | 'group_gone';
 
 export interface ApplyResult {
   outcomes: Map<string, ItemOutcome>;
@@ -109,7 +123,19 @@ export async function applyPlan(options: ApplyOptions): Promise<ApplyResult> {
       const service = error instanceof ServiceError ? error : undefined;
       const tries = service?.attempts ?? 1;
       const message = error instanceof Error ? error.message : String(error);
-      if (item.action === 'delete' && error instanceof NotFoundError) {
+      if (error instanceof GroupGoneError) {
+        // Said once for the run (the stop message), not as one 404 per record.
+        outcome = { outcome: 'skipped', httpStatus: 404, attempts: tries, error: `not written: ${error.message}` };
+        store.journalFailed(journalId, 404, error.message, tries);
+        stopped ??= {
+          reason: 'group_gone',
+          message:
+            `group ${error.groupId} no longer exists in the service (deleted in its user interface?); nothing more was written. ` +
+            'Point the pipeline at an existing group: `target.group_id` in the pipeline file, or ' +
+            '`rostersync state set-group <pipeline> <id>` for a pipeline that creates its group',
+          exitCode: EXIT.partial,
+        };
+      } else if (item.action === 'delete' && error instanceof NotFoundError) {
         // Already gone (deleted in the UI, or a repeat after a crash): the goal is reached.
         outcome = { outcome: 'done', httpStatus: 404, attempts: tries };
         store.recordDeleted({ journalId, clientId: item.clientId, status: 404, attempts: tries });
@@ -177,7 +203,8 @@ export async function applyPlan(options: ApplyOptions): Promise<ApplyResult> {
  * recreated it; `adopted`: a create-if-absent found the record existing and wrote only managed fields.
  */
 async function send(options: ApplyOptions, item: PlanItem, write: WriteOptions): Promise<'written' | 'recreated' | 'adopted'> {
-  const { writer, groupId } = options;
+  const { groupId } = options;
+  const writer = groupAware(options.writer, groupId);
   switch (item.action) {
     case 'create':
       if (item.ifAbsent) {
@@ -211,6 +238,22 @@ async function send(options: ApplyOptions, item: PlanItem, write: WriteOptions):
         return 'recreated';
       }
   }
+}
+
+/** The writer, with a 404 on a full POST (which creates absent records) turned into GroupGoneError. */
+function groupAware(writer: RecordWriter, groupId: number): RecordWriter {
+  return {
+    patchAuthor: (...args) => writer.patchAuthor(...args),
+    deleteAuthor: (...args) => writer.deleteAuthor(...args),
+    async putAuthor(...args) {
+      try {
+        return await writer.putAuthor(...args);
+      } catch (error) {
+        if (error instanceof NotFoundError) throw new GroupGoneError(groupId, { cause: error });
+        throw error;
+      }
+    },
+  };
 }
 
 /** Every managed field of the roster row, empty ones as null (an adoption sets them all). */

@@ -21,7 +21,7 @@
 import type { CellValue, OpenedSource, Provenance } from '../sources/types.js';
 import { truncate } from './coerce.js';
 import type { CompiledMapping } from './compile.js';
-import type { DesiredRecord, RejectedRow, RowProblem } from './types.js';
+import type { DesiredRecord, FilteredRow, RejectedRow, RowProblem } from './types.js';
 
 export interface RosterCounts {
   /** Rows read from the source, unreadable rows included. */
@@ -56,7 +56,14 @@ export interface RosterSummary {
   rejectedClientIds: Set<string>;
   /** Rejected rows whose client_id could not be read (unreadable lines, missing or invalid ids). */
   unidentifiedRejected: number;
+  /** Rows `skip_rows` left out, with the entry that matched, at most FILTERED_ROWS_LISTED of them. */
+  filteredRows?: FilteredRow[];
+  /** Filtered rows beyond that cap (counted, not listed). */
+  filteredRowsNotStored?: number;
 }
+
+/** Filtered rows listed for the report: they are skipped on purpose, a sample is enough to check the filter. */
+export const FILTERED_ROWS_LISTED = 1000;
 
 export interface MapRosterOptions {
   /** Called for each accepted record, in row order. May return a promise, which is awaited. */
@@ -86,6 +93,7 @@ export async function mapRoster(
   const rejected: RejectedRow[] = [];
   const warnings: RowProblem[] = [];
   let rejectedNotStored = 0;
+  const filteredRows: FilteredRow[] = [];
   const counts: RosterCounts = { rowsRead: 0, valid: 0, rejected: 0, filtered: 0, duplicatesIgnored: 0 };
   const keep = (row: RejectedRow): void => {
     if (rejected.length < cap) rejected.push(row);
@@ -93,6 +101,8 @@ export async function mapRoster(
   };
   let lastProvenance: Provenance | undefined;
   const rejectedClientIds = new Set<string>();
+  /** Row numbers of rows rejected for their values, by client_id (a valid row may share the id). */
+  const rejectedRowsById = new Map<string, number[]>();
   let unidentifiedRejected = 0;
 
   for await (const item of source.items) {
@@ -122,13 +132,24 @@ export async function mapRoster(
     const result = compiled.mapRow(row);
     if (result.kind === 'filtered') {
       counts.filtered++;
+      if (filteredRows.length < FILTERED_ROWS_LISTED) filteredRows.push({ provenance: row.provenance, reason: result.reason, ...result.identify() });
       continue;
     }
     if (result.kind === 'rejected') {
       counts.rejected++;
-      if (result.clientId !== undefined) rejectedClientIds.add(result.clientId);
-      else unidentifiedRejected++;
-      keep({ provenance: row.provenance, values: row.values, problems: result.problems });
+      if (result.clientId !== undefined) {
+        rejectedClientIds.add(result.clientId);
+        const rows = rejectedRowsById.get(result.clientId);
+        if (rows) rows.push(row.provenance.row);
+        else rejectedRowsById.set(result.clientId, [row.provenance.row]);
+      } else unidentifiedRejected++;
+      keep({
+        provenance: row.provenance,
+        ...(result.clientId !== undefined ? { clientId: result.clientId } : {}),
+        ...(result.name !== undefined ? { name: result.name } : {}),
+        values: row.values,
+        problems: result.problems,
+      });
       continue;
     }
     const { record } = result;
@@ -168,13 +189,47 @@ export async function mapRoster(
 
   const duplicateClientIds = new Set(duplicateRows.keys());
   counts.valid = firstRow.size;
+  const base: Omit<Provenance, 'row'> = lastProvenance
+    ? { file: lastProvenance.file, ...(lastProvenance.sheet !== undefined ? { sheet: lastProvenance.sheet } : {}) }
+    : { file: source.file };
+
+  // A valid row whose client_id a rejected row also carries is a duplicate too: the person's record
+  // is left as it is until the rows are fixed (the consumer neither writes nor deletes a rejected
+  // id), so the valid row must not count as valid. Under `reject`, ids with several valid rows are
+  // rejected below anyway.
+  const shadowed = new Map<string, number>();
+  for (const clientId of rejectedRowsById.keys()) {
+    if (!firstRow.has(clientId) || (policy === 'reject' && duplicateRows.has(clientId))) continue;
+    const validRows = duplicateRows.get(clientId);
+    shadowed.set(clientId, policy === 'last' && validRows ? validRows[validRows.length - 1]! : firstRow.get(clientId)!);
+  }
+  const needValues = new Set(shadowed.values());
+  if (policy === 'reject') for (const rows of duplicateRows.values()) needValues.add(rows[0]!);
+  if (options.reopen && needValues.size) await collectValues(await options.reopen(), needValues, duplicateValues, options.signal);
+  for (const [clientId, validRow] of shadowed) {
+    counts.valid--;
+    counts.rejected++;
+    duplicateClientIds.add(clientId);
+    const provenance: Provenance = { ...base, row: validRow };
+    const others = rejectedRowsById.get(clientId)!;
+    keep({
+      provenance,
+      values: duplicateValues.get(validRow) ?? {},
+      problems: [
+        {
+          provenance,
+          column: compiled.clientIdColumn,
+          value: truncate(clientId),
+          code: 'duplicate_client_id',
+          message: `client_id "${truncate(clientId, 40)}" is also used by rejected row${others.length > 1 ? 's' : ''} ${others.join(', ')}; this row is not written until that is resolved`,
+          hint: 'Each person must appear once: fix the rejected row (or remove it if it is the same person), or correct the ID.',
+        },
+      ],
+    });
+  }
+
   if (policy === 'reject' && duplicateRows.size) {
     counts.valid -= duplicateRows.size;
-    const firstOccurrences = new Set([...duplicateRows.values()].map((rows) => rows[0]!));
-    if (options.reopen) await collectValues(await options.reopen(), firstOccurrences, duplicateValues, options.signal);
-    const base: Omit<Provenance, 'row'> = lastProvenance
-      ? { file: lastProvenance.file, ...(lastProvenance.sheet !== undefined ? { sheet: lastProvenance.sheet } : {}) }
-      : { file: source.file };
     for (const [clientId, rows] of duplicateRows) {
       for (const r of rows) {
         counts.rejected++;
@@ -196,10 +251,20 @@ export async function mapRoster(
         });
       }
     }
-    rejected.sort((a, b) => a.provenance.row - b.provenance.row);
   }
+  if (shadowed.size || (policy === 'reject' && duplicateRows.size)) rejected.sort((a, b) => a.provenance.row - b.provenance.row);
 
-  return { counts, rejected, rejectedNotStored, duplicateClientIds, warnings, rejectedClientIds, unidentifiedRejected };
+  return {
+    counts,
+    rejected,
+    rejectedNotStored,
+    duplicateClientIds,
+    warnings,
+    rejectedClientIds,
+    unidentifiedRejected,
+    filteredRows,
+    filteredRowsNotStored: counts.filtered - filteredRows.length,
+  };
 }
 
 async function collectValues(

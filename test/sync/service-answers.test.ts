@@ -1,0 +1,104 @@
+/**
+ * Issue 12, "Service answers", end to end: sync against an emulator that behaves the inconvenient
+ * way (docs/emulator.md, "Quirks"). Each test fails without its fix.
+ */
+import { readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { RunningEmulator } from '../../src/emulator/server.js';
+import type { RunReport } from '../../src/report/types.js';
+import { API_KEY, cli, emulator, groupRecords, makeProject, people, person } from './project.js';
+
+let emu: RunningEmulator;
+beforeEach(async () => {
+  emu = await emulator();
+});
+afterEach(async () => {
+  await emu.close();
+});
+
+async function reportOf(stdout: string): Promise<{ report: RunReport; markdown: string }> {
+  const path = /json\s+(\S+report\.json)/.exec(stdout)?.[1];
+  expect(path, stdout).toBeDefined();
+  const report = JSON.parse(await readFile(path!, 'utf8')) as RunReport;
+  const markdown = await readFile(join(path!, '..', 'report.md'), 'utf8');
+  return { report, markdown };
+}
+
+/** Creates the test group in the service and pins its id in the pipeline (no group creation in the run). */
+async function pinGroup(pipeline: string): Promise<number> {
+  const res = await fetch(`${emu.url}/api/external/authors-group/create/`, {
+    method: 'POST',
+    headers: { 'X-ApiKey': API_KEY, 'Content-Type': 'application/json' },
+    body: JSON.stringify({ group_name: 'Sync test group', owner_team: 'Editorial Office', editor_teams: [], viewer_teams: [] }),
+  });
+  const { authors_group_id: id } = (await res.json()) as { authors_group_id: number };
+  const text = await readFile(pipeline, 'utf8');
+  await writeFile(pipeline, text.replace(/^ {2}group: \{.*\}$/m, `  group_id: ${id}`));
+  return id;
+}
+
+async function setQuirks(body: Record<string, unknown>): Promise<void> {
+  const res = await fetch(`${emu.url}/_emulator/quirks`, { method: 'POST', body: JSON.stringify(body) });
+  expect(res.status).toBe(200);
+}
+
+describe('200 with {"ok": false}', () => {
+  it('is journaled as failed with nothing written, and planned again on the next run', async () => {
+    const project = await makeProject(people(5), { guards: { max_delete_percent: 100 } });
+    await pinGroup(project.pipeline);
+    expect((await cli(emu, project.dir, ['sync', project.pipeline])).code).toBe(0);
+
+    // p3 leaves the roster, p6 joins it, p2 changes: the service refuses all three with {"ok": false}.
+    await setQuirks({ okFalse: ['p2', 'p3', 'p6'] });
+    const rows = [...people(5).filter((r) => r.id !== 'p3'), person(6)];
+    rows[1] = { ...rows[1]!, name: 'Person Two-Renamed' };
+    await project.writeRoster(rows);
+    const refused = await cli(emu, project.dir, ['sync', project.pipeline]);
+    expect(refused.code, refused.stderr).toBe(2);
+    const { report } = await reportOf(refused.stdout);
+    const byId = new Map(report.records.map((r) => [r.clientId, r]));
+    for (const id of ['p2', 'p3', 'p6']) {
+      expect(byId.get(id)?.outcome, id).toBe('failed');
+      expect(byId.get(id)?.error, id).toMatch(/"ok": false/);
+    }
+    expect(groupRecords(emu).p3).toBeDefined();
+    expect(groupRecords(emu).p6).toBeUndefined();
+    expect(groupRecords(emu).p2?.name).toBe('Person 2');
+
+    // The service accepts them again: the next run plans and performs all three.
+    await setQuirks({ okFalse: [] });
+    const again = await cli(emu, project.dir, ['sync', project.pipeline]);
+    expect(again.code, again.stderr).toBe(0);
+    const second = (await reportOf(again.stdout)).report;
+    expect(second.counts.delete.done).toBe(1);
+    expect(second.counts.create.done).toBe(1);
+    expect(second.counts.update.done).toBe(1);
+    expect(groupRecords(emu).p3).toBeUndefined();
+    expect(groupRecords(emu).p6).toMatchObject({ name: 'Person 6' });
+    expect(groupRecords(emu).p2?.name).toBe('Person Two-Renamed');
+  });
+});
+
+describe('a group deleted in the service UI', () => {
+  it('is reported once as "group N no longer exists", not as one 404 per record', async () => {
+    const project = await makeProject(people(8), { concurrency: 1 });
+    await pinGroup(project.pipeline);
+    expect((await cli(emu, project.dir, ['sync', project.pipeline])).code).toBe(0);
+    const org = emu.world.orgs[0]!;
+    const group = [...org.groups.values()].find((g) => g.name === 'Sync test group')!;
+    org.groups.delete(group.id);
+
+    await project.writeRoster([...people(8).map((r) => ({ ...r, name: `${r.name} (new)` })), person(9), person(10)]);
+    const run = await cli(emu, project.dir, ['sync', project.pipeline]);
+    expect(run.code, run.stderr).toBe(2);
+    const { report, markdown } = await reportOf(run.stdout);
+    expect(report.message).toContain(`group ${group.id} no longer exists`);
+    expect(report.records.filter((r) => r.outcome === 'failed')).toEqual([]);
+    expect(markdown.split(`group ${group.id} no longer exists`).length - 1).toBe(1);
+    expect(markdown).not.toMatch(/answered 404/);
+    // It stopped at the first sign (one worker): one record carries the reason, the rest were not tried.
+    expect(report.records.filter((r) => r.error).map((r) => r.error)).toEqual([`not written: group ${group.id} no longer exists`]);
+    expect(report.records.every((r) => r.outcome === 'skipped')).toBe(true);
+  });
+});
