@@ -39,7 +39,40 @@ export function coerceNumber(cell: CellValue, decimal: '.' | ',' = '.'): Coerced
   }
   const normalised =
     decimal === '.' ? text.replace(/,/g, '') : text.replace(/[. \u00a0\u202f]/g, '').replace(',', '.');
-  return { ok: true, value: Number(normalised) };
+  const value = Number(normalised);
+  // A JSON number is a double: 99999999999999999999 would be sent as 1e20. Refuse what does not
+  // come back as written, rather than send another number.
+  if (canonicalDecimal(normalised) !== canonicalDecimal(plainDecimal(value))) {
+    return fail(
+      'inexact_number',
+      `has more digits than a JSON number carries exactly (it would be sent as ${String(value)})`,
+      'Round the value to at most 15 significant digits, or map the column to a text field if it is an identifier rather than a quantity.',
+    );
+  }
+  return { ok: true, value };
+}
+
+/** A number's shortest round-trip text without exponent notation (1e+21 → "1000000000000000000000"). */
+function plainDecimal(value: number): string {
+  const text = String(value);
+  const match = /^(-?)(\d)(?:\.(\d+))?e([+-]\d+)$/.exec(text);
+  if (!match) return text;
+  const [, sign, lead, rest = '', exp] = match;
+  const digits = `${lead}${rest}`;
+  const point = 1 + Number(exp);
+  if (point <= 0) return `${sign}0.${'0'.repeat(-point)}${digits}`;
+  if (point >= digits.length) return `${sign}${digits}${'0'.repeat(point - digits.length)}`;
+  return `${sign}${digits.slice(0, point)}.${digits.slice(point)}`;
+}
+
+/** Decimal text without sign noise, leading integer zeros or trailing fraction zeros ("+012.50" → "12.5"). */
+function canonicalDecimal(text: string): string {
+  const negative = text.startsWith('-');
+  const [integer = '', fraction = ''] = text.replace(/^[+-]/, '').split('.');
+  const int = integer.replace(/^0+(?=\d)/, '') || '0';
+  const frac = fraction.replace(/0+$/, '');
+  const body = frac ? `${int}.${frac}` : int;
+  return negative && body !== '0' ? `-${body}` : body;
 }
 
 function isValidDate(year: number, month: number, day: number): boolean {
