@@ -59,6 +59,17 @@ export const guardsSchema = z.strictObject({
   max_source_drop_percent: z.number().min(0).max(100).default(50),
 });
 
+/**
+ * Retention of report folders, which hold roster names and emails (issue 15): `30` keeps the
+ * reports of the last 30 runs, `"90d"` those of the last 90 days, `"all"` every one. The newest
+ * run's report is always kept; the run-history index keeps a line for pruned runs.
+ */
+export const reportsPolicySchema = z.strictObject({
+  keep: z
+    .union([z.number().int().min(1), z.string().regex(/^([1-9][0-9]*d|all)$/, 'a number of runs (30), of days ("90d"), or "all"')])
+    .default(30),
+});
+
 export const policySchema = z.strictObject({
   /** `mirror` deletes owned records gone from the roster; `upsert` lists them as orphans. */
   mode: z.enum(['upsert', 'mirror']).default('upsert'),
@@ -71,6 +82,7 @@ export const policySchema = z.strictObject({
   /** Requests in flight at once. */
   concurrency: z.number().int().positive().default(4),
   guards: guardsSchema.default({ max_deletes: 50, max_delete_percent: 10, max_source_drop_percent: 50 }),
+  reports: reportsPolicySchema.default({ keep: 30 }),
 });
 export type PolicyConfig = z.infer<typeof policySchema>;
 
@@ -93,6 +105,7 @@ export const pipelineSchema = z.strictObject({
     burst: 5,
     concurrency: 4,
     guards: { max_deletes: 50, max_delete_percent: 10, max_source_drop_percent: 50 },
+    reports: { keep: 30 },
   }),
   /** State directory, relative to the pipeline file's directory (default `.rostersync`). */
   state_dir: z.string().optional(),

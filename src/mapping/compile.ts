@@ -34,8 +34,13 @@ import type { DesiredRecord, FieldValue, RowProblem } from './types.js';
 export type MapRowResult =
   | { kind: 'record'; record: DesiredRecord }
   /** `clientId` is set when the row's id could still be read: the record is in the roster, just not valid. */
-  | { kind: 'rejected'; problems: RowProblem[]; clientId?: string }
-  | { kind: 'filtered' };
+  | { kind: 'rejected'; problems: RowProblem[]; clientId?: string; name?: string }
+  /**
+   * `reason` names the `skip_rows` entry that matched. `identify` maps the row's client_id and name
+   * only when asked: the report lists a capped number of filtered rows, and mapping every skipped
+   * row of a large roster just to name it would cost as much as mapping the roster.
+   */
+  | { kind: 'filtered'; reason: string; identify: () => { clientId?: string; name?: string } };
 
 export interface CompiledMapping {
   /** Absolute path of the mapping file, for messages. */
@@ -159,7 +164,7 @@ export function compileMapping(
   for (const plan of plans) for (const c of plan.columns) useColumn(c);
   for (const f of mapping.skip_rows) useColumn(f.column);
 
-  const filters = mapping.skip_rows.map(compileFilter);
+  const filters = mapping.skip_rows.map((filter, index) => ({ matches: compileFilter(filter), reason: describeFilter(filter, index) }));
   const managedFields = plans.map((p) => p.key);
   const fieldNames = Object.fromEntries(plans.map((p) => [p.key, p.label]));
 
@@ -189,12 +194,19 @@ export function compileMapping(
       );
     },
     mapRow(row) {
-      for (const filter of filters) if (filter(row.values)) return { kind: 'filtered' };
-      const rowProblems: RowProblem[] = [];
-      const fields: Record<string, FieldValue> = {};
-      for (const plan of plans) fields[plan.key] = mapField(plan, row, rowProblems);
-      const id = clientId.compute(row, fields, rowProblems);
-      if (rowProblems.length || id === null) return { kind: 'rejected', problems: rowProblems, ...(id ? { clientId: id } : {}) };
+      const mapFields = () => {
+        const rowProblems: RowProblem[] = [];
+        const fields: Record<string, FieldValue> = {};
+        for (const plan of plans) fields[plan.key] = mapField(plan, row, rowProblems);
+        return { rowProblems, fields, id: clientId.compute(row, fields, rowProblems) };
+      };
+      for (const filter of filters) {
+        if (!filter.matches(row.values)) continue;
+        return { kind: 'filtered', reason: filter.reason, identify: () => identityOf(mapFields()) };
+      }
+      const mapped = mapFields();
+      const { rowProblems, fields, id } = mapped;
+      if (rowProblems.length || id === null) return { kind: 'rejected', problems: rowProblems, ...identityOf(mapped) };
       return { kind: 'record', record: { clientId: id, fields, provenance: row.provenance } };
     },
   };
@@ -502,6 +514,27 @@ function planClientId(spec: ClientIdSpec, mapping: MappingFile, problems: Config
       return id;
     },
   };
+}
+
+/** The client_id and name of a row as far as they could be read, for the report. */
+function identityOf(mapped: { fields: Record<string, FieldValue>; id: string | null }): { clientId?: string; name?: string } {
+  const name = mapped.fields.name;
+  return { ...(mapped.id ? { clientId: mapped.id } : {}), ...(typeof name === 'string' && name !== '' ? { name } : {}) };
+}
+
+/** `skip_rows[0]: Active equals "No"`, for the report's list of filtered rows. */
+function describeFilter(filter: RowFilter, index: number): string {
+  const what =
+    filter.equals !== undefined
+      ? `equals "${filter.equals}"`
+      : filter.not_equals !== undefined
+        ? `is not "${filter.not_equals}"`
+        : filter.in !== undefined
+          ? `is one of ${filter.in.map((value) => `"${value}"`).join(', ')}`
+          : filter.empty
+            ? 'is empty'
+            : 'is not empty';
+  return `skip_rows[${index}]: ${filter.column} ${what}`;
 }
 
 function compileFilter(filter: RowFilter): (values: Record<string, CellValue>) => boolean {

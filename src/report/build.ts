@@ -69,6 +69,7 @@ export function buildRunReport(input: ReportInput): RunReport {
     orphans: plan.orphans,
     rejectedRows: roster.rejected,
     rejectedRowsOmitted: roster.rejectedNotStored,
+    ...(roster.counts.filtered > 0 ? { filteredRows: roster.filteredRows ?? [], filteredRowsOmitted: roster.filteredRowsNotStored ?? roster.counts.filtered } : {}),
     notes: [...plan.notes, ...input.notes],
   };
 }

@@ -7,5 +7,13 @@ import type { ResolvedPipeline } from '../config/load.js';
 
 export function reportDirFor(pipeline: ResolvedPipeline, runId: string, options: { reportDir?: string; cwd?: string } = {}): string {
   if (options.reportDir) return resolve(options.cwd ?? process.cwd(), options.reportDir);
-  return join(resolve(pipeline.dir, pipeline.config.report_dir ?? 'reports', pipeline.name), runId);
+  return join(reportRootFor(pipeline), runId);
+}
+
+/**
+ * The pipeline's report folder, `<report_dir>/<pipeline>`: its run history (`history/`,
+ * `index.html`) and, by default, one folder per run, pruned by `policy.reports.keep`.
+ */
+export function reportRootFor(pipeline: ResolvedPipeline): string {
+  return resolve(pipeline.dir, pipeline.config.report_dir ?? 'reports', pipeline.name);
 }

@@ -3,7 +3,8 @@
  * valid count the source-drop guard compares with next time) and the report is written, mode 0600.
  */
 import type { ResolvedPipeline } from '../config/load.js';
-import { reportDirFor } from '../report/location.js';
+import { reportDirFor, reportRootFor } from '../report/location.js';
+import { parseKeep } from '../report/retention.js';
 import type { RunReport } from '../report/types.js';
 import { writeReport, type WrittenReport } from '../report/write.js';
 import type { StateBackend } from '../state/backend.js';
@@ -25,7 +26,16 @@ export async function recordRun(input: RecordInput): Promise<WrittenReport> {
     { runId: report.runId, pipeline: pipeline.name, outcome: report.outcome, exitCode: report.exitCode, counts: report.counts, durationMs: report.durationMs },
     'run finished',
   );
-  return writeReport(report, { dir: reportDirFor(pipeline, report.runId, options), env: options.env ?? process.env });
+  return writeReport(report, reportOptions(pipeline, report, options));
+}
+
+/** Where the report goes, and the run history it joins (every run, dry runs and early failures too). */
+function reportOptions(pipeline: ResolvedPipeline, report: RunReport, options: RecordInput['options']) {
+  return {
+    dir: reportDirFor(pipeline, report.runId, options),
+    env: options.env ?? process.env,
+    history: { root: reportRootFor(pipeline), keep: parseKeep(pipeline.config.policy.reports.keep), now: Date.parse(report.finishedAt) },
+  };
 }
 
 /**
@@ -37,7 +47,7 @@ export async function recordEarlyFailure(input: Omit<RecordInput, 'validRecords'
   try {
     store.startRun({ id: report.runId, dryRun: report.dryRun, sourceSha256: '' });
     store.finishRun({ id: report.runId, outcome: 'failed', validRecords: 0, counts: report.counts });
-    const written = await writeReport(report, { dir: reportDirFor(pipeline, report.runId, options), env: options.env ?? process.env });
+    const written = await writeReport(report, reportOptions(pipeline, report, options));
     options.logger?.error({ runId: report.runId, pipeline: pipeline.name, exitCode: report.exitCode, report: written.files.json }, 'run failed before planning');
   } catch {
     // The original error is what the operator needs; a report that cannot be written must not hide it.
