@@ -1,8 +1,10 @@
 /**
  * Pure detection helpers for the CSV reader, run once on a small sample at the start of the file
- * (never per row): byte-order marks, UTF-8 validity, the delimiter, and where the header line starts.
+ * (never per row): files that are not CSV at all, byte-order marks, UTF-8 validity, the delimiter,
+ * and where the header line starts. Decoding is csv-decode.ts; parsing is csv-parser.ts.
  */
 import { isAscii, isUtf8 } from 'node:buffer';
+import { SourceError } from './source-error.js';
 
 export type CsvEncoding = 'utf-8' | 'windows-1252';
 export type CsvDelimiter = ',' | ';' | '\t' | '|';
@@ -182,4 +184,42 @@ function countDelimitersPerRecord(text: string, maxRecords: number): number[][] 
   }
   if (nonBlank && records.length < maxRecords) records.push(counts);
   return records;
+}
+
+/** Files that are clearly not text get one clear message instead of a page of garbage rows. */
+export function checkNotCsv(sample: Buffer, file: string): void {
+  if (sample[0] === 0x50 && sample[1] === 0x4b && sample[2] === 0x03 && sample[3] === 0x04) {
+    throw new SourceError(file, `${file} is a zip file (probably an Excel workbook), not a CSV file.`, {
+      hint: 'Rename it to .xlsx or set `format: xlsx` in the pipeline source, or save it from Excel as "CSV UTF-8".',
+    });
+  }
+  if (sample[0] === 0xd0 && sample[1] === 0xcf && sample[2] === 0x11 && sample[3] === 0xe0) {
+    throw new SourceError(file, `${file} is a legacy Excel (.xls) file, not a CSV file.`, {
+      hint: 'Open it in Excel and save it as "Excel Workbook (.xlsx)" or "CSV UTF-8".',
+    });
+  }
+  if (detectBom(sample) === undefined && sample.includes(0)) {
+    throw new SourceError(file, `${file} contains NUL bytes: it is UTF-16 text or a binary file, not a CSV file.`, {
+      hint: 'Re-save it as UTF-8 CSV (in Excel: "CSV UTF-8 (Comma delimited)").',
+    });
+  }
+}
+
+export function chooseDelimiter(
+  requested: 'auto' | CsvDelimiter,
+  text: string,
+  complete: boolean,
+  notes: string[],
+): CsvDelimiter {
+  if (requested !== 'auto') {
+    notes.push(`Delimiter: ${DELIMITER_NAMES[requested]} (set in the pipeline).`);
+    return requested;
+  }
+  const guess = detectDelimiter(text, complete);
+  notes.push(
+    guess.found
+      ? `Delimiter: ${DELIMITER_NAMES[guess.delimiter]} (detected).`
+      : 'Delimiter: none found in the header line; reading the file as a single column (set csv.delimiter if that is wrong).',
+  );
+  return guess.delimiter;
 }
