@@ -113,3 +113,8 @@ export const pipelineSchema = z.strictObject({
   report_dir: z.string().optional(),
 });
 export type PipelineFile = z.infer<typeof pipelineSchema>;
+  /**
+   * A shared PostgreSQL state database (`postgres://user@host:5432/db`) instead of SQLite in
+   * state_dir; ROSTERSYNC_STATE_URL overrides it. No password here: PGPASSWORD or a password file.
+   */
+  state: z.string().optional(),

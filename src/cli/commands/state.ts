@@ -2,6 +2,7 @@
  * `rostersync state show|forget|import|set-group` and `rostersync unlock`: inspect and repair a
  * pipeline's inventory. None of these writes to the service.
  */
+import { closeSync, openSync, readFileSync, writeSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import type { Argv } from 'yargs';
@@ -12,6 +13,10 @@ import { newRunId } from '../../sync/run-id.js';
 import { holdLock } from '../../state/lock.js';
 import { openState } from '../../state/paths.js';
 import type { StateBackend } from '../../state/backend.js';
+import { connectState, sharedStateUrl } from '../../state/postgres/connect.js';
+import { LATEST_PG_VERSION, migrate } from '../../state/postgres/migrations.js';
+import type { StateStoreOptions } from '../../state/store.js';
+import { exportState, importState } from '../../state/transfer.js';
 import { action, type CommandContext, type CommandFactory } from '../command.js';
 import { connectService, withConnectionOptions } from '../service-options.js';
 
@@ -28,9 +33,14 @@ interface StateArgs {
   [flag: string]: unknown;
 }
 
-function withState<T>(ctx: CommandContext, args: StateArgs, body: (store: StateBackend, pipeline: ReturnType<typeof loadPipeline>) => Promise<T>): Promise<T> {
+function withState<T>(
+  ctx: CommandContext,
+  args: StateArgs,
+  body: (store: StateBackend, pipeline: ReturnType<typeof loadPipeline>) => Promise<T>,
+  storeOptions: StateStoreOptions = {},
+): Promise<T> {
   const pipeline = loadPipeline(resolve(ctx.io.cwd, String(args.pipeline)));
-  const store = openState(pipeline, { ...(args['state-dir'] ? { stateDir: args['state-dir'] } : {}), cwd: ctx.io.cwd });
+  const store = openState(pipeline, { ...(args['state-dir'] ? { stateDir: args['state-dir'] } : {}), cwd: ctx.io.cwd, env: ctx.io.env }, storeOptions);
   return body(store, pipeline).finally(() => store.close());
 }
 
@@ -97,11 +107,16 @@ export const stateCommand: CommandFactory = (ctx) => ({
       })
       .command({
         command: 'import <pipeline>',
-        describe: 'Adopt records that already exist in the group (a file of client_ids, one per line; each is fetched with GET)',
+        describe: 'Adopt records that already exist in the group (--file: client_ids, one per line, each fetched with GET), or load a `state export` (--jsonl: no call to the service)',
         builder: (s: Argv) =>
-          withConnectionOptions(pipelineArg(s)).option('file', { type: 'string', demandOption: true, describe: 'File with one client_id per line' }),
-        handler: action(ctx, async (args: StateArgs) =>
-          withState(ctx, args, async (store, pipeline) => {
+          withConnectionOptions(pipelineArg(s))
+            .option('file', { type: 'string', describe: 'File with one client_id per line' })
+            .option('jsonl', { type: 'string', describe: 'A `rostersync state export` file, loaded into this (empty) state' })
+            .conflicts('file', 'jsonl')
+            .check((a) => (a.file !== undefined || a.jsonl !== undefined ? true : 'give --file (client_ids to adopt) or --jsonl (a state export)')),
+        handler: action(ctx, async (args: StateArgs) => {
+          if (args.jsonl !== undefined) return importExport(ctx, args);
+          return withState(ctx, args, async (store, pipeline) => {
             const text = await readFile(resolve(ctx.io.cwd, String(args.file)), 'utf8').catch((error: Error) => {
               throw new UserFacingError(`cannot read ${String(args.file)}: ${error.message}`, { hint: 'Give a text file with one client_id per line.' });
             });
@@ -118,8 +133,55 @@ export const stateCommand: CommandFactory = (ctx) => ({
             } finally {
               unlock();
             }
+          });
+        }),
+      })
+      .command({
+        command: 'export <pipeline>',
+        describe: "Write the pipeline's whole state as JSON lines (to move it to another backend with `state import --jsonl`)",
+        builder: (s: Argv) => pipelineArg(s).option('out', { type: 'string', describe: 'File to write (mode 0600); default: standard output' }),
+        handler: action(ctx, async (args: StateArgs) =>
+          withState(ctx, args, async (store) => {
+            const runId = newRunId(Date.now());
+            const unlock = holdLock(store, runId);
+            const out = typeof args.out === 'string' ? resolve(ctx.io.cwd, args.out) : undefined;
+            // It holds the last-applied fields, emails included: owner-only, like every report.
+            const fd = out ? openSync(out, 'w', 0o600) : undefined;
+            try {
+              const counts = exportState(store, (line) => (fd === undefined ? ctx.io.stdout.write(line) : writeSync(fd, line)));
+              if (out) ctx.io.stdout.write(`exported ${counts.records} records, ${counts.unfinished} unfinished writes and ${counts.runs} runs of "${store.pipeline}" to ${out}.\n`);
+              return 0;
+            } finally {
+              if (fd !== undefined) closeSync(fd);
+              unlock();
+            }
           }),
         ),
+      })
+      .command({
+        command: 'migrate <pipeline>',
+        describe: "Bring the shared PostgreSQL state database's schema up to date (ROSTERSYNC_STATE_URL or the pipeline's `state:`)",
+        builder: (s: Argv) => pipelineArg(s),
+        handler: action(ctx, async (args: StateArgs) => {
+          const pipeline = loadPipeline(resolve(ctx.io.cwd, String(args.pipeline)));
+          const shared = sharedStateUrl(pipeline, ctx.io.env);
+          if (!shared) {
+            // SQLite migrates its own file on open: it belongs to one pipeline on one host.
+            return withState(ctx, args, async (store) => {
+              ctx.io.stdout.write(`the state of "${store.pipeline}" is SQLite (${store.path}); it is migrated when opened, nothing to do.\n`);
+              return 0;
+            });
+          }
+          const connection = connectState(shared.url, shared, { env: ctx.io.env });
+          try {
+            const result = migrate(connection);
+            if (result.applied.length === 0) ctx.io.stdout.write(`${connection.label}: schema already at version ${LATEST_PG_VERSION}.\n`);
+            for (const step of result.applied) ctx.io.stdout.write(`${connection.label}: applied migration ${step.version}: ${step.description}\n`);
+            return 0;
+          } finally {
+            connection.close();
+          }
+        }),
       })
       .command({
         command: 'set-group <pipeline> [group-id]',
@@ -145,9 +207,37 @@ export const stateCommand: CommandFactory = (ctx) => ({
           }),
         ),
       })
-      .demandCommand(1, 'Name a state command: show, forget, import or set-group.'),
+      .demandCommand(1, 'Name a state command: show, forget, import, export, migrate or set-group.'),
   handler: () => {},
 });
+
+/** `state import --jsonl`: loads an export into this pipeline's (empty) state, under its lock. */
+function importExport(ctx: CommandContext, args: StateArgs): Promise<number> {
+  const file = resolve(ctx.io.cwd, String(args.jsonl));
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (error) {
+    throw new UserFacingError(`cannot read ${String(args.jsonl)}: ${(error as Error).message}`, { hint: 'Give the file `rostersync state export` wrote.' });
+  }
+  const clock = { at: Date.now() };
+  return withState(
+    ctx,
+    args,
+    async (store) => {
+      const runId = newRunId(Date.now());
+      const unlock = holdLock(store, runId);
+      try {
+        const counts = importState(store, clock, text.split('\n'), String(args.jsonl));
+        ctx.io.stdout.write(`imported ${counts.records} records, ${counts.unfinished} unfinished writes and ${counts.runs} runs into the state of "${store.pipeline}" (${store.path}).\n`);
+        return 0;
+      } finally {
+        unlock();
+      }
+    },
+    { now: () => clock.at },
+  );
+}
 
 export const unlockCommand: CommandFactory = (ctx) => ({
   command: 'unlock <pipeline>',
@@ -155,12 +245,15 @@ export const unlockCommand: CommandFactory = (ctx) => ({
   builder: (y: Argv) => pipelineArg(y),
   handler: action(ctx, async (args: StateArgs) =>
     withState(ctx, args, async (store) => {
+      // Judged before removing: on PostgreSQL, removing ends the holder's session.
+      const held = store.readLock();
+      const wasStale = held === undefined || store.isStale(held);
       const removed = store.forceUnlock();
       if (!removed) {
         ctx.io.stdout.write(`pipeline "${store.pipeline}" was not locked.\n`);
         return 0;
       }
-      const stale = store.isStale(removed) ? 'stale' : 'NOT stale (its owner may still be running)';
+      const stale = wasStale ? 'stale' : 'NOT stale (its owner may still be running)';
       ctx.io.stdout.write(`removed the lock of run ${removed.runId}: ${removed.owner}@${removed.host} pid ${removed.pid} since ${removed.startedAt}; it was ${stale}.\n`);
       return 0;
     }),

@@ -5,7 +5,8 @@
  * ROSTERSYNC_STATE_URL itself (an environment variable), or from ~/.pgpass / PGPASSFILE as libpq does.
  */
 import { readFileSync } from 'node:fs';
-import { StateError } from '../store.js';
+import { StateError, type StateStoreOptions } from '../store.js';
+import { PgStateStore } from './pg-store.js';
 import { SyncConnection } from './sync-connection.js';
 
 export const STATE_URL_ENV = 'ROSTERSYNC_STATE_URL';
@@ -66,7 +67,28 @@ function readPasswordFile(path: string | undefined): string | undefined {
 }
 
 /** Opens one synchronous session to the state database; a refused connection is a clear error. */
-export function connectState(value: string, source: StateUrlSource, options: { timeoutMs?: number } = {}): SyncConnection {
+export function connectState(value: string, source: StateUrlSource, options: { timeoutMs?: number; env?: NodeJS.ProcessEnv } = {}): SyncConnection {
   const label = redactStateUrl(value);
-  return new SyncConnection({ connectionString: connectionStringFor(value, source), label, ...(options.timeoutMs ? { timeoutMs: options.timeoutMs } : {}) });
+  return new SyncConnection({ connectionString: connectionStringFor(value, source, options.env), label, ...(options.timeoutMs ? { timeoutMs: options.timeoutMs } : {}) });
+}
+
+export interface SharedStateUrl extends StateUrlSource {
+  url: string;
+}
+
+/**
+ * The shared state database a pipeline uses, if any: ROSTERSYNC_STATE_URL, else the pipeline
+ * file's `state:` key; null keeps the embedded SQLite store in state_dir.
+ */
+export function sharedStateUrl(pipeline: { file: string; config: { state?: string | undefined } }, env: NodeJS.ProcessEnv = process.env): SharedStateUrl | null {
+  const fromEnv = env[STATE_URL_ENV]?.trim();
+  if (fromEnv) return { url: fromEnv, origin: STATE_URL_ENV, fromEnvironment: true };
+  const fromFile = pipeline.config.state?.trim();
+  if (fromFile) return { url: fromFile, origin: `${pipeline.file}: state`, fromEnvironment: false };
+  return null;
+}
+
+/** Opens a pipeline's state in the shared database (which `rostersync state migrate` prepared). */
+export function openPostgresState(shared: SharedStateUrl, pipeline: string, options: StateStoreOptions & { env?: NodeJS.ProcessEnv } = {}): PgStateStore {
+  return PgStateStore.open(connectState(shared.url, shared, options.env ? { env: options.env } : {}), pipeline, options);
 }

@@ -94,10 +94,10 @@ const MIGRATE_LOCK_KEY = '7237891640112233';
 
 /** The schema version of the database; 0 when rostersync never migrated it. */
 export function schemaVersion(connection: SyncConnection): number {
-  const rows = connection.query<{ version: number | null }>(
-    `SELECT CASE WHEN to_regclass('${PG_SCHEMA}.schema_migrations') IS NULL THEN 0
-            ELSE (SELECT coalesce(max(version), 0) FROM ${PG_SCHEMA}.schema_migrations) END AS version`,
-  );
+  // Two statements: a query naming a table that does not exist fails before it runs.
+  const [exists] = connection.query<{ present: boolean }>(`SELECT to_regclass('${PG_SCHEMA}.schema_migrations') IS NOT NULL AS present`);
+  if (!exists?.present) return 0;
+  const rows = connection.query<{ version: number | null }>(`SELECT max(version) AS version FROM ${PG_SCHEMA}.schema_migrations`);
   return Number(rows[0]?.version ?? 0);
 }
 
