@@ -126,7 +126,7 @@ async function readAll(file: string, sheet: string | number = 1): Promise<unknow
 }
 
 describe('damaged workbooks get a message that says what is wrong', () => {
-  it.each([
+  it.each<{ what: string; parts: Record<string, string | null>; message: RegExp }>([
     { what: 'no workbook part', parts: { '_rels/.rels': null, 'xl/workbook.xml': null }, message: /has no workbook part \(xl\/workbook\.xml\)/ },
     { what: 'a sheet part missing', parts: { 'xl/worksheets/sheet1.xml': null }, message: /is damaged: the workbook refers to the part xl\/worksheets\/sheet1\.xml, which is not in the zip archive/ },
     { what: 'a sheet without a relationship', parts: { 'xl/_rels/workbook.xml.rels': `<Relationships ${RELS}/>` }, message: /sheet "Roster" is listed in the workbook, but the workbook does not say where its data is/ },
