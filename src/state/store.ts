@@ -14,9 +14,10 @@
 import Database from 'better-sqlite3';
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
-import { chmodSync, closeSync, existsSync, mkdirSync, openSync, statSync } from 'node:fs';
+import { chmodSync, closeSync, existsSync, mkdirSync, openSync, readSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { UserFacingError } from '../errors.js';
+import { fileSystemHint, fileSystemProblem } from '../file-system-problem.js';
 import type { FieldValue } from '../mapping/types.js';
 import { normalizeServiceUrl, type StateIdentity, type Target } from './identity.js';
 import { processAlive, processStartOf } from './liveness.js';
@@ -163,10 +164,7 @@ export class StateStore {
       migrate(db);
       for (const file of [path, sharedPath]) for (const suffix of ['', '-wal', '-shm']) ownerOnly(file + suffix, 0o600);
     } catch (error) {
-      throw new StateError(`${path}: cannot open the state database: ${(error as Error).message}`, {
-        hint: 'The file is not a rostersync state database or is damaged. Move it aside; the next run will say that deletions cannot be computed until records are adopted again with `rostersync state import`.',
-        cause: error,
-      });
+      throw stateOpenError(path, error);
     }
     const owner = db.prepare<[], { value: string }>("SELECT value FROM meta WHERE key = 'pipeline'").get();
     if (!owner) {
@@ -630,6 +628,45 @@ function toRun(row: RunDbRow): RunRow {
 }
 
 /** Creates the file owner-only before SQLite opens it (SQLite gives its -wal and -shm files the same mode). */
+/**
+ * Why a state database would not open. A sound database that cannot be written (a read-only mount,
+ * a permission, a full disk) is not called damaged: following "move it aside" would lose the state.
+ */
+export function stateOpenError(path: string, error: unknown): StateError {
+  const problem = fileSystemProblem(error);
+  if (problem && problem.kind !== 'missing' && looksLikeSqlite(path)) {
+    return new StateError(`${path}: the state database is intact but cannot be written: ${problem.words} (${problem.code})`, {
+      hint: `Do not move or delete it: it holds the inventory. ${fileSystemHint(problem, '--state-dir (with a copy of the .sqlite files)')}`,
+      cause: error,
+    });
+  }
+  if (problem) {
+    return new StateError(`${path}: cannot open the state database: ${problem.words} (${problem.code})`, {
+      hint: fileSystemHint(problem, '--state-dir'),
+      cause: error,
+    });
+  }
+  return new StateError(`${path}: cannot open the state database: ${(error as Error).message}`, {
+    hint: 'The file is not a rostersync state database or is damaged. Move it aside; the next run will say that deletions cannot be computed until records are adopted again with `rostersync state import`.',
+    cause: error,
+  });
+}
+
+/** True when the file starts with SQLite's header ("SQLite format 3\0"). */
+function looksLikeSqlite(path: string): boolean {
+  try {
+    const fd = openSync(path, 'r');
+    try {
+      const header = Buffer.alloc(16);
+      return readSync(fd, header, 0, 16, 0) === 16 && header.toString('latin1') === 'SQLite format 3\0';
+    } finally {
+      closeSync(fd);
+    }
+  } catch {
+    return false;
+  }
+}
+
 function createOwnerOnly(path: string): void {
   if (!existsSync(path)) closeSync(openSync(path, 'a', 0o600));
 }
