@@ -2,15 +2,11 @@
  * Renders the JSON Schemas of pipeline and mapping files from their zod schemas (one schema per
  * shape; the committed files let editors autocomplete and a test stops them drifting).
  *
- * Regenerate after changing a schema:  npx tsx src/config/json-schemas.ts --write
+ * Regenerate after changing a schema:  npx tsx scripts/write-json-schemas.ts
  */
-import { writeFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
 import { mappingFileSchema } from '../mapping/schema.js';
 import { pipelineSchema } from './pipeline.js';
-
-const ROOT = new URL('../../', import.meta.url);
 
 /** Committed files, relative to the repository root. */
 export const JSON_SCHEMA_FILES = {
@@ -30,17 +26,4 @@ export function renderJsonSchemas(): Record<keyof typeof JSON_SCHEMA_FILES, stri
     mapping: render(mappingFileSchema, 'rostersync-mapping.schema.json', 'rostersync mapping file'),
     pipeline: render(pipelineSchema, 'rostersync-pipeline.schema.json', 'rostersync pipeline file'),
   };
-}
-
-export function writeJsonSchemas(): string[] {
-  const rendered = renderJsonSchemas();
-  return (Object.keys(JSON_SCHEMA_FILES) as (keyof typeof JSON_SCHEMA_FILES)[]).map((kind) => {
-    const path = fileURLToPath(new URL(JSON_SCHEMA_FILES[kind], ROOT));
-    writeFileSync(path, rendered[kind]);
-    return path;
-  });
-}
-
-if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1] && process.argv.includes('--write')) {
-  for (const path of writeJsonSchemas()) process.stdout.write(`wrote ${path}\n`);
 }

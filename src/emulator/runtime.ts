@@ -4,6 +4,7 @@
  * so a test or benchmark can turn faults on and off without restarting.
  */
 import { z } from 'zod';
+import { seededRandom } from '../seeded-random.js';
 
 /** Probabilities (0..1) of each injected fault, drawn per service call from the seeded PRNG. */
 export interface FaultProbabilities {
@@ -93,18 +94,6 @@ export interface FaultDecision {
   phase: 'before' | 'after';
   /** Extra latency for this call (fixed latency plus the `slow` fault). */
   delayMs: number;
-}
-
-/** mulberry32: small, fast, good enough for fault dice; the same seed gives the same sequence. */
-export function seededRandom(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 /** A token bucket refilled continuously at `rps`, holding at most `burst` tokens. */

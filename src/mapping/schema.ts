@@ -1,7 +1,7 @@
 /**
  * Mapping files (`mappings/*.yaml` or `.json`): how roster rows become author-from-group records.
  * One zod schema gives the TypeScript type, the validation (unknown keys are errors naming their
- * path) and the committed `mappings/schema.json` (see `src/config/json-schemas.ts`).
+ * path) and the committed `mappings/schema.json` (see `src/config/json-schemas.ts`, written by `scripts/write-json-schemas.ts`).
  *
  * Everything is a closed set of named operations; there is deliberately no template language.
  *

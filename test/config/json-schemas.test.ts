@@ -12,7 +12,7 @@ describe('committed JSON Schemas', () => {
     (kind, file) => {
       const committed = readFileSync(join(ROOT, file), 'utf8');
       if (committed !== rendered[kind]) {
-        throw new Error(`${file} is out of date with its zod schema. Regenerate it: npx tsx src/config/json-schemas.ts --write`);
+        throw new Error(`${file} is out of date with its zod schema. Regenerate it: npx tsx scripts/write-json-schemas.ts`);
       }
       expect(committed).toBe(rendered[kind]);
     },

@@ -3,15 +3,15 @@
  * journals, the default org's folders / pre-existing groups) from a seeded PRNG, so the committed
  * YAML is reproducible. The org's keys, settings, teams and custom fields are left as they are.
  *
- *   npx tsx src/emulator/manuscripts/generate-default-fixture.ts
+ *   npx tsx scripts/generate-default-fixture.ts
  *
  * The result is committed; the emulator never runs this at start-up.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { isScalar, isSeq, parseDocument, visit } from 'yaml';
-import { DEFAULT_FIXTURE_PATH, parseFixture } from '../fixture.js';
-import { seededRandom } from '../runtime.js';
+import { DEFAULT_FIXTURE_PATH, parseFixture } from '../src/emulator/fixture.js';
+import { seededRandom } from '../src/seeded-random.js';
 
 const random = seededRandom(20260523);
 const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)] as T;
