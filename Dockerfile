@@ -17,9 +17,10 @@ RUN apt-get update \
 WORKDIR /src
 COPY package.json package-lock.json .npmrc ./
 # Install without lifecycle scripts (prepare needs the sources, copied below), then build the one
-# native module: prebuild-install fetches a binary, or node-gyp compiles it with the toolchain.
+# native module: prebuild-install fetches a binary, or node-gyp compiles it with the toolchain
+# against the headers the node image carries in /usr/local/include/node (no header download).
 RUN npm ci --ignore-scripts --no-audit --no-fund \
- && npm rebuild better-sqlite3
+ && npm_config_nodedir=/usr/local npm rebuild better-sqlite3
 COPY tsconfig.json tsconfig.build.json ./
 COPY scripts ./scripts
 COPY src ./src

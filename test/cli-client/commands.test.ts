@@ -153,7 +153,7 @@ describe('connection settings and exit codes', () => {
   it('has no plain --api-key flag', async () => {
     const { code, stderr } = await run(['fields', '--api-key', KEY], env);
     expect(code).toBe(EXIT.usage);
-    expect(stderr).toMatch(/Unknown argument/i);
+    expect(stderr).toMatch(/unknown option --api-key/i);
     expect(stderr).not.toContain(KEY);
   });
 

@@ -1,6 +1,7 @@
 /**
  * `rostersync emulator`: serves the local emulator of the service until SIGINT/SIGTERM.
- * Prints `listening on http://HOST:PORT` on stdout once it accepts calls (scripts read that line).
+ * Prints `listening on http://HOST:PORT` on stdout once it accepts calls (scripts read that line),
+ * then the API keys each fixture organization accepts.
  */
 import { resolve } from 'node:path';
 import type { CommandFactory } from '../command.js';
@@ -49,7 +50,9 @@ export const emulatorCommand: CommandFactory = (ctx) => ({
       .option('seed', { type: 'number', describe: 'Seed of the fault dice (same seed, same faults)' })
       .option('allow-remote', { type: 'boolean', default: false, describe: 'Allow binding a non-loopback interface' })
       .option('html-errors', { type: 'boolean', default: false, describe: 'Answer an HTML login page on unknown paths and bad keys, as the real service can' })
-      .option('quirks', { type: 'string', describe: 'Inconvenient behaviours as JSON, e.g. \'{"okFalse":["*"],"errorShape":"html"}\' (docs/emulator.md, "Quirks")' }),
+      .option('quirks', { type: 'string', describe: 'Inconvenient behaviours as JSON, e.g. \'{"okFalse":["*"],"errorShape":"html"}\' (docs/emulator.md, "Quirks")' })
+      .example('$0 emulator --port 4010', 'then SERVICE_BASE_URL=http://127.0.0.1:4010 SERVICE_API_KEY=demo-key-0123456789')
+      .example('$0 emulator --rps 5 --fault-rate 0.1 --seed 7', 'a busy, flaky service, the same faults on every run'),
   handler: action(ctx, async (args: EmulatorArgs) => {
     const port = args.port ?? 0;
     const host = args.host ?? '127.0.0.1';
@@ -104,6 +107,10 @@ export const emulatorCommand: CommandFactory = (ctx) => ({
     }
 
     ctx.io.stdout.write(`listening on ${emulator.url}\n`);
+    // The keys are the fixture's, not secrets: printing them saves a look into the fixture file.
+    for (const org of emulator.world.orgs) {
+      ctx.io.stdout.write(`organization "${org.name}" accepts X-ApiKey: ${[...org.apiKeys].join(', ')}\n`);
+    }
     await untilStopped(ctx.io.signal);
     await emulator.close();
     return EXIT.ok;

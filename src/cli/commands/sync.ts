@@ -4,11 +4,14 @@
  */
 import type { Argv } from 'yargs';
 import { renderConsoleSummary } from '../../report/console.js';
+import { DEFAULT_DIFF_LIMIT, planHasChanges, renderPlanDiff } from '../../report/plan-diff.js';
+import type { RunReport } from '../../report/types.js';
 import { applySavedPlan } from '../../sync/apply-saved.js';
 import { runSync, type RunOptions, type RunResult } from '../../sync/run-sync.js';
-import { UserFacingError } from '../../errors.js';
+import { EXIT, UserFacingError } from '../../errors.js';
 import { action, type CommandContext, type CommandFactory } from '../command.js';
 import type { CliIo } from '../io.js';
+import { useColor } from '../color.js';
 import { progressReporter } from '../progress.js';
 import { cliLogger, serviceConfigFrom, withConnectionOptions, type ConnectionArgs } from '../service-options.js';
 
@@ -30,6 +33,9 @@ interface RunArgs extends ConnectionArgs {
   'state-dir'?: string;
   'fields-file'?: string;
   json?: boolean;
+  mask?: boolean;
+  'diff-limit'?: number;
+  'detailed-exitcode'?: boolean;
 }
 
 function runOptions<T>(y: Argv<T>) {
@@ -96,7 +102,7 @@ export function printResult(result: RunResult, args: { json?: boolean }, io: Cli
     io.stdout.write(`${JSON.stringify(result.report, null, 2)}\n`);
     return result.exitCode;
   }
-  const color = (io.stdout as NodeJS.WriteStream).isTTY === true && !io.env.NO_COLOR;
+  const color = useColor(io.stdout, io.env);
   io.stdout.write(renderConsoleSummary(result.report, { color, files: result.written.files }));
   return result.exitCode;
 }
@@ -110,13 +116,38 @@ function runLogger(args: RunArgs, io: CliIo, apiKey: string) {
   return cliLogger(args, io, { apiKey, fallback: tty ? 'warn' : 'info' });
 }
 
-async function run(ctx: CommandContext, args: RunArgs, options: Omit<RunOptions, 'service' | 'env' | 'cwd'>): Promise<number> {
+/**
+ * `plan`: the field-by-field diff, then the summary. Under `--detailed-exitcode` (drift checks in
+ * CI, as Terraform's) a finished plan exits 0 when the service is in step with the roster and 2
+ * when it is not: changes planned, or roster rows rejected; failures keep their own codes.
+ */
+function printPlan(result: RunResult, args: RunArgs, io: CliIo): number {
+  const limit = args['diff-limit'] ?? DEFAULT_DIFF_LIMIT;
+  if (!Number.isInteger(limit) || limit < 0) {
+    throw new UserFacingError(`--diff-limit must be a whole number of records (0 for all), got ${String(limit)}`);
+  }
+  if (!args.json) io.stdout.write(`${renderPlanDiff(result.report, { color: useColor(io.stdout, io.env), mask: args.mask === true, limit })}\n`);
+  const code = printResult(result, args, io);
+  return args['detailed-exitcode'] ? detailedExitCode(result.report, code) : code;
+}
+
+export function detailedExitCode(report: RunReport, code: number): number {
+  if (code !== EXIT.ok && code !== EXIT.partial) return code;
+  return planHasChanges(report) || report.input.rejected > 0 ? EXIT.partial : EXIT.ok;
+}
+
+async function run(
+  ctx: CommandContext,
+  args: RunArgs,
+  options: Omit<RunOptions, 'service' | 'env' | 'cwd'>,
+  print: (result: RunResult, args: RunArgs, io: CliIo) => number = printResult,
+): Promise<number> {
   const base = commonRunOptions(args, ctx.io);
   const progress = progressReporter(ctx.io);
   try {
     const result = await runSync({ ...base, ...options, logger: runLogger(args, ctx.io, base.service.apiKey), onProgress: progress.update });
     progress.done();
-    return printResult(result, args, ctx.io);
+    return print(result, args, ctx.io);
   } finally {
     progress.done();
   }
@@ -129,15 +160,26 @@ export const planCommand: CommandFactory = (ctx) => ({
     guardOptions(runOptions(y))
       .positional('pipeline', { type: 'string', demandOption: true, describe: 'Pipeline file' })
       .option('out', { type: 'string', describe: 'Save the plan to this file for `rostersync apply`' })
-      .option('refresh', { type: 'string', describe: 'Also GET remote records: --refresh (planned keys) or --refresh=all' }),
+      .option('refresh', { type: 'string', describe: 'Also GET remote records: --refresh (planned keys) or --refresh=all' })
+      .option('mask', { type: 'boolean', default: false, describe: 'Mask personal data: print every field value as (masked)' })
+      .option('diff-limit', { type: 'number', default: DEFAULT_DIFF_LIMIT, describe: 'Records the diff prints before pointing at the report (0: all)' })
+      .option('detailed-exitcode', { type: 'boolean', default: false, describe: 'Exit 0 when nothing would change, 2 when something would (or rows were rejected)' })
+      .example('$0 plan pipelines/reviewers.yaml', 'the field-by-field diff of the next sync')
+      .example('$0 plan pipelines/reviewers.yaml --mask --detailed-exitcode', 'a drift check for CI: exit 2 when out of step, no personal data printed')
+      .example('$0 plan pipelines/reviewers.yaml --out plan.json', 'save the plan for review, then `rostersync apply plan.json`'),
   handler: action(ctx, async (args: RunArgs) =>
-    run(ctx, args, {
-      pipelinePath: String(args.pipeline),
-      dryRun: true,
-      refresh: refreshOption(args.refresh),
-      ...guardRunOptions(args),
-      ...(args.out ? { savePlanTo: args.out } : {}),
-    }),
+    run(
+      ctx,
+      args,
+      {
+        pipelinePath: String(args.pipeline),
+        dryRun: true,
+        refresh: refreshOption(args.refresh),
+        ...guardRunOptions(args),
+        ...(args.out ? { savePlanTo: args.out } : {}),
+      },
+      printPlan,
+    ),
   ),
 });
 
@@ -148,7 +190,10 @@ export const syncCommand: CommandFactory = (ctx) => ({
     guardOptions(runOptions(y))
       .positional('pipeline', { type: 'string', demandOption: true, describe: 'Pipeline file' })
       .option('dry-run', { type: 'boolean', default: false, describe: 'Stop before writing anything (every guard still runs)' })
-      .option('refresh', { type: 'string', describe: 'Also GET remote records and repair drift: --refresh or --refresh=all' }),
+      .option('refresh', { type: 'string', describe: 'Also GET remote records and repair drift: --refresh or --refresh=all' })
+      .example('$0 sync pipelines/reviewers.yaml --dry-run', 'every lookup, validation and guard; writes only the report')
+      .example('$0 sync pipelines/reviewers.yaml --max-duration 2h', 'a nightly run that leaves the rest for the next one')
+      .example('SERVICE_API_KEY=demo-key-0123456789 $0 sync pipelines/demo.yaml --base-url http://127.0.0.1:4010', 'against `rostersync emulator --port 4010`'),
   handler: action(ctx, async (args: RunArgs) =>
     run(ctx, args, { pipelinePath: String(args.pipeline), dryRun: args['dry-run'], refresh: refreshOption(args.refresh), ...guardRunOptions(args) }),
   ),
@@ -157,7 +202,10 @@ export const syncCommand: CommandFactory = (ctx) => ({
 export const applyCommand: CommandFactory = (ctx) => ({
   command: 'apply <plan>',
   describe: 'Apply a plan saved by `rostersync plan --out`, if nothing it was computed against changed',
-  builder: (y: Argv) => runOptions(y).positional('plan', { type: 'string', demandOption: true, describe: 'Saved plan file' }),
+  builder: (y: Argv) =>
+    runOptions(y)
+      .positional('plan', { type: 'string', demandOption: true, describe: 'Saved plan file' })
+      .example('$0 plan pipelines/reviewers.yaml --out plan.json && $0 apply plan.json', 'review first, then apply exactly that plan'),
   handler: action(ctx, async (args: RunArgs) => {
     const progress = progressReporter(ctx.io);
     try {

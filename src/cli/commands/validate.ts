@@ -36,7 +36,9 @@ export const validateCommand: CommandFactory = (ctx) => ({
         type: 'string',
         describe: 'Saved custom-fields listing (`rostersync fields --json > fields.json`) instead of asking the service',
       })
-      .option('rejected-out', { type: 'string', describe: 'Write rejected rows to this CSV (original columns + error columns), mode 0600' }),
+      .option('rejected-out', { type: 'string', describe: 'Write rejected rows to this CSV (original columns + error columns), mode 0600' })
+      .example('$0 validate pipelines/legacy.yaml --rejected-out rejected.csv', 'explain every rejected row and save them to fix in Excel')
+      .example('$0 fields --json > fields.json && $0 validate pipelines/legacy.yaml --fields-file fields.json', 'work offline from a saved listing'),
   handler: action(ctx, async (args: ValidateArgs) => {
     const { io } = ctx;
     const pipeline = loadPipeline(resolve(io.cwd, String(args.pipeline)));

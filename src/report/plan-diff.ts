@@ -1,0 +1,103 @@
+/**
+ * The console view of a plan, Terraform style (`rostersync plan`): one block per record with its
+ * action symbol (+ create, ~ update, - delete) and, field by field, the old value -> the new one.
+ * It renders a RunReport (the plan holds no display text); the HTML report shows the same changes.
+ *
+ * With `mask`, every field value is replaced by `(masked)` (lists keep their length), so the
+ * output can be pasted into a ticket or a CI log without names and emails; client_ids, field names
+ * and the shape of each change stay visible.
+ */
+import type { FieldValue } from '../mapping/types.js';
+import { ACTION_SYMBOL, formatProvenance } from './format.js';
+import type { FieldChange, PlanAction, RecordEntry, RunReport } from './types.js';
+
+export interface PlanDiffOptions {
+  color: boolean;
+  /** Replace every field value by `(masked)`. */
+  mask: boolean;
+  /** Records shown before pointing at the report; 0 shows all. @default 100 */
+  limit?: number;
+}
+
+export const DEFAULT_DIFF_LIMIT = 100;
+
+const ANSI = { bold: 1, dim: 2, red: 31, green: 32, yellow: 33 } as const;
+const ACTION_STYLE: Record<Exclude<PlanAction, 'noop'>, keyof typeof ANSI> = { create: 'green', update: 'yellow', delete: 'red' };
+const REASON_TEXT: Record<string, string> = {
+  new: 'new in the roster',
+  changed: 'changed in the roster',
+  retry_failed: 'last write failed or was not confirmed',
+  drift: 'the service differs from the last applied values',
+  remote_deleted: 'deleted in the service',
+  gone_from_roster: 'gone from the roster',
+  client_id_changed: 'client_id changed',
+};
+
+/** Roster text must not move the cursor or recolour the terminal: control characters become `?`. */
+function plain(text: string): string {
+  return text.replace(/[\u0000-\u001f\u007f-\u009f]/g, '?');
+}
+
+/** A value as Terraform shows it: strings quoted, lists bracketed, `null` for a cleared field. */
+export function diffValue(value: FieldValue | undefined, mask: boolean): string {
+  if (value === undefined || value === null) return 'null';
+  if (mask) return Array.isArray(value) ? `[${value.map(() => '(masked)').join(', ')}]` : '(masked)';
+  if (Array.isArray(value)) return `[${value.map((item) => JSON.stringify(plain(item))).join(', ')}]`;
+  return typeof value === 'number' ? String(value) : JSON.stringify(plain(value));
+}
+
+function changeLine(action: PlanAction, change: FieldChange, width: number, mask: boolean): { symbol: string; text: string } {
+  const label = plain(change.label).padEnd(width);
+  if (action === 'create' || change.before === undefined || change.before === null) {
+    return { symbol: '+', text: `${label} = ${diffValue(change.after, mask)}` };
+  }
+  if (action === 'delete' || change.after === undefined || change.after === null) {
+    return { symbol: '-', text: `${label} = ${diffValue(change.before, mask)} -> null` };
+  }
+  return { symbol: '~', text: `${label} = ${diffValue(change.before, mask)} -> ${diffValue(change.after, mask)}` };
+}
+
+function recordBlock(record: RecordEntry, options: PlanDiffOptions, paint: (style: keyof typeof ANSI, text: string) => string): string[] {
+  const action = record.action as Exclude<PlanAction, 'noop'>;
+  const where = formatProvenance(record.provenance);
+  const why = [REASON_TEXT[record.reason] ?? record.reason, where, record.pairedWith ? `pairs with ${plain(record.pairedWith)}` : ''].filter(Boolean).join('; ');
+  const lines = [`  ${paint(ACTION_STYLE[action], paint('bold', `${ACTION_SYMBOL[action]} ${action}`))} ${paint('bold', plain(record.clientId))}  ${paint('dim', `(${why})`)}`];
+  const width = Math.min(28, Math.max(0, ...record.changes.map((change) => change.label.length)));
+  for (const change of record.changes) {
+    const line = changeLine(action, change, width, options.mask);
+    const style = line.symbol === '+' ? 'green' : line.symbol === '-' ? 'red' : 'yellow';
+    lines.push(`      ${paint(style, line.symbol)} ${line.text}`);
+  }
+  return lines;
+}
+
+/** The plan as a field-by-field diff; ends with Terraform's one-line total. */
+export function renderPlanDiff(report: RunReport, options: PlanDiffOptions): string {
+  const paint = (style: keyof typeof ANSI, text: string) => (options.color ? `\u001b[${ANSI[style]}m${text}\u001b[0m` : text);
+  const changed = report.records.filter((record) => record.action !== 'noop');
+  const total = (action: PlanAction) => Object.values(report.counts[action] ?? {}).reduce((sum, n) => sum + (n ?? 0), 0);
+  const limit = options.limit ?? DEFAULT_DIFF_LIMIT;
+  const shown = limit > 0 ? changed.slice(0, limit) : changed;
+
+  const lines: string[] = [];
+  if (changed.length === 0) {
+    lines.push('No changes. The service matches the roster.');
+  } else {
+    const group = report.target.groupName ? `"${plain(report.target.groupName)}"` : 'the group';
+    lines.push(`rostersync would make these changes to ${group}${report.target.groupId !== null ? ` (#${report.target.groupId})` : ''}${options.mask ? ' (values masked)' : ''}:`, '');
+    for (const record of shown) lines.push(...recordBlock(record, options, paint), '');
+    if (shown.length < changed.length) {
+      lines.push(paint('dim', `  ... and ${changed.length - shown.length} more records: see the report, or --diff-limit 0 to print them all.`), '');
+    }
+  }
+  lines.push(
+    `${paint('bold', 'Plan:')} ${total('create')} to create, ${total('update')} to update, ${total('delete')} to delete, ${total('noop')} unchanged.` +
+      (report.orphans.length > 0 ? ` ${report.orphans.length} orphans kept (upsert mode).` : ''),
+  );
+  return `${lines.join('\n')}\n`;
+}
+
+/** Whether the plan would change anything in the service (`--detailed-exitcode`). */
+export function planHasChanges(report: RunReport): boolean {
+  return (['create', 'update', 'delete'] as const).some((action) => Object.values(report.counts[action] ?? {}).some((n) => (n ?? 0) > 0));
+}
