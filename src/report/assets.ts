@@ -29,6 +29,7 @@ code{font:12.5px ui-monospace,SFMono-Regular,Menlo,Consolas,"DejaVu Sans Mono",m
 a{color:var(--planned)}
 .badge{display:inline-block;padding:3px 10px;border-radius:999px;font-size:13px;font-weight:600;color:#fff;text-transform:uppercase;letter-spacing:.03em;white-space:nowrap}
 td .badge{font-size:11px;padding:2px 8px}
+td.outcome{white-space:nowrap}td.outcome div{white-space:normal;max-width:360px}
 .badge.success{background:var(--done)}.badge.dry_run{background:var(--planned)}.badge.partial{background:#e08e00}
 .badge.refused{background:#d84315}.badge.failed{background:var(--failed)}.badge.interrupted{background:#616161}
 .badge.dry{background:#fff;color:var(--planned);border:1px solid var(--planned)}
@@ -38,7 +39,8 @@ dl.facts{display:grid;grid-template-columns:max-content 1fr;gap:4px 14px;margin:
 dl.facts dt{color:var(--muted)}dl.facts dd{margin:0}
 table{border-collapse:collapse;width:100%}
 th,td{text-align:left;padding:5px 8px;border-bottom:1px solid var(--line);vertical-align:top}
-thead th{position:sticky;top:0;background:#f0f2f5;font-weight:600;z-index:1}
+thead th{background:#f0f2f5;font-weight:600}
+.scroll thead th{position:sticky;top:0;z-index:1}
 .num{text-align:right;font-variant-numeric:tabular-nums}
 table.counts{width:auto;min-width:420px}.zero{color:#b7bec8}.counts .total{font-weight:600}
 .chart{display:block;margin-top:12px;max-width:100%;height:auto}

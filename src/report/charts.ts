@@ -113,6 +113,8 @@ export function renderTrendChart(points: readonly TrendPoint[]): string {
   const scaleY = (value: number) => top + plotHeight - (Math.log10(value + 1) / topLog) * plotHeight;
   const ticks = [0];
   for (let tick = 1; tick <= max; tick *= 10) ticks.push(tick);
+  // The largest value gets its own tick, so the top of the chart is labelled.
+  if (ticks[ticks.length - 1] !== max) ticks.push(max);
   const step = points.length > 1 ? (width - left - right) / (points.length - 1) : 0;
   const x = (index: number) => (points.length > 1 ? left + index * step : left + (width - left - right) / 2);
 

@@ -205,7 +205,7 @@ function runsTable(rows: readonly IndexRow[], combined: boolean): string {
     cells: ({ run, reportHref, pipelineHref }) => [
       ...(combined ? [pipelineHref ? { html: `<a href="${pipelineHref}">${escapeHtml(run.pipeline)}</a>` } : text(run.pipeline)] : []),
       { html: timeHtml(run.startedAt) },
-      { html: `${outcomeBadge(run)} <span class="exit">exit ${run.exitCode}</span>${run.message ? `<div class="empty">${escapeHtml(run.message)}</div>` : ''}` },
+      { html: `${outcomeBadge(run)} <span class="exit">exit ${run.exitCode}</span>${run.message ? `<div class="empty">${escapeHtml(run.message)}</div>` : ''}`, className: 'outcome' },
       count(run.counts.creates),
       count(run.counts.updates),
       count(run.counts.deletes),

@@ -1,0 +1,290 @@
+/**
+ * report.html and the run-history indexes in a real headless Chromium (issue 15), opened from
+ * file:// exactly as an admin would open them: filters and search, the charts, local times,
+ * hostile roster values, pages without JavaScript, and not one network request or console error.
+ * One browser for the whole file; screenshots land in the test's temporary directory.
+ */
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { writeFileAtomic } from '../../src/report/atomic-file.js';
+import { writeCombinedIndex } from '../../src/report/history.js';
+import type { KeepPolicy } from '../../src/report/retention.js';
+import type { RunReport } from '../../src/report/types.js';
+import { writeReport } from '../../src/report/write.js';
+import { inPage, launchBrowser, openPage, setFilter, shownRows, type BrowserHandle, type OpenedPage } from './browser.js';
+import { CLOSE, EVIL, JS_URL, aChange, aRecord, aRejectedRow, aReport, hostileReport } from './builders.js';
+
+let browser: BrowserHandle;
+let dir: string;
+const opened: OpenedPage[] = [];
+
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'rostersync-pages-'));
+  browser = await launchBrowser();
+}, 60_000);
+
+afterAll(async () => {
+  await browser?.close();
+  if (process.env.KEEP_REPORT_PAGES !== '1') await rm(dir, { recursive: true, force: true });
+});
+
+// Every page of every test: no console error, no CSP violation, no request but file://.
+afterEach(async () => {
+  for (const page of opened.splice(0)) {
+    expect(page.errors).toEqual([]);
+    expect(page.blocked).toEqual([]);
+    await page.page.close();
+  }
+});
+
+async function open(file: string, options: { javaScript?: boolean; timezone?: string } = {}): Promise<OpenedPage> {
+  const page = await openPage(browser, file, options);
+  opened.push(page);
+  return page;
+}
+
+/** A run id as sync/run-id.ts makes them, `day` days after 2024-05-01 02:00 UTC. */
+function runAt(day: number): { runId: string; startedAt: string; finishedAt: string } {
+  const start = Date.UTC(2024, 4, 1 + day, 2, 0, 0);
+  const stamp = new Date(start).toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z');
+  return { runId: `${stamp}-a${String(day).padStart(3, '0')}`, startedAt: new Date(start).toISOString(), finishedAt: new Date(start + 3250).toISOString() };
+}
+
+/** Writes a report as a run does (report folder inside the pipeline's root, history recorded); returns report.html. */
+async function writeRun(root: string, report: RunReport, keep: KeepPolicy = { runs: 30 }): Promise<string> {
+  const written = await writeReport(report, { dir: join(root, report.runId), env: {}, history: { root, keep, now: Date.parse(report.finishedAt) } });
+  expect(written.warnings).toEqual([]);
+  return written.files.html;
+}
+
+const ids = async (page: OpenedPage, section: string) => (await shownRows(page.page, section)).map((row) => row[0]);
+const counter = (page: OpenedPage, section: string) => inPage<string>(page.page, `document.querySelector('#${section} .n').textContent`);
+
+describe('report.html', () => {
+  const records = [
+    aRecord({ clientId: 'A-1', action: 'create', reason: 'new', changes: [aChange({ label: 'Subject areas', before: undefined, after: ['Optics'] })] }),
+    aRecord({ clientId: 'A-2', action: 'update', outcome: 'failed', httpStatus: 503, attempts: 5, error: 'timeout' }),
+    aRecord({ clientId: 'A-3', action: 'delete', reason: 'gone_from_roster', changes: [], attempts: 2 }),
+  ];
+
+  it('filters by action and outcome and searches every table', async () => {
+    const html = await writeRun(
+      join(dir, 'filters'),
+      aReport({ ...runAt(0), records, rejectedRows: [aRejectedRow({ clientId: 'EXP-0099', name: 'Grace Hopper' })] }),
+    );
+    const page = await open(html);
+
+    expect(await ids(page, 'changes')).toEqual(['A-1', 'A-2', 'A-3']);
+    expect(await counter(page, 'changes')).toBe('(3)');
+    // Attempts are shown for successes too, not only for failures.
+    expect((await shownRows(page.page, 'changes')).map((row) => row[4])).toEqual(['1', '5', '2']);
+
+    await setFilter(page.page, 'text', 'OPTICS');
+    expect(await ids(page, 'changes')).toEqual(['A-1']);
+    expect(await counter(page, 'changes')).toBe('(1 of 3)');
+    expect(await ids(page, 'rejected')).toEqual(['No row matches the filter.']);
+
+    await setFilter(page.page, 'text', 'grace');
+    expect(await ids(page, 'changes')).toEqual(['No row matches the filter.']);
+    expect((await shownRows(page.page, 'rejected'))[0]?.slice(0, 3)).toEqual(['experts.csv:7', 'EXP-0099', 'Grace Hopper']);
+
+    await setFilter(page.page, 'text', '');
+    await setFilter(page.page, 'action', 'delete');
+    expect(await ids(page, 'changes')).toEqual(['A-3']);
+    // Action and outcome filters leave tables without those columns alone.
+    expect(await ids(page, 'rejected')).toEqual(['experts.csv:7']);
+
+    await setFilter(page.page, 'action', '');
+    await setFilter(page.page, 'outcome', 'failed');
+    expect(await ids(page, 'changes')).toEqual(['A-2']);
+    expect(await shownRows(page.page, 'failures')).toEqual([['A-2', 'update', '503', '5', 'timeout']]);
+
+    await setFilter(page.page, 'outcome', 'skipped');
+    expect(await ids(page, 'changes')).toEqual(['No row matches the filter.']);
+  });
+
+  it('pages through 1,234 records: 500 laid out, the rest searchable and a click away', async () => {
+    const many = Array.from({ length: 1234 }, (_, i) => aRecord({ clientId: `R-${i}`, changes: [aChange({ before: `Old ${i}`, after: `New ${i}` })] }));
+    const page = await open(await writeRun(join(dir, 'paging'), aReport({ ...runAt(0), records: many })));
+
+    expect(await shownRows(page.page, 'changes')).toHaveLength(500);
+    expect(await inPage<string>(page.page, `document.querySelector('#changes .more').textContent`)).toBe('Showing 500 of 1234. Show 734 more');
+
+    await setFilter(page.page, 'text', 'new 1200');
+    expect(await ids(page, 'changes')).toEqual(['R-1200']);
+
+    await setFilter(page.page, 'text', '');
+    await page.page.click('#changes .more button');
+    expect(await shownRows(page.page, 'changes')).toHaveLength(1234);
+    expect(await inPage<string>(page.page, `document.querySelector('#changes .more').textContent`)).toBe('');
+  });
+
+  it('scales the chart to what changed: 3 updates fill the bar next to 50,000 unchanged records', async () => {
+    const three = [aRecord(), aRecord(), aRecord()];
+    const page = await open(await writeRun(join(dir, 'chart'), aReport({ ...runAt(0), records: three, noops: 50_000 })));
+
+    const chart = await inPage<{ bars: { title: string; width: number; shown: number }[]; area: number; footer: string }>(
+      page.page,
+      `(() => {
+        const svg = document.querySelector('svg.change-chart');
+        return {
+          area: Number(svg.getAttribute('data-bar-area')),
+          footer: svg.querySelector('.unchanged').textContent,
+          bars: Array.from(svg.querySelectorAll('rect.bar')).map((r) => ({ title: r.querySelector('title').textContent, width: Number(r.getAttribute('width')), shown: r.getBoundingClientRect().width })),
+        };
+      })()`,
+    );
+    expect(chart.bars.map((bar) => bar.title)).toEqual(['update done: 3']);
+    expect(chart.bars[0]!.width).toBe(chart.area);
+    // On screen, not just in the markup: hundreds of pixels, not a sliver.
+    expect(chart.bars[0]!.shown).toBeGreaterThan(400);
+    expect(chart.footer).toContain('50,000 unchanged record(s), not drawn');
+
+    // Bars keep their proportions among changes: 1 create is a third of 3 updates.
+    const mixed = await open(await writeRun(join(dir, 'chart-mixed'), aReport({ ...runAt(0), records: [...three, aRecord({ action: 'create' })], noops: 50_000 })));
+    const widths = await inPage<Record<string, number>>(
+      mixed.page,
+      `Object.fromEntries(Array.from(document.querySelectorAll('svg.change-chart rect.bar')).map((r) => [r.querySelector('title').textContent, Number(r.getAttribute('width'))]))`,
+    );
+    expect(widths['create done: 1']! * 3).toBeCloseTo(widths['update done: 3']!, 0);
+  });
+
+  it('keeps hostile roster values as text: nothing runs, no injected element, attribute or javascript: link', async () => {
+    const report = hostileReport();
+    const page = await open(await writeRun(join(dir, 'hostile'), { ...report, ...runAt(0), rejectedRows: report.rejectedRows }));
+
+    const probe = await inPage<{ pwned: unknown; scripts: number; handlers: string[]; hrefs: string[]; images: number; svgs: number }>(
+      page.page,
+      `(() => ({
+        pwned: window.__pwned === undefined ? null : window.__pwned,
+        scripts: document.scripts.length,
+        handlers: Array.from(document.querySelectorAll('*')).flatMap((el) => Array.from(el.attributes).filter((a) => a.name.startsWith('on')).map((a) => el.tagName + ' ' + a.name)),
+        hrefs: Array.from(document.querySelectorAll('a[href]')).map((a) => a.href),
+        images: document.images.length,
+        svgs: document.querySelectorAll('svg').length,
+      }))()`,
+    );
+    expect(probe).toMatchObject({ pwned: null, scripts: 1, handlers: [], images: 0, svgs: 1 });
+    for (const href of probe.hrefs) expect(new URL(href).protocol).toBe('file:');
+
+    // The values are on the page, verbatim, as text.
+    const changes = await shownRows(page.page, 'changes');
+    expect(changes[0]?.[0]).toBe(`X-1${EVIL}`);
+    expect(changes[0]?.[7]).toContain(JS_URL);
+    expect((await shownRows(page.page, 'rejected'))[0]?.slice(1, 3)).toEqual([`R-1${CLOSE}`, '<svg onload="window.__pwned=5">']);
+    expect(await inPage<string>(page.page, `document.querySelector('header h1 code').textContent`)).toBe(`demo${EVIL}`);
+    await page.page.click('#filtered summary');
+    expect(await shownRows(page.page, 'filtered')).toEqual([['x.csv:3', JS_URL, CLOSE, `Active equals "${EVIL}"`]]);
+
+    // Searching for the payload finds it as text and still runs nothing.
+    await setFilter(page.page, 'text', '<script>');
+    expect(await ids(page, 'changes')).toEqual([`X-1${EVIL}`]);
+    expect(await inPage<unknown>(page.page, 'window.__pwned === undefined')).toBe(true);
+  });
+
+  it('shows times in the viewer’s time zone, with UTC on hover', async () => {
+    const page = await open(await writeRun(join(dir, 'times'), aReport({ ...runAt(0), records })), { timezone: 'Asia/Tokyo' });
+    const time = await inPage<{ text: string; title: string }>(page.page, `(() => { const t = document.querySelector('#summary time'); return { text: t.textContent, title: t.title }; })()`);
+    // 02:00 UTC is 11:00 in Tokyo.
+    expect(time.text).toMatch(/\b11:00:00\b/);
+    expect(time.title).toBe('2024-05-01 02:00:00 UTC');
+  });
+
+  it('reads without JavaScript: every table is there, the filter bar (useless without script) is not', async () => {
+    const page = await open(await writeRun(join(dir, 'no-js'), aReport({ ...runAt(0), records, orphans: ['O-1'], mode: 'upsert' })), { javaScript: false });
+    expect(await ids(page, 'changes')).toEqual(['A-1', 'A-2', 'A-3']);
+    expect(await ids(page, 'failures')).toEqual(['A-2']);
+    expect(await ids(page, 'orphans')).toEqual(['O-1']);
+    expect(await inPage<boolean>(page.page, `document.querySelector('.filters').getBoundingClientRect().height === 0`)).toBe(true);
+    expect(await inPage<string>(page.page, `document.querySelector('#summary time').textContent`)).toBe('2024-05-01 02:00:00 UTC');
+    expect(await inPage<boolean>(page.page, `!!document.querySelector('svg.change-chart rect.bar')`)).toBe(true);
+  });
+
+  it('renders a page that looks right: screenshot in the test’s directory', async () => {
+    const report = aReport({
+      ...runAt(0),
+      records,
+      noops: 50_000,
+      rejectedRows: [aRejectedRow({ clientId: 'EXP-0099', name: 'Grace Hopper' })],
+      filteredRows: [{ provenance: { file: '/data/rosters/experts.csv', row: 9 }, reason: 'skip_rows[0]: Active equals "No"', clientId: 'EXP-0100', name: 'Alan Turing' }],
+      limiter: { requests: 120, retries: 3, rateLimited: 2, currentRate: 5, configuredRate: 10 },
+    });
+    report.input.filtered = 1;
+    const page = await open(await writeRun(join(dir, 'look'), report));
+    await page.page.click('#filtered summary');
+    await inPage(page.page, 'window.scrollTo(0, 0)');
+    const path = join(dir, 'report.png');
+    await page.page.screenshot({ path, fullPage: true });
+    const png = await readFile(path);
+    expect(png.subarray(1, 4).toString()).toBe('PNG');
+    expect(png.length).toBeGreaterThan(20_000);
+    expect(await inPage<string>(page.page, `document.querySelector('#summary').innerText`)).toContain(
+      'the service answered 429 (too many requests) 2 times and the client paused 2 times',
+    );
+  });
+});
+
+describe('run-history index', () => {
+  /** Four runs of one pipeline: success, dry run, failed, partial, newest last; retention keeps 3. */
+  async function fourRuns(root: string, pipeline = 'demo'): Promise<void> {
+    const outcomes: RunReport['outcome'][] = ['success', 'dry_run', 'failed', 'partial'];
+    for (const [day, outcome] of outcomes.entries()) {
+      const recs = Array.from({ length: day + 1 }, () => aRecord({ outcome: outcome === 'failed' ? 'failed' : 'done' }));
+      await writeRun(root, aReport({ ...runAt(day), pipeline, outcome, dryRun: outcome === 'dry_run', records: recs, noops: 1000 * (day + 1) }), { runs: 3 });
+    }
+  }
+
+  it('lists every run with its counts, filters by outcome, charts the trend and links to each kept report', async () => {
+    const root = join(dir, 'history', 'demo');
+    await fourRuns(root);
+    const page = await open(join(root, 'index.html'));
+
+    const rows = await shownRows(page.page, 'runs');
+    expect(rows.map((row) => row[1]?.split(' ')[0])).toEqual(['partial', 'failed', 'dry', 'success']);
+    // started, outcome, creates, updates, deletes, unchanged, failures, rejects, duration, where, report
+    expect(rows[1]?.slice(2, 9)).toEqual(['0', '3', '0', '3,000', '3', '0', '3.3 s']);
+    expect(rows[3]?.[10]).toBe(`${runAt(0).runId} (pruned)`);
+
+    await setFilter(page.page, 'outcome', 'dry_run');
+    expect((await shownRows(page.page, 'runs')).map((row) => row[10])).toEqual([runAt(1).runId]);
+
+    const trend = await inPage<{ lines: number; points: number; updates: string[] }>(
+      page.page,
+      `({ lines: document.querySelectorAll('svg.trend-chart polyline').length, points: document.querySelectorAll('svg.trend-chart circle').length,
+          updates: Array.from(document.querySelectorAll('svg.trend-chart circle[data-series="updates"]')).map((c) => c.getAttribute('data-value')) })`,
+    );
+    expect(trend).toEqual({ lines: 5, points: 20, updates: ['1', '2', '3', '4'] });
+
+    // The link opens the run's report from file://.
+    await Promise.all([page.page.waitForNavigation(), page.page.click(`a[href$="${runAt(1).runId}/report.html"]`)]);
+    expect(page.page.url()).toMatch(new RegExp(`^file://.*/${runAt(1).runId}/report\\.html$`));
+    expect(await page.page.title()).toBe('rostersync · demo · dry_run');
+    // …and the report links back.
+    await Promise.all([page.page.waitForNavigation(), page.page.click('header nav a')]);
+    expect(page.page.url()).toMatch(/\/demo\/index\.html$/);
+
+    await page.page.screenshot({ path: join(dir, 'index.png'), fullPage: true });
+  });
+
+  it('combines the histories of pipelines that ran together, filterable by pipeline', async () => {
+    const reports = join(dir, 'combined');
+    await fourRuns(join(reports, 'demo'), 'demo');
+    await fourRuns(join(reports, 'board'), 'board');
+    const file = await writeCombinedIndex({ file: join(reports, 'index.html'), roots: [join(reports, 'demo'), join(reports, 'board')] }, writeFileAtomic);
+    const page = await open(file);
+
+    expect(await shownRows(page.page, 'runs')).toHaveLength(8);
+    expect((await shownRows(page.page, 'latest')).map((row) => row.slice(0, 1))).toEqual([['demo'], ['board']]);
+    await setFilter(page.page, 'pipeline', 'board');
+    const board = await shownRows(page.page, 'runs');
+    expect(board.map((row) => row[0])).toEqual(['board', 'board', 'board', 'board']);
+    await setFilter(page.page, 'outcome', 'failed');
+    expect(await shownRows(page.page, 'runs')).toHaveLength(1);
+    expect(await inPage<number>(page.page, `document.querySelectorAll('svg.trend-chart').length`)).toBe(2);
+
+    await Promise.all([page.page.waitForNavigation(), page.page.click('#latest a')]);
+    expect(page.page.url()).toMatch(/\/combined\/demo\/index\.html$/);
+  });
+});
