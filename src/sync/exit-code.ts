@@ -2,6 +2,7 @@
  * The exit code of a run that ended in an error, and the one error that says writes happened.
  */
 import { EXIT, UserFacingError } from '../errors.js';
+import { fileSystemHint, fileSystemProblem } from '../file-system-problem.js';
 
 /** The exit code an error carries (UserFacingError and its subclasses), else a usage error's. */
 export function exitCodeOf(error: unknown): number {
@@ -29,5 +30,15 @@ export class FailedAfterWritesError extends UserFacingError {
 
 /** The error to raise for a failure during apply: operator-facing errors as they are, others wrapped. */
 export function failureDuringApply(error: unknown): UserFacingError {
-  return error instanceof UserFacingError ? error : new FailedAfterWritesError(error);
+  if (error instanceof UserFacingError) return error;
+  // A full disk or a read-only state mid-run is not a bug: say which, and what to do.
+  const problem = fileSystemProblem(error);
+  if (problem) {
+    return new UserFacingError(`the run stopped after writes began: ${problem.words} (${problem.code}). Some writes may have reached the service.`, {
+      hint: `${fileSystemHint(problem, '--state-dir / --report-dir')} The journal records every write that finished; the next run converges.`,
+      exitCode: EXIT.failedAfterWrites,
+      cause: error,
+    });
+  }
+  return new FailedAfterWritesError(error);
 }

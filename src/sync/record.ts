@@ -6,7 +6,9 @@ import type { ResolvedPipeline } from '../config/load.js';
 import { reportDirFor, reportRootFor } from '../report/location.js';
 import { parseKeep } from '../report/retention.js';
 import type { RunReport } from '../report/types.js';
+import { writeReportOrFallback } from '../report/fallback.js';
 import { writeReport, type WrittenReport } from '../report/write.js';
+import { fileSystemHint, fileSystemProblem } from '../file-system-problem.js';
 import type { StateBackend } from '../state/backend.js';
 import type { RunOptions } from './options.js';
 
@@ -21,12 +23,23 @@ export interface RecordInput {
 
 export async function recordRun(input: RecordInput): Promise<WrittenReport> {
   const { pipeline, store, report, options } = input;
-  store.finishRun({ id: report.runId, outcome: report.outcome, validRecords: input.validRecords, counts: report.counts });
+  // A state that cannot record the run's end (a full disk) must not hide what the run did: the
+  // report still says it, with the problem as a warning.
+  let stateProblem: string | undefined;
+  try {
+    store.finishRun({ id: report.runId, outcome: report.outcome, validRecords: input.validRecords, counts: report.counts });
+  } catch (error) {
+    const problem = fileSystemProblem(error);
+    if (!problem) throw error;
+    stateProblem = `The state could not record the end of this run: ${problem.words} (${problem.code}). ${fileSystemHint(problem, '--state-dir')}`;
+  }
   options.logger?.info(
     { runId: report.runId, pipeline: pipeline.name, outcome: report.outcome, exitCode: report.exitCode, counts: report.counts, durationMs: report.durationMs },
     'run finished',
   );
-  return writeReport(report, reportOptions(pipeline, report, options));
+  const written = await writeReportOrFallback(report, reportOptions(pipeline, report, options));
+  if (stateProblem) written.warnings.push(stateProblem);
+  return written;
 }
 
 /** Where the report goes, and the run history it joins (every run, dry runs and early failures too). */

@@ -98,6 +98,8 @@ function refreshOption(value: string | boolean | undefined): RunOptions['refresh
 }
 
 export function printResult(result: RunResult, args: { json?: boolean }, io: CliIo): number {
+  // E.g. the report went to a fallback directory: said on stderr whatever the output format.
+  for (const warning of result.written.warnings) io.stderr.write(`warning: ${warning}\n`);
   if (args.json) {
     io.stdout.write(`${JSON.stringify(result.report, null, 2)}\n`);
     return result.exitCode;

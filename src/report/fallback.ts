@@ -1,0 +1,62 @@
+/**
+ * A run's report must reach someone even when its directory cannot be written (a read-only mount,
+ * a permission, a full disk): the writes it made are already in the service, so exiting with
+ * "cannot write the report" would hide them. The report then goes to a fallback directory under
+ * the system's temporary directory, and the run names it (`warnings`) on the console.
+ */
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { EXIT, UserFacingError } from '../errors.js';
+import { fileSystemProblem } from '../file-system-problem.js';
+import { ACTIONS } from './format.js';
+import type { RunReport } from './types.js';
+import { writeReport, type WriteReportOptions, type WrittenReport } from './write.js';
+
+export interface FallbackOptions {
+  /** Where the fallback report goes: `<root>/<pipeline>/<run id>`. @default `<os tmpdir>/rostersync-reports` */
+  fallbackRoot?: string;
+}
+
+/** Why a write failed, in words when it is a file-system problem. */
+function reason(error: unknown): string {
+  const problem = fileSystemProblem(error);
+  if (problem) return `${problem.words} (${problem.code})`;
+  return error instanceof Error ? error.message : String(error);
+}
+
+/** One folder name from free text (a pipeline name), never a path. */
+function segment(text: string): string {
+  return text.replace(/[^\w.-]+/g, '_').replace(/^\.+/, '_').slice(0, 100) || '_';
+}
+
+/** "3 created, 1 updated, 0 deleted": what the run did, for a message that must stand on its own. */
+export function writesDone(report: RunReport): string {
+  const done = (action: (typeof ACTIONS)[number]) => report.counts[action]?.done ?? 0;
+  return `${done('create')} created, ${done('update')} updated, ${done('delete')} deleted`;
+}
+
+export async function writeReportOrFallback(report: RunReport, options: WriteReportOptions & FallbackOptions): Promise<WrittenReport> {
+  try {
+    return await writeReport(report, options);
+  } catch (primary) {
+    const dir = join(options.fallbackRoot ?? join(tmpdir(), 'rostersync-reports'), segment(report.pipeline), segment(report.runId));
+    const primaryReason = reason(primary);
+    try {
+      // No run history in the fallback place: it is not the pipeline's report folder.
+      const written = await writeReport(report, { dir, env: options.env });
+      written.warnings.unshift(`Could not write the report to ${options.dir}: ${primaryReason}. It was written to ${written.dir} instead.`);
+      return written;
+    } catch (fallback) {
+      const anyWrites = ACTIONS.some((action) => action !== 'noop' && (report.counts[action]?.done ?? 0) > 0);
+      throw new UserFacingError(
+        `The run finished (${report.outcome}, ${writesDone(report)}) but its report could not be written: ` +
+          `${options.dir}: ${primaryReason}; fallback ${dir}: ${reason(fallback)}.`,
+        {
+          hint: 'Free some disk space or make a report directory writable (--report-dir DIR); the next run reports the state again. Nothing is lost: the state journal holds every write.',
+          exitCode: anyWrites ? EXIT.failedAfterWrites : EXIT.usage,
+          cause: fallback,
+        },
+      );
+    }
+  }
+}
