@@ -19,7 +19,7 @@ export interface ConsoleSummaryOptions {
   /** Use ANSI colours (the CLI passes true when stdout is a TTY and NO_COLOR is unset). */
   color: boolean;
   /** Report files to list: the `files` returned by `writeReport`. */
-  files?: { json?: string; md?: string; html?: string; rejectedCsv?: string };
+  files?: { json?: string; md?: string; html?: string; rejectedCsv?: string; index?: string };
 }
 
 /** Notes (reader detections, client_id changes, a created group) shown before pointing at the report. */
@@ -108,6 +108,7 @@ export function renderConsoleSummary(report: RunReport, options: ConsoleSummaryO
       ['markdown', files.md],
       ['json', files.json],
       ['rejected', files.rejectedCsv],
+      ['all runs', files.index],
     ];
     const listed = entries.filter((entry): entry is [string, string] => entry[1] !== undefined);
     if (listed.length > 0) lines.push('', 'report:', ...listed.map(([label, path]) => `  ${label.padEnd(9)}${path}`));

@@ -12,6 +12,7 @@ import {
   failedRecords,
   formatDuration,
   formatProvenance,
+  limiterSentence,
   outcomesPresent,
   redactEmails,
   sentence,
@@ -124,16 +125,8 @@ export function renderMarkdown(report: RunReport): string {
     push('');
   }
 
-  if (report.limiter) {
-    const { requests, retries, rateLimited, currentRate, ...rest } = report.limiter;
-    const extra = Object.entries(rest).map(([key, value]) => `${mdText(key)} ${value}`);
-    push(
-      '### Rate limiter',
-      '',
-      [`${requests} requests`, `${retries} retries`, `${rateLimited} rate-limited (429)`, `final rate ${currentRate}/s`, ...extra].join(' · '),
-      '',
-    );
-  }
+  const limiter = limiterSentence(report);
+  if (limiter) push('### Rate limiter', '', mdText(limiter), '');
 
   const failures = failedRecords(report);
   if (failures.length > 0) {

@@ -38,14 +38,15 @@ export interface WriteReportOptions {
 export interface WrittenReport {
   /** Absolute path of the report directory. */
   dir: string;
-  /** Absolute paths of the files written. `rejectedCsv` only when there were rejected rows. */
-  files: { json: string; md: string; html: string; rejectedCsv?: string };
+  /**
+   * Absolute paths of the files written. `rejectedCsv` only when there were rejected rows, `index`
+   * (the pipeline's run-history page) only when `history` was given.
+   */
+  files: { json: string; md: string; html: string; rejectedCsv?: string; index?: string };
   /** The step-summary file report.md was appended to, when `GITHUB_STEP_SUMMARY` was set and writable. */
   stepSummary?: string;
   /** Problems that did not stop the report from being written (e.g. an unwritable step summary). */
   warnings: string[];
-  /** The run-history page rebuilt for this run, when `history` was given. */
-  index?: string;
   /** Report folders retention removed, oldest first. */
   pruned?: string[];
 }
@@ -142,7 +143,7 @@ async function recordHistory(report: RunReport, dir: string, options: WriteRepor
     const inside = relative(root, dir);
     const current = inside && !inside.startsWith('..') && !isAbsolute(inside) ? basename(dir) : undefined;
     written.pruned = await pruneReports({ root, keep: history.keep, now: history.now, ...(current ? { current } : {}) });
-    written.index = await writeHistoryIndex(root, report.pipeline, writeFileAtomic);
+    written.files.index = await writeHistoryIndex(root, report.pipeline, writeFileAtomic);
   } catch (error) {
     const reason = error instanceof Error && 'code' in error ? String(error.code) : String(error);
     written.warnings.push(`Could not update the run history in ${root}: ${reason}.`);

@@ -102,8 +102,8 @@ describe('writeReport with a run history', () => {
     const third = await write(T0 + 2 * DAY, { records: [aRecord({ outcome: 'failed', error: 'boom' })], outcome: 'partial' });
 
     expect(third.pruned).toEqual([runId(T0)]);
-    expect(third.index).toBe(join(root, 'index.html'));
-    expect(((await stat(third.index!)).mode & 0o777).toString(8)).toBe('600');
+    expect(third.files.index).toBe(join(root, 'index.html'));
+    expect(((await stat(third.files.index!)).mode & 0o777).toString(8)).toBe('600');
     const history = await readHistory(root);
     expect(history.map((run) => [run.runId, run.outcome, run.counts.failures])).toEqual([
       [runId(T0 + 2 * DAY), 'partial', 1],
@@ -111,7 +111,7 @@ describe('writeReport with a run history', () => {
       [runId(T0), 'success', 0],
     ]);
     expect(history[0]).toMatchObject({ reportDir: runId(T0 + 2 * DAY), where: expect.stringMatching(/ · GitHub Actions org\/rosters run 77$/) });
-    const index = await readFile(third.index!, 'utf8');
+    const index = await readFile(third.files.index!, 'utf8');
     expect(index).toContain(`${runId(T0)} (pruned)`);
     expect(index).toContain(`<a href="./${runId(T0 + DAY)}/report.html">`);
     // The report links back to the index.
