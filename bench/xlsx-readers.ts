@@ -1,0 +1,287 @@
+/**
+ * XLSX readers compared (issue 16): rostersync's reader (src/sources/xlsx-reader.ts, yauzl +
+ * saxes) against exceljs 4.4's streaming `WorkbookReader` (the reader it replaced, values
+ * normalised the same way the old reader did) and exceljs's full-workbook `readFile`.
+ *
+ *   npx tsx bench/xlsx-readers.ts            # corpus + 10k and 100k rows, 3 runs each
+ *   npx tsx bench/xlsx-readers.ts --quick    # corpus (5 reads) + 10k rows, 1 run
+ *
+ * 1. Correctness and determinism: every sheet of test/fixtures/xlsx-corpus read N times by each
+ *    reader, compared with the openpyxl reference (expected.json). exceljs is given the benefit
+ *    of the doubt on policy: a cell it reports as an error or a missing result counts as a reject,
+ *    as in our reader; only values are judged.
+ * 2. Speed and peak memory: rosters of 10k and 100k rows (bench/generate.ts, written by exceljs's
+ *    streaming writer, which stores worksheets before shared strings as Excel for Mac does), each
+ *    read in its own child process (peak RSS is that reader's alone). Median time of the runs;
+ *    ratio against the bare exceljs streaming read of the same file in the same run.
+ */
+import { execFile } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import ExcelJS from 'exceljs';
+import type { Cell, Row } from 'exceljs';
+import { openSource } from '../src/sources/index.js';
+import { normaliseCell, type CellIssue } from '../src/sources/normalise-cell.js';
+import type { CellValue } from '../src/sources/types.js';
+import { writeXlsx } from './generate.js';
+
+const ROOT = fileURLToPath(new URL('../', import.meta.url));
+const CORPUS = `${ROOT}test/fixtures/xlsx-corpus/`;
+const DATA = `${ROOT}bench/data/xlsx-readers/`;
+/** A child that takes longer than this is stopped (every load loop is bounded in count and time). */
+const CHILD_TIMEOUT_MS = 10 * 60_000;
+
+type Item = { row: number; values: Record<string, CellValue> } | { row: number; rejected: string[] };
+interface SheetResult {
+  headers: string[];
+  items: Item[];
+}
+type ReaderName = 'rostersync' | 'exceljs-stream' | 'exceljs-full';
+
+async function readOurs(path: string, sheet: string): Promise<SheetResult> {
+  const source = await openSource({ file: path, xlsx: { sheet, header_row: 1 } }, { baseDir: '/' });
+  const items: Item[] = [];
+  for await (const item of source.items) {
+    if (item.kind === 'row') items.push({ row: item.row.provenance.row, values: item.row.values });
+    else items.push({ row: item.error.provenance.row, rejected: [...item.error.message.matchAll(/\bcell ([A-Z]+\d+)/g)].map((match) => match[1] as string) });
+  }
+  return { headers: source.headers, items };
+}
+
+/** What the replaced reader did with an exceljs row: normaliseCell on the value (the model for formulas). */
+function exceljsRow(row: Row, headers: string[] | undefined, date1904: boolean): { cells: (CellValue)[]; rejected: string[] } {
+  const cells: CellValue[] = [];
+  const rejected: string[] = [];
+  row.eachCell((cell: Cell, column: number) => {
+    let issue: CellIssue | undefined;
+    const raw = cell.type === ExcelJS.ValueType.Formula ? cell.model : cell.value;
+    const value = normaliseCell(raw, { numFmt: cell.numFmt, date1904, onIssue: (found) => (issue = found) });
+    if (issue && issue !== 'unsupported') rejected.push(cell.address);
+    else if (headers && value !== null && column > headers.length) rejected.push(cell.address);
+    cells[column - 1] = value;
+  });
+  return { cells, rejected };
+}
+
+function toResult(rows: Iterable<Row>, date1904: boolean): SheetResult {
+  let headers: string[] | undefined;
+  const items: Item[] = [];
+  for (const row of rows) {
+    if (!headers) {
+      const { cells } = exceljsRow(row, undefined, date1904);
+      while (cells.length > 0 && (cells[cells.length - 1] ?? null) === null) cells.pop();
+      headers = Array.from(cells, (cell) => (cell === null || cell === undefined ? '' : String(cell)));
+      continue;
+    }
+    const { cells, rejected } = exceljsRow(row, headers, date1904);
+    if (rejected.length > 0) {
+      items.push({ row: row.number, rejected });
+      continue;
+    }
+    const values: Record<string, CellValue> = {};
+    let filled = 0;
+    headers.forEach((header, index) => {
+      const value = cells[index] ?? null;
+      values[header] = value;
+      if (value !== null) filled++;
+    });
+    if (filled > 0) items.push({ row: row.number, values });
+  }
+  return { headers: headers ?? [], items };
+}
+
+async function readExceljsStream(path: string, sheet: string): Promise<SheetResult> {
+  const reader = new ExcelJS.stream.xlsx.WorkbookReader(path, { worksheets: 'emit', sharedStrings: 'cache', styles: 'cache', hyperlinks: 'cache', entries: 'ignore' });
+  const model = reader as unknown as { properties?: { model?: { date1904?: boolean } } };
+  for await (const worksheet of reader) {
+    const named = worksheet as unknown as { name: string } & AsyncIterable<Row>;
+    if (named.name.normalize('NFC') !== sheet.normalize('NFC')) continue;
+    const rows: Row[] = [];
+    for await (const row of named) rows.push(row);
+    return toResult(rows, model.properties?.model?.date1904 === true);
+  }
+  throw new Error(`sheet "${sheet}" not found`);
+}
+
+async function readExceljsFull(path: string, sheet: string): Promise<SheetResult> {
+  const workbook = new ExcelJS.Workbook();
+  await workbook.xlsx.readFile(path);
+  const worksheet = workbook.worksheets.find((candidate) => candidate.name.normalize('NFC') === sheet.normalize('NFC'));
+  if (!worksheet) throw new Error(`sheet "${sheet}" not found`);
+  const rows: Row[] = [];
+  worksheet.eachRow((row) => rows.push(row));
+  return toResult(rows, workbook.properties.date1904 === true);
+}
+
+const READERS: Record<ReaderName, (path: string, sheet: string) => Promise<SheetResult>> = {
+  rostersync: readOurs,
+  'exceljs-stream': readExceljsStream,
+  'exceljs-full': readExceljsFull,
+};
+
+/** JSON with object keys sorted, so results compare whatever order their keys were set in. */
+function canonical(value: unknown): string {
+  return JSON.stringify(value, (_, inner: unknown) =>
+    inner && typeof inner === 'object' && !Array.isArray(inner)
+      ? Object.fromEntries(Object.entries(inner as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
+      : inner,
+  );
+}
+
+interface CorpusScore {
+  sheets: number;
+  /** Sheets read right on every read. */
+  alwaysRight: number;
+  /** Sheets whose reads did not all give the same result (or failed only sometimes). */
+  nondeterministic: number;
+  reads: number;
+  rightReads: number;
+  failedReads: number;
+  wrong: string[];
+}
+
+async function scoreCorpus(reader: ReaderName, reads: number): Promise<CorpusScore> {
+  const expected = JSON.parse(readFileSync(`${CORPUS}expected.json`, 'utf8')) as Record<string, { sheets: Array<SheetResult & { name: string }> }>;
+  const score: CorpusScore = { sheets: 0, alwaysRight: 0, nondeterministic: 0, reads: 0, rightReads: 0, failedReads: 0, wrong: [] };
+  for (const [file, { sheets }] of Object.entries(expected)) {
+    for (const sheet of sheets) {
+      score.sheets++;
+      const outcomes = new Set<string>();
+      let right = 0;
+      for (let read = 0; read < reads; read++) {
+        score.reads++;
+        let outcome: string;
+        try {
+          const result = await READERS[reader](`${CORPUS}${file}`, sheet.name);
+          outcome = canonical(result);
+          if (outcome === canonical({ headers: sheet.headers, items: sheet.items })) right++;
+        } catch (error) {
+          score.failedReads++;
+          outcome = `failed: ${error instanceof Error ? error.message : String(error)}`;
+        }
+        outcomes.add(outcome);
+      }
+      score.rightReads += right;
+      if (right === reads) score.alwaysRight++;
+      else score.wrong.push(`${file} "${sheet.name}" (${right}/${reads} right)`);
+      if (outcomes.size > 1) score.nondeterministic++;
+    }
+  }
+  return score;
+}
+
+/** Child mode: read every row of the first sheet and touch every value. */
+async function child(reader: ReaderName, path: string): Promise<void> {
+  const started = performance.now();
+  let rows = 0;
+  let cells = 0;
+  if (reader === 'rostersync') {
+    const source = await openSource({ file: path }, { baseDir: '/' });
+    for await (const item of source.items) {
+      if (item.kind !== 'row') continue;
+      rows++;
+      for (const key in item.row.values) if (item.row.values[key] !== null) cells++;
+    }
+  } else if (reader === 'exceljs-stream') {
+    // The bare streaming read, as bench/child.ts `bare-xlsx` does it, touching each value.
+    const workbook = new ExcelJS.stream.xlsx.WorkbookReader(path, { worksheets: 'emit', sharedStrings: 'cache', styles: 'cache', hyperlinks: 'cache', entries: 'ignore' });
+    for await (const worksheet of workbook) {
+      for await (const row of worksheet as unknown as AsyncIterable<Row>) {
+        rows++;
+        row.eachCell((cell) => {
+          if (cell.value !== null) cells++;
+        });
+      }
+      break;
+    }
+    rows--; // header
+  } else {
+    const workbook = new ExcelJS.Workbook();
+    await workbook.xlsx.readFile(path);
+    workbook.worksheets[0]?.eachRow((row) => {
+      rows++;
+      row.eachCell((cell) => {
+        if (cell.value !== null) cells++;
+      });
+    });
+    rows--;
+  }
+  const ms = performance.now() - started;
+  console.log(JSON.stringify({ ms: Math.round(ms), maxRssMb: Math.round(process.resourceUsage().maxRSS / 1024), rows, cells }));
+}
+
+interface ChildResult {
+  ms: number;
+  maxRssMb: number;
+  rows: number;
+  cells: number;
+}
+
+function runChild(reader: ReaderName, path: string): Promise<ChildResult> {
+  return new Promise((resolve, reject) => {
+    execFile(
+      process.execPath,
+      ['--import', 'tsx', fileURLToPath(import.meta.url), '--child', reader, path],
+      { timeout: CHILD_TIMEOUT_MS, maxBuffer: 1 << 20 },
+      (error, stdout, stderr) => {
+        if (error) reject(new Error(`${reader} on ${path} failed: ${error.message}\n${stderr}`));
+        else resolve(JSON.parse(stdout.trim().split('\n').pop() ?? '{}') as ChildResult);
+      },
+    );
+  });
+}
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1 ? (sorted[middle] as number) : Math.round(((sorted[middle - 1] as number) + (sorted[middle] as number)) / 2);
+}
+
+async function main(): Promise<void> {
+  const quick = process.argv.includes('--quick');
+  const reads = quick ? 5 : 20;
+  const sizes = quick ? [10_000] : [10_000, 100_000];
+  const runs = quick ? 1 : 3;
+  const readers: ReaderName[] = ['rostersync', 'exceljs-stream', 'exceljs-full'];
+
+  console.log(`## Corpus: ${reads} reads of every sheet\n`);
+  console.log('| reader | sheets right on every read | right reads | failed reads | sheets with differing reads |');
+  console.log('|---|---|---|---|---|');
+  const wrongs: string[] = [];
+  for (const reader of readers) {
+    const score = await scoreCorpus(reader, reads);
+    console.log(`| ${reader} | ${score.alwaysRight}/${score.sheets} | ${score.rightReads}/${score.reads} | ${score.failedReads} | ${score.nondeterministic} |`);
+    if (score.wrong.length > 0) wrongs.push(`- ${reader}: ${score.wrong.join('; ')}`);
+  }
+  if (wrongs.length > 0) console.log(`\nNot always right:\n${wrongs.join('\n')}`);
+
+  mkdirSync(DATA, { recursive: true });
+  console.log(`\n## Speed and peak memory: median of ${runs} run(s), each reader in its own process\n`);
+  console.log('| rows | reader | median ms | vs exceljs-stream | peak RSS MB | rows read |');
+  console.log('|---|---|---|---|---|---|');
+  for (const size of sizes) {
+    const path = `${DATA}roster-${size}.xlsx`;
+    if (!existsSync(path)) await writeXlsx(path, { rows: size, format: 'xlsx' });
+    const figures = new Map<ReaderName, { ms: number; rss: number; rows: number }>();
+    for (const reader of readers) {
+      const results: ChildResult[] = [];
+      for (let run = 0; run < runs; run++) results.push(await runChild(reader, path));
+      figures.set(reader, { ms: median(results.map((result) => result.ms)), rss: Math.max(...results.map((result) => result.maxRssMb)), rows: results[0]?.rows ?? 0 });
+    }
+    const baseline = figures.get('exceljs-stream')?.ms ?? 1;
+    for (const [reader, { ms, rss, rows }] of figures) {
+      console.log(`| ${size.toLocaleString('en')} | ${reader} | ${ms} | ${(ms / baseline).toFixed(2)}x | ${rss} | ${rows} |`);
+    }
+  }
+  if (quick) return;
+  // Flat memory: our reader alone on a roster three times larger again.
+  const large = 300_000;
+  const path = `${DATA}roster-${large}.xlsx`;
+  if (!existsSync(path)) await writeXlsx(path, { rows: large, format: 'xlsx' });
+  const results: ChildResult[] = [];
+  for (let run = 0; run < runs; run++) results.push(await runChild('rostersync', path));
+  console.log(`| ${large.toLocaleString('en')} | rostersync | ${median(results.map((result) => result.ms))} | (not run) | ${Math.max(...results.map((result) => result.maxRssMb))} | ${results[0]?.rows ?? 0} |`);
+}
+
+if (process.argv[2] === '--child') await child(process.argv[3] as ReaderName, process.argv[4] as string);
+else await main();
