@@ -1,46 +1,24 @@
 /**
  * Compiling a mapping file against the organization's custom fields (spec § 8, listing
- * `author_from_group`), then mapping one row at a time.
+ * `author_from_group`). Mapping each row with the result is map-row.ts.
  *
  * Everything that can be checked without rows is checked here, once: custom field names,
  * option labels of `values` maps, keys that do not fit a field's data_kind, defaults. What is
  * left for `mapRow` is pure, allocation-light work per row.
  */
-import type { CustomField, CustomFieldsListing, DataKind, StandardField } from '../client/schemas.js';
+import type { CustomField, CustomFieldsListing, StandardField } from '../client/schemas.js';
 import { STANDARD_FIELDS } from '../client/schemas.js';
 import type { ConfigProblem } from '../config-error.js';
 import type { CellValue, SourceRow } from '../sources/types.js';
-import {
-  coerceDate,
-  coerceNumber,
-  coerceOption,
-  truncate,
-  type Coerced,
-  type OptionIndex,
-} from './coerce.js';
+import { planClientId } from './client-id.js';
 import { MappingError } from './errors.js';
-import type {
-  ClientIdSpec,
-  CustomFieldSpec,
-  DuplicatePolicy,
-  MappingFile,
-  RowFilter,
-  StandardFieldSpec,
-  TransformName,
-} from './schema.js';
-import { applyTransform, closestMatch, dedupe, normaliseOrcid, splitValue } from './transforms.js';
-import type { DesiredRecord, FieldValue, RowProblem } from './types.js';
+import { cellText, coerceValue, isEmptyCell, LIST_KINDS, sourceColumns, type FieldPlan, type ValueKind } from './field-plan.js';
+import { mapRowWith, type MapRowResult, type RowRules } from './map-row.js';
+import type { CustomFieldSpec, DuplicatePolicy, MappingFile, RowFilter, StandardFieldSpec } from './schema.js';
+import { closestMatch } from './transforms.js';
+import type { FieldValue } from './types.js';
 
-export type MapRowResult =
-  | { kind: 'record'; record: DesiredRecord }
-  /** `clientId` is set when the row's id could still be read: the record is in the roster, just not valid. */
-  | { kind: 'rejected'; problems: RowProblem[]; clientId?: string; name?: string }
-  /**
-   * `reason` names the `skip_rows` entry that matched. `identify` maps the row's client_id and name
-   * only when asked: the report lists a capped number of filtered rows, and mapping every skipped
-   * row of a large roster just to name it would cost as much as mapping the roster.
-   */
-  | { kind: 'filtered'; reason: string; identify: () => { clientId?: string; name?: string } };
+export type { MapRowResult } from './map-row.js';
 
 export interface CompiledMapping {
   /** Absolute path of the mapping file, for messages. */
@@ -63,35 +41,6 @@ export interface CompiledMapping {
 export interface CompileOptions {
   /** Path of the mapping file, named in errors. */
   mappingFile: string;
-}
-
-type ValueKind = 'name' | 'list' | DataKind;
-
-interface FieldPlan {
-  key: string;
-  label: string;
-  columns: string[];
-  columnLabel: string;
-  kind: ValueKind;
-  join: string;
-  split: string[] | undefined;
-  transforms: TransformName[];
-  dedupe: boolean;
-  fallback: FieldValue;
-  required: boolean;
-  options: OptionIndex | undefined;
-  decimal: '.' | ',';
-  dateFormats: NonNullable<CustomFieldSpec['date_formats']>;
-}
-
-const LIST_KINDS: ReadonlySet<ValueKind> = new Set(['list', 'multi_option']);
-
-function isEmptyCell(cell: CellValue | undefined): cell is null | undefined {
-  return cell === null || cell === undefined || (typeof cell === 'string' && cell.trim() === '');
-}
-
-function cellText(cell: CellValue): string {
-  return typeof cell === 'string' ? cell : String(cell);
 }
 
 export function compileMapping(
@@ -164,7 +113,11 @@ export function compileMapping(
   for (const plan of plans) for (const c of plan.columns) useColumn(c);
   for (const f of mapping.skip_rows) useColumn(f.column);
 
-  const filters = mapping.skip_rows.map((filter, index) => ({ matches: compileFilter(filter), reason: describeFilter(filter, index) }));
+  const rules: RowRules = {
+    plans,
+    clientId,
+    filters: mapping.skip_rows.map((filter, index) => ({ matches: compileFilter(filter), reason: describeFilter(filter, index) })),
+  };
   const managedFields = plans.map((p) => p.key);
   const fieldNames = Object.fromEntries(plans.map((p) => [p.key, p.label]));
 
@@ -194,20 +147,7 @@ export function compileMapping(
       );
     },
     mapRow(row) {
-      const mapFields = () => {
-        const rowProblems: RowProblem[] = [];
-        const fields: Record<string, FieldValue> = {};
-        for (const plan of plans) fields[plan.key] = mapField(plan, row, rowProblems);
-        return { rowProblems, fields, id: clientId.compute(row, fields, rowProblems) };
-      };
-      for (const filter of filters) {
-        if (!filter.matches(row.values)) continue;
-        return { kind: 'filtered', reason: filter.reason, identify: () => identityOf(mapFields()) };
-      }
-      const mapped = mapFields();
-      const { rowProblems, fields, id } = mapped;
-      if (rowProblems.length || id === null) return { kind: 'rejected', problems: rowProblems, ...identityOf(mapped) };
-      return { kind: 'record', record: { clientId: id, fields, provenance: row.provenance } };
+      return mapRowWith(rules, row);
     },
   };
 }
@@ -224,10 +164,6 @@ function columnPaths(mapping: MappingFile, c: string): string[] {
     if (f.column === c) paths.push(`skip_rows.${i}`);
   });
   return paths;
-}
-
-function sourceColumns(spec: { column?: string | undefined; columns?: string[] | undefined }): string[] {
-  return spec.column !== undefined ? [spec.column] : (spec.columns ?? []);
 }
 
 function basePlan(
@@ -344,182 +280,6 @@ function compileDefault(
     else scalar = result.value;
   }
   return list ? out : scalar;
-}
-
-/** Turns one (transformed) value into the field's write shape. */
-function coerceValue(plan: FieldPlan, value: CellValue): Coerced<string | number> {
-  switch (plan.kind) {
-    case 'number':
-      return coerceNumber(value, plan.decimal);
-    case 'date':
-      return coerceDate(value, plan.dateFormats);
-    case 'single_option':
-    case 'multi_option':
-      return coerceOption(cellText(value as Exclude<CellValue, null>), plan.options!);
-    default:
-      return { ok: true, value: cellText(value as Exclude<CellValue, null>) };
-  }
-}
-
-function problemFor(plan: FieldPlan, row: SourceRow, value: string, f: { code: string; message: string; hint: string }): RowProblem {
-  return {
-    provenance: row.provenance,
-    column: plan.columnLabel,
-    value: truncate(value),
-    code: f.code,
-    message: `${plan.label}: ${f.message}`,
-    hint: f.hint,
-  };
-}
-
-function runTransforms(plan: FieldPlan, value: string, row: SourceRow, problems: RowProblem[]): string | null {
-  let current = value;
-  for (const t of plan.transforms) {
-    const result = applyTransform(t, current);
-    if (!result.ok) {
-      problems.push(problemFor(plan, row, value, result));
-      return null;
-    }
-    current = result.value;
-  }
-  return current;
-}
-
-function mapField(plan: FieldPlan, row: SourceRow, problems: RowProblem[]): FieldValue {
-  const cells: CellValue[] = [];
-  for (const c of plan.columns) {
-    const cell = row.values[c];
-    if (!isEmptyCell(cell)) cells.push(cell);
-  }
-  const before = problems.length;
-  let result: FieldValue = null;
-
-  if (LIST_KINDS.has(plan.kind)) {
-    const items: string[] = [];
-    for (const cell of cells) {
-      const text = cellText(cell);
-      const pieces = plan.split ? splitValue(text, plan.split) : [text];
-      for (const piece of pieces) {
-        const transformed = runTransforms(plan, piece, row, problems);
-        if (transformed === null || transformed.trim() === '') continue;
-        if (plan.kind === 'multi_option') {
-          const option = coerceValue(plan, transformed);
-          if (option.ok) items.push(String(option.value));
-          else problems.push(problemFor(plan, row, piece, option));
-        } else items.push(transformed);
-      }
-    }
-    const values = plan.dedupe || plan.kind === 'multi_option' ? dedupe(items) : items;
-    result = values.length ? values : null;
-  } else if (cells.length) {
-    const only = cells.length === 1 ? cells[0]! : undefined;
-    // A typed cell (number from XLSX) reaches coercion untouched: text transforms mean nothing to
-    // it, and turning 1.234 into "1.234" would let a decimal-comma field read it as 1234.
-    const typedKind = plan.kind === 'number' || plan.kind === 'date';
-    const raw: CellValue =
-      only !== undefined && typeof only !== 'string' && (plan.transforms.length === 0 || typedKind)
-        ? only
-        : cells.map(cellText).join(plan.join);
-    const transformed = typeof raw === 'string' ? runTransforms(plan, raw, row, problems) : raw;
-    if (transformed !== null && !(typeof transformed === 'string' && transformed.trim() === '')) {
-      const coerced = coerceValue(plan, transformed);
-      if (coerced.ok) result = coerced.value;
-      else problems.push(problemFor(plan, row, cellText(raw!), coerced));
-    }
-  }
-
-  if (problems.length > before) return null;
-  if (result === null && plan.fallback !== null) result = plan.fallback;
-  if (result === null && plan.required) {
-    problems.push({
-      provenance: row.provenance,
-      column: plan.columnLabel,
-      code: 'missing_required',
-      message: `${plan.label} is required but the cell is empty`,
-      hint: `Fill in ${plan.columnLabel}${plan.key === 'name' ? '; the service needs a name for every record' : ''}.`,
-    });
-  }
-  return result;
-}
-
-interface ClientIdPlan {
-  columns: string[];
-  columnLabel: string;
-  compute(row: SourceRow, fields: Record<string, FieldValue>, problems: RowProblem[]): string | null;
-}
-
-function planClientId(spec: ClientIdSpec, mapping: MappingFile, problems: ConfigProblem[]): ClientIdPlan {
-  const finish = (value: string): string => {
-    let v = value;
-    for (const t of spec.transforms) {
-      const r = applyTransform(t, v);
-      if (r.ok) v = r.value;
-    }
-    return v === '' ? '' : `${spec.prefix}${v}`;
-  };
-  const missing = (row: SourceRow, column: string, what: string): RowProblem => ({
-    provenance: row.provenance,
-    column,
-    code: 'missing_client_id',
-    message: `no client_id: ${what}`,
-    hint: 'Every row needs a stable person ID; fill it in or skip the row with `skip_rows`.',
-  });
-
-  if (spec.from !== undefined) {
-    const field = spec.from === 'orcid' ? 'orcids' : 'emails';
-    if (!mapping.fields[field]) {
-      problems.push({ path: 'client_id.from', message: `\`from: ${spec.from}\` needs fields.${field} to be mapped` });
-    }
-    const columnLabel = mapping.fields[field] ? sourceColumns(mapping.fields[field]).join(' + ') : field;
-    return {
-      columns: [],
-      columnLabel,
-      compute(row, fields, rowProblems) {
-        // The field's own problem already explains the row; a second "no client_id" would be noise.
-        if (rowProblems.length) return null;
-        const list = fields[field];
-        const first = Array.isArray(list) ? list[0] : undefined;
-        let value: string | undefined;
-        if (first !== undefined && spec.from === 'orcid') {
-          const n = normaliseOrcid(first);
-          value = n.ok ? n.value : undefined;
-        } else if (first !== undefined) value = first.trim().toLowerCase();
-        const id = value === undefined ? '' : finish(value);
-        if (id === '') {
-          rowProblems.push(missing(row, columnLabel, `the row has no ${spec.from === 'orcid' ? 'valid ORCID' : 'email'} to derive it from`));
-          return null;
-        }
-        return id;
-      },
-    };
-  }
-
-  const cols = sourceColumns(spec);
-  const join = spec.join ?? '-';
-  return {
-    columns: cols,
-    columnLabel: cols.join(' + '),
-    compute(row, _fields, rowProblems) {
-      const parts: string[] = [];
-      for (const c of cols) {
-        const cell = row.values[c];
-        if (!isEmptyCell(cell)) parts.push(cellText(cell));
-      }
-      // A combination of columns needs every part, or two people could share an id.
-      const id = parts.length === cols.length ? finish(parts.join(join)) : '';
-      if (id === '') {
-        rowProblems.push(missing(row, cols.join(' + '), cols.length > 1 ? 'a column of the id is empty' : 'the cell is empty'));
-        return null;
-      }
-      return id;
-    },
-  };
-}
-
-/** The client_id and name of a row as far as they could be read, for the report. */
-function identityOf(mapped: { fields: Record<string, FieldValue>; id: string | null }): { clientId?: string; name?: string } {
-  const name = mapped.fields.name;
-  return { ...(mapped.id ? { clientId: mapped.id } : {}), ...(typeof name === 'string' && name !== '' ? { name } : {}) };
 }
 
 /** `skip_rows[0]: Active equals "No"`, for the report's list of filtered rows. */

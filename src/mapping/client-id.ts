@@ -1,0 +1,84 @@
+/**
+ * The client_id rule of a mapping: compiled once (which columns, or derived from the ORCID or the
+ * email), then computed per row.
+ */
+import type { ConfigProblem } from '../config-error.js';
+import type { SourceRow } from '../sources/types.js';
+import { cellText, isEmptyCell, sourceColumns } from './field-plan.js';
+import type { ClientIdSpec, MappingFile } from './schema.js';
+import { applyTransform, normaliseOrcid } from './transforms.js';
+import type { FieldValue, RowProblem } from './types.js';
+
+export interface ClientIdPlan {
+  columns: string[];
+  columnLabel: string;
+  compute(row: SourceRow, fields: Record<string, FieldValue>, problems: RowProblem[]): string | null;
+}
+
+export function planClientId(spec: ClientIdSpec, mapping: MappingFile, problems: ConfigProblem[]): ClientIdPlan {
+  const finish = (value: string): string => {
+    let v = value;
+    for (const t of spec.transforms) {
+      const r = applyTransform(t, v);
+      if (r.ok) v = r.value;
+    }
+    return v === '' ? '' : `${spec.prefix}${v}`;
+  };
+  const missing = (row: SourceRow, column: string, what: string): RowProblem => ({
+    provenance: row.provenance,
+    column,
+    code: 'missing_client_id',
+    message: `no client_id: ${what}`,
+    hint: 'Every row needs a stable person ID; fill it in or skip the row with `skip_rows`.',
+  });
+
+  if (spec.from !== undefined) {
+    const field = spec.from === 'orcid' ? 'orcids' : 'emails';
+    if (!mapping.fields[field]) {
+      problems.push({ path: 'client_id.from', message: `\`from: ${spec.from}\` needs fields.${field} to be mapped` });
+    }
+    const columnLabel = mapping.fields[field] ? sourceColumns(mapping.fields[field]).join(' + ') : field;
+    return {
+      columns: [],
+      columnLabel,
+      compute(row, fields, rowProblems) {
+        // The field's own problem already explains the row; a second "no client_id" would be noise.
+        if (rowProblems.length) return null;
+        const list = fields[field];
+        const first = Array.isArray(list) ? list[0] : undefined;
+        let value: string | undefined;
+        if (first !== undefined && spec.from === 'orcid') {
+          const n = normaliseOrcid(first);
+          value = n.ok ? n.value : undefined;
+        } else if (first !== undefined) value = first.trim().toLowerCase();
+        const id = value === undefined ? '' : finish(value);
+        if (id === '') {
+          rowProblems.push(missing(row, columnLabel, `the row has no ${spec.from === 'orcid' ? 'valid ORCID' : 'email'} to derive it from`));
+          return null;
+        }
+        return id;
+      },
+    };
+  }
+
+  const cols = sourceColumns(spec);
+  const join = spec.join ?? '-';
+  return {
+    columns: cols,
+    columnLabel: cols.join(' + '),
+    compute(row, _fields, rowProblems) {
+      const parts: string[] = [];
+      for (const c of cols) {
+        const cell = row.values[c];
+        if (!isEmptyCell(cell)) parts.push(cellText(cell));
+      }
+      // A combination of columns needs every part, or two people could share an id.
+      const id = parts.length === cols.length ? finish(parts.join(join)) : '';
+      if (id === '') {
+        rowProblems.push(missing(row, cols.join(' + '), cols.length > 1 ? 'a column of the id is empty' : 'the cell is empty'));
+        return null;
+      }
+      return id;
+    },
+  };
+}

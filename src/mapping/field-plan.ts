@@ -1,0 +1,58 @@
+/**
+ * What compiling a mapping produces for each managed field (a FieldPlan) and the small helpers
+ * both compiling (defaults) and mapping rows use: cell tests and the coercion into a field's
+ * write shape.
+ */
+import type { DataKind } from '../client/schemas.js';
+import type { CellValue } from '../sources/types.js';
+import { coerceDate, coerceNumber, coerceOption, type Coerced, type OptionIndex } from './coerce.js';
+import type { CustomFieldSpec, TransformName } from './schema.js';
+import type { FieldValue } from './types.js';
+
+export type ValueKind = 'name' | 'list' | DataKind;
+
+export interface FieldPlan {
+  key: string;
+  label: string;
+  columns: string[];
+  columnLabel: string;
+  kind: ValueKind;
+  join: string;
+  split: string[] | undefined;
+  transforms: TransformName[];
+  dedupe: boolean;
+  fallback: FieldValue;
+  required: boolean;
+  options: OptionIndex | undefined;
+  decimal: '.' | ',';
+  dateFormats: NonNullable<CustomFieldSpec['date_formats']>;
+}
+
+export const LIST_KINDS: ReadonlySet<ValueKind> = new Set(['list', 'multi_option']);
+
+export function isEmptyCell(cell: CellValue | undefined): cell is null | undefined {
+  return cell === null || cell === undefined || (typeof cell === 'string' && cell.trim() === '');
+}
+
+export function cellText(cell: CellValue): string {
+  return typeof cell === 'string' ? cell : String(cell);
+}
+
+export function sourceColumns(spec: { column?: string | undefined; columns?: string[] | undefined }): string[] {
+  return spec.column !== undefined ? [spec.column] : (spec.columns ?? []);
+}
+
+/** Turns one (transformed) value into the field's write shape. */
+export function coerceValue(plan: FieldPlan, value: CellValue): Coerced<string | number> {
+  switch (plan.kind) {
+    case 'number':
+      return coerceNumber(value, plan.decimal);
+    case 'date':
+      return coerceDate(value, plan.dateFormats);
+    case 'single_option':
+    case 'multi_option':
+      return coerceOption(cellText(value as Exclude<CellValue, null>), plan.options!);
+    default:
+      return { ok: true, value: cellText(value as Exclude<CellValue, null>) };
+  }
+}
