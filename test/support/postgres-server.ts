@@ -23,11 +23,13 @@ export interface TestPostgres {
   readonly password: string;
   /** postgres://user@127.0.0.1:port/database */
   url(database?: string): string;
+  /** Options for a pg.Client to a database of this server, given its URL or name. */
+  clientConfig(urlOrDatabase: string): pg.ClientConfig;
   /** A fresh, empty database on this server; returns its URL. */
   createDatabase(prefix?: string): Promise<string>;
   /** Crashes the server: SIGKILL to the postmaster and every backend. */
   kill(): Promise<void>;
-  /** Starts it again after kill() (same port, same data directory). */
+  /** Starts it again after kill() (same port, same data directory); nothing when it runs. */
   start(): Promise<void>;
   /** Stops the server and removes its data directory. */
   stop(): Promise<void>;
@@ -115,7 +117,10 @@ export async function startTestPostgres(): Promise<TestPostgres> {
     }
   }
 
+  const running = () => child !== undefined && child.exitCode === null && child.signalCode === null;
+
   async function start(): Promise<void> {
+    if (running()) return;
     for (let attempt = 1; ; attempt++) {
       if (port === 0 || attempt > 1) port = await freePort();
       log = '';
@@ -162,6 +167,7 @@ export async function startTestPostgres(): Promise<TestPostgres> {
     user: USER,
     password,
     url,
+    clientConfig: (urlOrDatabase) => connection(urlOrDatabase.split('/').pop()!),
     async createDatabase(prefix = 'test') {
       const name = `${prefix.replace(/[^a-z0-9_]/gi, '_').toLowerCase()}_${randomBytes(4).toString('hex')}`;
       const client = new pg.Client(connection());

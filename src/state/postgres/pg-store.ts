@@ -463,7 +463,7 @@ export class PgStateStore implements StateBackend {
    */
   acquireLock(runId: string, owner: string = process.env.USER ?? 'unknown'): LockInfo {
     const nowIso = this.iso();
-    const mine: LockInfo = { owner, host: hostname(), pid: process.pid, processStart: processStartOf(process.pid), startedAt: nowIso, heartbeatAt: nowIso, runId };
+    const mine: LockInfo = { owner, host: lockHostName(), pid: process.pid, processStart: processStartOf(process.pid), startedAt: nowIso, heartbeatAt: nowIso, runId };
     // A session may take an advisory lock twice; a second run through the same store must not.
     const got = this.lockedRun === null && this.connection.query<{ got: boolean }>('SELECT pg_try_advisory_lock($1::bigint) AS got', [this.lockKey])[0]!.got;
     if (!got) {
@@ -550,6 +550,14 @@ export class PgStateStore implements StateBackend {
   isStale(_lock: LockInfo): boolean {
     return this.readLock() === undefined;
   }
+}
+
+/**
+ * The host name a lock names. ROSTERSYNC_HOSTNAME overrides the system's: containers often get
+ * random host names, and an operator reading "locked by ... on <host>" wants the node or job name.
+ */
+export function lockHostName(env: NodeJS.ProcessEnv = process.env): string {
+  return env.ROSTERSYNC_HOSTNAME?.trim() || hostname();
 }
 
 function batches<T>(items: readonly T[], size: number): T[][] {
