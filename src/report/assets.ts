@@ -53,10 +53,10 @@ table.counts{width:auto;min-width:420px}.zero{color:#b7bec8}.counts .total{font-
 .filters input{min-width:280px}
 .filters[hidden]{display:none}
 .scroll{max-height:70vh;overflow:auto;border:1px solid var(--line);border-radius:5px}
-.chg{margin:1px 0}.chg .f{color:var(--muted)}
-.before{background:#fdecea;text-decoration:line-through;text-decoration-color:#c6282866;padding:0 3px;border-radius:3px}
-.after{background:#e6f4ea;padding:0 3px;border-radius:3px}
-.remote{color:#6a1b9a;padding-left:6px}
+td.chg div{margin:1px 0}td.chg b{color:var(--muted);font-weight:normal}
+td.chg s{background:#fdecea;text-decoration-color:#c6282866;padding:0 3px;border-radius:3px}
+td.chg ins{background:#e6f4ea;text-decoration:none;padding:0 3px;border-radius:3px}
+td.chg i{color:#6a1b9a;font-style:normal;padding-left:6px}
 .act{font-weight:600;white-space:nowrap}.act.create{color:var(--create)}.act.update{color:var(--update)}.act.delete{color:var(--delete)}
 .out{white-space:nowrap}.out.failed{color:var(--failed);font-weight:600}.out.done{color:var(--done)}.out.planned{color:var(--planned)}.out.skipped{color:var(--skipped)}
 .more{margin:8px 0 0}.more button{font:inherit;padding:4px 10px;cursor:pointer}

@@ -84,16 +84,17 @@ function notesBlock(report: RunReport): string {
   return `<section id="notes"><h2>Notes</h2><ul>${report.notes.map((note) => `<li>${escapeHtml(note)}</li>`).join('')}</ul></section>`;
 }
 
-/** `Name: Ada Lovelace → Ada King remote: …`, one line per field; the title repeats it unambiguously. */
+/**
+ * `Name: Ada Lovelace → Ada King remote: …`, one line per field, as the column heading reads
+ * (last applied → roster (remote)). Kept lean: an initial import lists every field of every record.
+ */
 function changesCell(record: RecordEntry): Cell {
   const lines = record.changes.map((change: FieldChange) => {
-    const hasRemote = 'remote' in change;
-    const title = `roster: ${formatValue(change.after)} | last applied: ${formatValue(change.before)}${hasRemote ? ` | remote: ${formatValue(change.remote)}` : ''}`;
-    const before = record.action === 'create' ? '' : `<span class="before">${escapeHtml(formatValue(change.before))}</span> → `;
-    const remote = hasRemote ? `<span class="remote">remote: ${escapeHtml(formatValue(change.remote))}</span>` : '';
-    return `<div class="chg" title="${escapeHtml(title)}"><span class="f">${escapeHtml(change.label || change.field)}: </span>${before}<span class="after">${escapeHtml(formatValue(change.after))}</span>${remote}</div>`;
+    const before = record.action === 'create' ? '' : `<s>${escapeHtml(formatValue(change.before))}</s> → `;
+    const remote = 'remote' in change ? `<i>remote: ${escapeHtml(formatValue(change.remote))}</i>` : '';
+    return `<div><b>${escapeHtml(change.label || change.field)}: </b>${before}<ins>${escapeHtml(formatValue(change.after))}</ins>${remote}</div>`;
   });
-  return { html: lines.join('') };
+  return { html: lines.join(''), className: 'chg' };
 }
 
 const recordData = (record: RecordEntry) => ({ action: record.action, outcome: record.outcome });

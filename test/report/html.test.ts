@@ -36,7 +36,7 @@ describe('renderHtml', () => {
     expect(html).toContain(`stopped ${e(CLOSE)}`);
     expect(html).toContain(`To allow it: <code>--allow-deletes ${e(CLOSE)}</code>`);
     expect(html).toContain(`<td>X-1${e(EVIL)}</td>`);
-    expect(html).toContain(`<span class="after">${e(JS_URL)}</span>`);
+    expect(html).toContain(`<ins>${e(JS_URL)}</ins>`);
   });
 
   it('references no external asset: links are relative, no src, url() or @import, no http(s) URL but the base URL shown as text', () => {
