@@ -60,8 +60,16 @@ export interface ClientOptions {
   baseUrl: string;
   /** Organization API key, sent as `X-ApiKey` on every request and never logged or shown. */
   apiKey: string;
-  /** Token bucket, in-flight cap and 429 slow-down of this client. @default { rps: 10, burst: 1, maxInFlight: 4 } */
+  /**
+   * Pace, in-flight cap and adaptation to 429s of this client (rate-limiter.ts). Without `rps`
+   * the client finds the service's limit itself. @default { maxInFlight: 4 }
+   */
   rateLimit?: Omit<RateLimiterOptions, 'now' | 'sleep'>;
+  /**
+   * A limiter shared with other clients that spend the same budget (same base URL and API key);
+   * `rateLimit` is then ignored.
+   */
+  limiter?: RateLimiter;
   /** Overrides of the retry policy. @default DEFAULT_RETRY_POLICY */
   retry?: Partial<RetryPolicy>;
   /**
@@ -167,7 +175,7 @@ export function createClient(options: ClientOptions): ServiceClient {
   const random = options.random ?? Math.random;
   const policy: RetryPolicy = { ...DEFAULT_RETRY_POLICY, ...options.retry };
   const defaultTimeoutMs = options.timeoutMs ?? 30_000;
-  const limiter = new RateLimiter({ ...options.rateLimit, now, sleep });
+  const limiter = options.limiter ?? new RateLimiter({ ...options.rateLimit, now, sleep });
   const log = options.logger;
   const counters = { calls: 0, requests: 0, retries: 0, rateLimited: 0, failures: 0 };
 
@@ -280,6 +288,7 @@ export function createClient(options: ClientOptions): ServiceClient {
     counters.calls += 1;
     const signal = spec.options?.signal;
     const firstStartedAt = now();
+    let rateLimitedAttempts = 0;
     try {
       for (let attempt = 1; ; attempt += 1) {
         const result = await limiter.run(() => attemptOnce(spec), signal);
@@ -291,11 +300,11 @@ export function createClient(options: ClientOptions): ServiceClient {
         const { outcome, error } = result;
         if (outcome.kind === 'status' && outcome.status === 429) {
           counters.rateLimited += 1;
-          // A Retry-After pauses the whole client, but never longer than a call may take in all:
-          // an hour-long Retry-After must not stall a nightly run (the call itself gives up).
-          limiter.onRateLimited(outcome.retryAfterMs === undefined ? undefined : Math.min(outcome.retryAfterMs, policy.maxElapsedMs));
+          rateLimitedAttempts += 1;
+          // The limiter settles its pace under the limit; this call is retried on that pace.
+          limiter.onRateLimited();
         }
-        const decision = decideRetry({ outcome, attempt, elapsedMs: now() - firstStartedAt, mode: spec.mode, policy, random });
+        const decision = decideRetry({ outcome, attempt, rateLimitedAttempts, elapsedMs: now() - firstStartedAt, mode: spec.mode, policy, random });
         if (!decision.retry) {
           log?.debug({ endpoint: spec.endpoint, route: spec.route, attempt, reason: decision.reason, error: error.name }, 'giving up');
           const thrown = spec.mode === 'unsent-only' && isAmbiguous(outcome) ? ambiguity(spec, error) : error;

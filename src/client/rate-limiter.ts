@@ -1,11 +1,23 @@
 /**
- * Rate control for one client instance (design.md, decision 6): never module-global, so two clients
- * never share or fight over state. Three parts:
- * - a token bucket (requests per second with a burst), implemented as GCRA: every request reserves
- *   the next free slot synchronously, so concurrent waiters never stampede;
+ * Rate control of the requests to one service budget (design.md, decision 6). Never module-global:
+ * a limiter is made per client, or shared on purpose by the clients of pipelines that spend the
+ * same budget (same base URL and API key).
+ *
+ * Three parts:
+ * - even pacing: requests start 1/rate apart, handed their turns one at a time at the rate in
+ *   force, so concurrent waiters never stampede and a new rate applies at once. No burst
+ *   allowance: a burst that a token bucket would take breaks a sliding- or fixed-window limit,
+ *   and pacing evenly loses nothing against a bucket;
  * - a cap on requests in flight (p-limit);
- * - AIMD on 429: the rate is multiplied down at once and recovers additively with each success,
- *   and a `Retry-After` pauses every request of this client until it has passed.
+ * - adaptation to the service's limit, whatever its shape (token bucket, fixed or sliding window,
+ *   told or not): the limit is estimated from what the service admitted, the pace settles just
+ *   under it, and probes upward again after a quiet while. A 429 neither halves the rate nor
+ *   pauses other requests: the refused request is retried on the pace (retry-policy.ts), and the
+ *   estimate is close enough that the pace need not be cut blindly.
+ *
+ * With `rps` (max_rps) set, the pace starts there and never exceeds it. Without it, the pace
+ * starts at `startRps`, doubles every 0.3 s while requests queue for it, and settles at the
+ * first 429s: the service's limit is found, not configured.
  */
 import pLimit, { type LimitFunction } from 'p-limit';
 
@@ -14,35 +26,31 @@ export type Sleep = (ms: number, signal?: AbortSignal) => Promise<void>;
 
 export interface RateLimiterOptions {
   /**
-   * Sustained requests per second.
-   * @default 10
+   * Ceiling, requests per second, never exceeded (a pipeline's `max_rps`). Without it the limiter
+   * finds the service's limit itself.
    */
-  rps?: number;
+  rps?: number | undefined;
   /**
-   * Requests that may start back to back before the rate applies.
-   * @default 1
+   * First rate when `rps` is not set: conservative, raised while requests wait for the pace.
+   * @default 4
    */
-  burst?: number;
+  startRps?: number | undefined;
+  /**
+   * Accepted for compatibility and ignored: requests are always spaced evenly, as a burst breaks
+   * window limits.
+   * @deprecated
+   */
+  burst?: number | undefined;
   /**
    * Requests in flight at once.
    * @default 4
    */
-  maxInFlight?: number;
-  /**
-   * Factor applied to the current rate on each 429.
-   * @default 0.5
-   */
-  decreaseFactor?: number;
-  /**
-   * Requests per second added back after each successful request, up to `rps`.
-   * @default rps / 20
-   */
-  recoveryStep?: number;
+  maxInFlight?: number | undefined;
   /**
    * Floor of the rate after slow-downs.
    * @default min(rps, 0.2)
    */
-  minRps?: number;
+  minRps?: number | undefined;
   /** Milliseconds clock. @default performance.now */
   now?: Clock;
   /** Abortable sleep. @default timers/promises setTimeout */
@@ -50,81 +58,216 @@ export interface RateLimiterOptions {
 }
 
 export interface RateLimiterStats {
-  /** The configured ceiling, requests per second. */
+  /** The configured ceiling (max_rps), requests per second; 0 when the limit is discovered. */
   configuredRps: number;
-  /** The rate in force now, after 429 slow-downs and recovery. */
+  /** The pace in force now. */
   currentRps: number;
+  /** The service's limit as estimated from the 429s seen; 0 before any. */
+  estimatedLimitRps: number;
+  /** 429s reported to this limiter. */
+  rateLimited: number;
   inFlight: number;
   queued: number;
 }
 
+/** The pace settles this far under the estimated limit: margin for timing jitter on either side. */
+const SETTLE = 0.97;
+/** Discovery doubles the rate this often while requests wait for the pace. */
+const DOUBLING_MS = 300;
+/** After a 429 the pace holds under the limit this long (time spent waiting for the pace)... */
+const HOLD_MS = 10_000;
+/** ...then probes upward: +1 % after one second, +3 % after two, +7 %, +15 %... (doubling). */
+const PROBE_STEP = 0.01;
+/** Admissions and refusals are counted over this window (the usual window of a rate limit). */
+const WINDOW_MS = 1000;
+/** 429s within one window from which the pace is known to be still above the limit. */
+const OVERSHOOT_429S = 3;
+/**
+ * Lateness of a timer (a busy event loop) that the next turns may make up, at most half an
+ * interval: any window of T ms then holds at most (T + 25) / interval + 1 requests, within the
+ * margin SETTLE leaves under a window limit, while late timers cost no rate.
+ */
+const CATCH_UP_MS = 25;
+
 export class RateLimiter {
   private readonly maxRps: number;
   private readonly minRps: number;
-  private readonly burst: number;
-  private readonly decreaseFactor: number;
-  private readonly recoveryStep: number;
   private readonly now: Clock;
   private readonly sleep: Sleep;
   private readonly limit: LimitFunction;
-  private currentRps: number;
-  /** GCRA "theoretical arrival time" of the next request, in clock milliseconds. */
+  private rate: number;
+  /** Estimated limit of the service; Infinity until the first 429. */
+  private ceiling = Infinity;
+  /** When the next turn is due, in clock milliseconds. */
   private nextSlotAt = -Infinity;
+  private lastTurnAt = -Infinity;
+  private readonly waiters: Waiter[] = [];
+  private timerPending = false;
+  /** Time spent waiting for the pace since the last slow-down: drives the probe upward. */
+  private probeMs = 0;
+  /** 429s until then answer requests sent before the last slow-down: not new information. */
+  private holdoffUntil = -Infinity;
+  private latencyMs = 0;
+  private readonly admitted = new RecentEvents(WINDOW_MS);
+  private readonly refused = new RecentEvents(WINDOW_MS);
+  private rateLimitedCount = 0;
 
   constructor(options: RateLimiterOptions & { now: Clock; sleep: Sleep }) {
-    this.maxRps = positive(options.rps ?? 10, 'rps');
-    this.burst = Math.max(1, Math.floor(options.burst ?? 1));
-    this.decreaseFactor = options.decreaseFactor ?? 0.5;
-    this.recoveryStep = options.recoveryStep ?? this.maxRps / 20;
+    this.maxRps = options.rps === undefined ? Infinity : positive(options.rps, 'rps');
+    const startRps = positive(options.startRps ?? 4, 'startRps');
     this.minRps = options.minRps ?? Math.min(this.maxRps, 0.2);
     this.now = options.now;
     this.sleep = options.sleep;
-    this.currentRps = this.maxRps;
+    this.rate = Math.min(this.maxRps, options.rps ?? startRps);
     this.limit = pLimit(Math.max(1, Math.floor(options.maxInFlight ?? 4)));
   }
 
-  /** Runs `task` once a slot in flight and a token are available. */
+  /** Runs `task` once a slot in flight and its turn in the pace have come. */
   run<T>(task: () => Promise<T>, signal?: AbortSignal): Promise<T> {
     return this.limit(async () => {
       signal?.throwIfAborted();
-      const waitMs = this.reserve();
-      if (waitMs > 0) await this.sleep(waitMs, signal);
-      return task();
+      await this.turn(signal);
+      const startedAt = this.now();
+      try {
+        return await task();
+      } finally {
+        // Smoothed latency: how long after a slow-down the answers to earlier requests still come.
+        this.latencyMs = 0.8 * this.latencyMs + 0.2 * (this.now() - startedAt);
+      }
     });
   }
 
-  /** Reserves the next slot and returns how long to wait for it (GCRA). */
-  reserve(): number {
-    const now = this.now();
-    const interval = 1000 / this.currentRps;
-    const tolerance = (this.burst - 1) * interval;
-    const slot = Math.max(this.nextSlotAt, now);
-    const startAt = Math.max(now, slot - tolerance);
-    this.nextSlotAt = slot + interval;
-    return startAt - now;
+  /**
+   * Waits for this request's turn in the pace. Turns are handed out one at a time when they come,
+   * at the rate in force then — never reserved ahead at an old rate — so a change of pace applies
+   * at once, to every waiter.
+   */
+  turn(signal?: AbortSignal): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      const waiter: Waiter = { resolve, reject, signal };
+      if (signal) {
+        waiter.onAbort = () => {
+          const index = this.waiters.indexOf(waiter);
+          if (index >= 0) this.waiters.splice(index, 1);
+          reject(signal.reason);
+        };
+        signal.addEventListener('abort', waiter.onAbort, { once: true });
+      }
+      this.waiters.push(waiter);
+      this.pump();
+    });
   }
 
-  /** A 429 arrived: slow down multiplicatively, and hold every request until `Retry-After` has passed. */
-  onRateLimited(retryAfterMs?: number): void {
-    this.currentRps = Math.max(this.minRps, this.currentRps * this.decreaseFactor);
-    const now = this.now();
-    // Without tolerance in the way, the next slot is no earlier than the end of the pause.
-    const pauseEnd = now + (retryAfterMs ?? 0) + (this.burst - 1) * (1000 / this.currentRps);
-    this.nextSlotAt = Math.max(this.nextSlotAt, pauseEnd);
+  /** Hands out every turn that is due, then sleeps until the next one. */
+  private pump(): void {
+    if (this.timerPending) return;
+    for (;;) {
+      const waiter = this.waiters[0];
+      if (!waiter) return;
+      const now = this.now();
+      const interval = 1000 / this.rate;
+      // A timer that fired late is made up for a little, never by bunching requests; after an
+      // idle while the pace starts afresh.
+      const slot = this.nextSlotAt >= now - Math.min(CATCH_UP_MS, interval / 2) ? this.nextSlotAt : now;
+      if (slot > now) {
+        this.timerPending = true;
+        void this.sleep(slot - now).then(() => {
+          this.timerPending = false;
+          this.pump();
+        });
+        return;
+      }
+      this.waiters.shift();
+      // Others wait behind this one: demand is above the pace, so the pace may rise.
+      if (this.waiters.length > 0) this.raise(Math.min(now - this.lastTurnAt, 4 * interval));
+      this.lastTurnAt = now;
+      this.nextSlotAt = slot + interval;
+      if (waiter.signal && waiter.onAbort) waiter.signal.removeEventListener('abort', waiter.onAbort);
+      waiter.resolve();
+    }
   }
 
-  /** A request succeeded: recover additively toward the configured rate. */
+  /** A request was answered with success: the service admitted it. */
   onSuccess(): void {
-    this.currentRps = Math.min(this.maxRps, this.currentRps + this.recoveryStep);
+    this.admitted.add(this.now());
+  }
+
+  /**
+   * A 429: estimate the limit from the requests the service admitted in the last window and
+   * settle under it. Answers to requests sent before the last slow-down are ignored.
+   */
+  onRateLimited(): void {
+    const now = this.now();
+    this.rateLimitedCount += 1;
+    this.refused.add(now);
+    if (now < this.holdoffUntil) return;
+    const admitted = this.admitted.count(now) * (1000 / WINDOW_MS);
+    let ceiling: number;
+    if (admitted === 0) ceiling = this.rate / 2;
+    else if (!Number.isFinite(this.ceiling)) ceiling = admitted;
+    // Still above the limit (a bucket's burst is still in the window): the admitted count is the bound.
+    else if (this.refused.count(now) >= OVERSHOOT_429S) ceiling = Math.min(this.ceiling, admitted);
+    // A lone 429 at the known limit is timing jitter (requests bunched on the way): a nudge.
+    else if (admitted >= 0.9 * this.ceiling) ceiling = this.ceiling * 0.995;
+    // The limit dropped (another client spends the budget too): follow it.
+    else ceiling = admitted;
+    this.ceiling = Math.max(this.minRps, ceiling);
+    this.rate = Math.max(this.minRps, Math.min(this.maxRps, this.ceiling * SETTLE));
+    this.probeMs = 0;
+    this.holdoffUntil = Math.max(now, this.nextSlotAt) + Math.max(50, 2 * this.latencyMs);
   }
 
   stats(): RateLimiterStats {
     return {
-      configuredRps: this.maxRps,
-      currentRps: this.currentRps,
+      configuredRps: Number.isFinite(this.maxRps) ? this.maxRps : 0,
+      currentRps: this.rate,
+      estimatedLimitRps: Number.isFinite(this.ceiling) ? this.ceiling : 0,
+      rateLimited: this.rateLimitedCount,
       inFlight: this.limit.activeCount,
       queued: this.limit.pendingCount,
     };
+  }
+
+  /** `waitedMs` of demand above the pace: discovery doubles, a settled pace probes. */
+  private raise(waitedMs: number): void {
+    if (!Number.isFinite(this.ceiling)) {
+      this.rate = Math.min(this.maxRps, this.rate * 2 ** (waitedMs / DOUBLING_MS));
+      return;
+    }
+    this.probeMs += waitedMs;
+    const probing = Math.max(0, this.probeMs - HOLD_MS) / 1000;
+    this.rate = Math.min(this.maxRps, this.ceiling * (SETTLE + PROBE_STEP * (2 ** probing - 1)));
+  }
+}
+
+interface Waiter {
+  resolve: () => void;
+  reject: (reason: unknown) => void;
+  signal: AbortSignal | undefined;
+  onAbort?: () => void;
+}
+
+/** Times of events in the last `windowMs`, counted (a queue pruned from the front). */
+class RecentEvents {
+  private times: number[] = [];
+  private head = 0;
+
+  constructor(private readonly windowMs: number) {}
+
+  add(at: number): void {
+    this.times.push(at);
+    this.count(at);
+  }
+
+  count(now: number): number {
+    const from = now - this.windowMs;
+    while (this.head < this.times.length && this.times[this.head]! <= from) this.head += 1;
+    // Drop the consumed front now and then, so the array does not grow with the run.
+    if (this.head > 1024 && this.head * 2 > this.times.length) {
+      this.times = this.times.slice(this.head);
+      this.head = 0;
+    }
+    return this.times.length - this.head;
   }
 }
 

@@ -7,7 +7,7 @@
 
 export interface RetryPolicy {
   /**
-   * Attempts in all, the first one included.
+   * Attempts in all, the first one included, not counting those answered 429 (see below).
    * @default 5
    */
   maxAttempts: number;
@@ -22,6 +22,13 @@ export interface RetryPolicy {
    * @default 10000
    */
   maxDelayMs: number;
+  /**
+   * 429 answers one call may retry, counted apart from `maxAttempts`: a 429 is a refusal before
+   * processing, retried on the limiter's pace, and while the pace settles several in a row are
+   * no sign of trouble.
+   * @default 20
+   */
+  maxRateLimitedAttempts: number;
   /**
    * Budget of time from the first attempt; no retry is started whose delay would end past it.
    * @default 60000
@@ -43,6 +50,7 @@ export const DEFAULT_RETRY_POLICY: RetryPolicy = {
   maxAttempts: 5,
   baseDelayMs: 250,
   maxDelayMs: 10_000,
+  maxRateLimitedAttempts: 20,
   maxElapsedMs: 60_000,
   retryStatuses: [408, 429],
   doNotRetry: [400, 401, 403, 404, 422],
@@ -115,13 +123,15 @@ export function parseRetryAfter(value: string | undefined, nowMs: number): numbe
 }
 
 export type RetryDecision =
-  | { retry: true; delayMs: number; reason: 'retry-after' | 'backoff' }
+  | { retry: true; delayMs: number; reason: 'retry-after' | 'backoff' | 'paced' }
   | { retry: false; reason: 'not-retryable' | 'attempts-exhausted' | 'time-exhausted' };
 
 export interface RetryDecisionInput {
   outcome: AttemptOutcome;
   /** Attempts made so far, including the one that just failed (1 after the first). */
   attempt: number;
+  /** Of those, the attempts answered 429 (the one that just failed included). @default 0 */
+  rateLimitedAttempts?: number;
   /** Milliseconds since the first attempt started. */
   elapsedMs: number;
   mode: RetryMode;
@@ -129,16 +139,36 @@ export interface RetryDecisionInput {
   random: () => number;
 }
 
-/** The whole policy: retry or not, and after how long. */
+/**
+ * A `Retry-After` up to this long is retried on the rate limiter's pace rather than slept: one
+ * second is the least the header can say in seconds, and the limiter paces far finer.
+ */
+export const PACED_RETRY_AFTER_MS = 1000;
+
+/**
+ * The whole policy: retry or not, and after how long.
+ *
+ * A 429 is a refusal before processing, so retrying it is always safe and costs the service
+ * nothing: it has its own budget (`maxRateLimitedAttempts`) besides time, and unless
+ * `Retry-After` asks for more than a second it goes straight back to the rate limiter, whose pace
+ * has just been settled under the limit. Sleeping instead would idle a worker a second per 429.
+ */
 export function decideRetry(input: RetryDecisionInput): RetryDecision {
   const { outcome, attempt, elapsedMs, mode, policy, random } = input;
   if (!isRetryableOutcome(outcome, policy, mode)) return { retry: false, reason: 'not-retryable' };
-  if (attempt >= policy.maxAttempts) return { retry: false, reason: 'attempts-exhausted' };
+  const rateLimited = outcome.kind === 'status' && outcome.status === 429;
+  const rateLimitedAttempts = input.rateLimitedAttempts ?? 0;
+  const budgetUsed = rateLimited
+    ? rateLimitedAttempts >= policy.maxRateLimitedAttempts
+    : attempt - rateLimitedAttempts >= policy.maxAttempts;
+  if (budgetUsed) return { retry: false, reason: 'attempts-exhausted' };
   const retryAfterMs = outcome.kind === 'status' ? outcome.retryAfterMs : undefined;
   const decision: RetryDecision =
-    retryAfterMs !== undefined
-      ? { retry: true, delayMs: retryAfterMs, reason: 'retry-after' }
-      : { retry: true, delayMs: backoffDelayMs(attempt, policy, random), reason: 'backoff' };
+    rateLimited && (retryAfterMs ?? 0) <= PACED_RETRY_AFTER_MS
+      ? { retry: true, delayMs: 0, reason: 'paced' }
+      : retryAfterMs !== undefined
+        ? { retry: true, delayMs: retryAfterMs, reason: 'retry-after' }
+        : { retry: true, delayMs: backoffDelayMs(attempt, policy, random), reason: 'backoff' };
   if (elapsedMs + decision.delayMs > policy.maxElapsedMs) return { retry: false, reason: 'time-exhausted' };
   return decision;
 }

@@ -4,7 +4,10 @@
  * so a test or benchmark can turn faults on and off without restarting.
  */
 import { z } from 'zod';
+import { createServerRateLimit, RATE_LIMIT_KINDS, type Admission, type RateLimitKind, type ServerRateLimit } from './rate-limits.js';
 import { seededRandom } from '../seeded-random.js';
+
+export { TokenBucket } from './rate-limits.js';
 
 /** Probabilities (0..1) of each injected fault, drawn per service call from the seeded PRNG. */
 export interface FaultProbabilities {
@@ -30,10 +33,14 @@ export interface FaultProbabilities {
 export type FaultPhase = 'before' | 'after' | 'mixed';
 
 export interface RuntimeSettings {
-  /** Requests per second admitted by the token bucket; null = unlimited. */
+  /** Requests per second admitted by the rate limit (see `rateLimitKind`); null = unlimited. */
   rps: number | null;
   /** Bucket capacity (burst); defaults to max(1, rps). */
   burst: number | null;
+  /** Shape of the limit (rate-limits.ts). @default 'token-bucket' */
+  rateLimitKind: RateLimitKind;
+  /** Window of the window kinds, in ms; null = 1000. */
+  windowMs: number | null;
   faults: Required<FaultProbabilities>;
   faultPhase: FaultPhase;
   /** Fixed latency added to every service call, in ms. */
@@ -50,6 +57,8 @@ const probability = z.number().min(0).max(1);
 export const runtimePatchSchema = z.strictObject({
   rps: z.number().positive().nullable().optional(),
   burst: z.number().positive().nullable().optional(),
+  rateLimitKind: z.enum(RATE_LIMIT_KINDS).optional(),
+  windowMs: z.number().positive().nullable().optional(),
   faultRate: probability.optional(),
   faults: z
     .strictObject({
@@ -96,34 +105,6 @@ export interface FaultDecision {
   delayMs: number;
 }
 
-/** A token bucket refilled continuously at `rps`, holding at most `burst` tokens. */
-export class TokenBucket {
-  private tokens: number;
-  private last: number;
-
-  constructor(
-    readonly rps: number,
-    readonly burst: number,
-    private readonly now: () => number,
-  ) {
-    this.tokens = burst;
-    this.last = now();
-  }
-
-  /** Takes one token; returns 0 when admitted, else the ms until a token is available. */
-  take(): number {
-    const now = this.now();
-    const elapsed = Math.max(0, now - this.last);
-    this.last = now;
-    this.tokens = Math.min(this.burst, this.tokens + (elapsed * this.rps) / 1000);
-    if (this.tokens >= 1) {
-      this.tokens -= 1;
-      return 0;
-    }
-    return Math.ceil(((1 - this.tokens) * 1000) / this.rps);
-  }
-}
-
 /** Counts of service calls (never `/_emulator/` calls). */
 export interface StatsSnapshot {
   /** All service calls, including rate-limited, faulted and unrouted ones. */
@@ -132,7 +113,7 @@ export interface StatsSnapshot {
   calls: Record<string, Record<string, number>>;
   /** POST/PUT/PATCH/DELETE calls to service routes: all, and those answered 2xx. */
   writes: { total: number; succeeded: number };
-  /** 429 answers from the token bucket (not the `status429` fault). */
+  /** 429 answers from the rate limit (not the `status429` fault). */
   rateLimited: number;
   /** Injected faults by kind. */
   faults: Record<FaultKind | 'slow', number>;
@@ -193,6 +174,8 @@ export class EmulatorStats {
 export interface RuntimeInit {
   rps?: number | null | undefined;
   burst?: number | null | undefined;
+  rateLimitKind?: RateLimitKind | undefined;
+  windowMs?: number | null | undefined;
   faultRate?: number | undefined;
   faults?: FaultProbabilities | undefined;
   faultPhase?: FaultPhase | undefined;
@@ -203,13 +186,13 @@ export interface RuntimeInit {
   clock?: (() => number) | undefined;
 }
 
-/** Settings, dice, bucket, stats and close hooks of one running emulator. */
+/** Settings, dice, rate limit, stats and close hooks of one running emulator. */
 export class EmulatorRuntime {
   readonly now: () => number;
   readonly stats = new EmulatorStats();
   settings: RuntimeSettings;
   private random: () => number;
-  private bucket: TokenBucket | null = null;
+  private rateLimit: ServerRateLimit | null = null;
   private seed: number;
   private readonly closeHooks: Array<() => void | Promise<void>> = [];
 
@@ -220,6 +203,8 @@ export class EmulatorRuntime {
     this.settings = {
       rps: null,
       burst: null,
+      rateLimitKind: 'token-bucket',
+      windowMs: null,
       faults: { ...NO_FAULTS },
       faultPhase: 'before',
       latencyMs: 0,
@@ -229,11 +214,13 @@ export class EmulatorRuntime {
     this.update(init);
   }
 
-  /** Applies a partial change of settings. A new `seed` restarts the dice; rate changes refill the bucket. */
+  /** Applies a partial change of settings. A new `seed` restarts the dice; rate changes start a fresh limit. */
   update(patch: Omit<RuntimeInit, 'clock'>): RuntimeSettings {
     const s = this.settings;
     if (patch.rps !== undefined) s.rps = patch.rps;
     if (patch.burst !== undefined) s.burst = patch.burst;
+    if (patch.rateLimitKind !== undefined) s.rateLimitKind = patch.rateLimitKind;
+    if (patch.windowMs !== undefined) s.windowMs = patch.windowMs;
     if (patch.faultRate !== undefined) s.faults = faultsFromRate(patch.faultRate);
     if (patch.faults) {
       for (const [kind, p] of Object.entries(patch.faults) as Array<[keyof FaultProbabilities, number | undefined]>) {
@@ -248,8 +235,8 @@ export class EmulatorRuntime {
       this.seed = patch.seed;
       this.random = seededRandom(patch.seed);
     }
-    if (patch.rps !== undefined || patch.burst !== undefined) {
-      this.bucket = s.rps === null ? null : new TokenBucket(s.rps, s.burst ?? Math.max(1, s.rps), this.now);
+    if (patch.rps !== undefined || patch.burst !== undefined || patch.rateLimitKind !== undefined || patch.windowMs !== undefined) {
+      this.rateLimit = s.rps === null ? null : createServerRateLimit({ kind: s.rateLimitKind, rps: s.rps, burst: s.burst, windowMs: s.windowMs }, this.now);
     }
     return this.describe();
   }
@@ -258,9 +245,9 @@ export class EmulatorRuntime {
     return { ...this.settings, faults: { ...this.settings.faults }, seed: this.seed };
   }
 
-  /** Returns 0 when the call is admitted, else the ms until the bucket has a token. */
-  admit(): number {
-    return this.bucket ? this.bucket.take() : 0;
+  /** Whether the rate limit admits the call now (`waitMs` 0), and whether its 429 may say so. */
+  admit(): Admission {
+    return this.rateLimit ? this.rateLimit.admit() : { waitMs: 0, spec: null };
   }
 
   /**

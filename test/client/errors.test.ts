@@ -56,7 +56,7 @@ describe('status → error class', () => {
     [401, AuthError, EXIT.auth, 1],
     [403, ForbiddenError, EXIT.auth, 1],
     [404, NotFoundError, EXIT.usage, 1],
-    [429, RateLimitedError, EXIT.unavailable, 2],
+    [429, RateLimitedError, EXIT.unavailable, 20], // 429s have their own budget (maxRateLimitedAttempts)
     [500, ServerError, EXIT.unavailable, 2],
     [502, ServerError, EXIT.unavailable, 2],
     [503, ServerError, EXIT.unavailable, 2],

@@ -1,0 +1,297 @@
+/**
+ * Pacing against every rate limit the emulator can play (issue 13): the client writes records as
+ * fast as its limiter lets it, against an emulator in its own process (so the server's clock is
+ * not stalled by the client's event loop), and the achieved rate is compared with the limit R.
+ *
+ * `tsx bench/pacing.ts [--quick] [--kind=sliding-window] [--rps=50] [--seconds=12] [--runs=3]`
+ * runs it alone and prints the figures; `npm run bench` runs it as the `pacing` section.
+ * Every run is bounded in records and in time; the emulator listens on 127.0.0.1.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { join, resolve } from 'node:path';
+import { createClient, RateLimiter } from '../src/client/index.js';
+import { RATE_LIMIT_KINDS, type RateLimitKind } from '../src/emulator/rate-limits.js';
+
+const ROOT = resolve(import.meta.dirname, '..');
+const API_KEY = 'demo-key-0123456789';
+const GROUP_ID = 501;
+/** Figures "after the first few seconds" start here, counted from the first answer. */
+export const SETTLE_SECONDS = 5;
+
+export interface Spread {
+  median: number;
+  min: number;
+  max: number;
+  n: number;
+}
+
+export function spread(values: number[]): Spread {
+  const sorted = [...values].sort((a, b) => a - b);
+  const n = sorted.length;
+  const median = n === 0 ? NaN : n % 2 ? sorted[(n - 1) / 2]! : (sorted[n / 2 - 1]! + sorted[n / 2]!) / 2;
+  return { median, min: sorted[0] ?? NaN, max: sorted[n - 1] ?? NaN, n };
+}
+
+export interface PacingCase {
+  kind: RateLimitKind | 'unlimited';
+  /** The service's limit R (for `unlimited`, the client's max_rps). */
+  serverRps: number;
+  /** The client's max_rps; null = the client finds the limit itself. */
+  clientMaxRps: number | null;
+  records: number;
+  concurrency: number;
+  runs: number;
+  /** Successful writes per second / R, from the first to the last answer. */
+  achievedOverR: Spread;
+  /** The same after the first SETTLE_SECONDS (the steady state). */
+  settledOverR: Spread;
+  rateLimited: Spread;
+  /** 429s answered after the first SETTLE_SECONDS. */
+  lateRateLimited: Spread;
+  failed: Spread;
+  /** Most successful answers within any one second / R (≤ 1 + 1/R when the client never exceeds R). */
+  peakSecondOverR: Spread;
+  /** Rate the limiter settled on / R (its pace at the end). */
+  finalPaceOverR: Spread;
+  seconds: Spread;
+}
+
+interface RunningChild {
+  url: string;
+  child: ChildProcess;
+  close(): Promise<void>;
+}
+
+/** `rostersync emulator` in a child process; resolves once it prints its URL. */
+function startEmulatorProcess(args: string[], timeoutMs = 30_000): Promise<RunningChild> {
+  return new Promise((resolvePromise, reject) => {
+    const child = spawn(process.execPath, [join(ROOT, 'bin', 'rostersync-dev.js'), 'emulator', '--host', '127.0.0.1', '--port', '0', ...args], {
+      cwd: ROOT,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    let err = '';
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`emulator did not start within ${timeoutMs} ms: ${err.slice(-500)}`));
+    }, timeoutMs);
+    child.stderr!.on('data', (chunk: Buffer) => (err += chunk.toString()));
+    child.stdout!.on('data', (chunk: Buffer) => {
+      out += chunk.toString();
+      const match = /listening on (http:\/\/\S+)/.exec(out);
+      if (!match) return;
+      clearTimeout(timer);
+      resolvePromise({
+        url: match[1]!,
+        child,
+        close: () =>
+          new Promise((done) => {
+            if (child.exitCode !== null) return done();
+            child.once('exit', () => done());
+            child.kill('SIGTERM');
+            setTimeout(() => child.kill('SIGKILL'), 5000).unref();
+          }),
+      });
+    });
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`emulator exited (${code}) before listening: ${err.slice(-500)}`));
+    });
+  });
+}
+
+async function serverStats(url: string): Promise<{ rateLimited: number; writes: { total: number; succeeded: number } }> {
+  const response = await fetch(`${url}/_emulator/stats`);
+  return (await response.json()) as { rateLimited: number; writes: { total: number; succeeded: number } };
+}
+
+function peakInOneSecond(times: number[]): number {
+  let peak = 0;
+  let from = 0;
+  for (let i = 0; i < times.length; i++) {
+    while (times[i]! - times[from]! >= 1000) from++;
+    peak = Math.max(peak, i - from + 1);
+  }
+  return peak;
+}
+
+export interface PacingRunInput {
+  kind: RateLimitKind | 'unlimited';
+  serverRps: number;
+  clientMaxRps: number | null;
+  records: number;
+  concurrency: number;
+  /** Hard bound of one run. */
+  timeoutMs: number;
+  /** Several clients sharing one limiter (many pipelines, one budget); 1 = one client. */
+  clients?: number;
+}
+
+export interface PacingRun {
+  achievedOverR: number;
+  settledOverR: number;
+  rateLimited: number;
+  lateRateLimited: number;
+  failed: number;
+  peakSecondOverR: number;
+  finalPaceOverR: number;
+  seconds: number;
+  /** Seconds each client finished after the first answer (fairness across clients). */
+  clientFinishSeconds: number[];
+}
+
+export async function pacingRun(input: PacingRunInput): Promise<PacingRun> {
+  const args = input.kind === 'unlimited' ? [] : ['--rps', String(input.serverRps), '--rate-limit-kind', input.kind];
+  const emulator = await startEmulatorProcess(args);
+  try {
+    const clientsCount = input.clients ?? 1;
+    const limiter = new RateLimiter({
+      ...(input.clientMaxRps !== null ? { rps: input.clientMaxRps } : {}),
+      maxInFlight: input.concurrency,
+      now: performance.now.bind(performance),
+      sleep: (ms, signal) => new Promise((done, fail) => {
+        const timer = setTimeout(done, ms);
+        signal?.addEventListener('abort', () => (clearTimeout(timer), fail(signal.reason)), { once: true });
+      }),
+    });
+    const clients = Array.from({ length: clientsCount }, () => createClient({ baseUrl: emulator.url, apiKey: API_KEY, limiter }));
+    const successes: number[] = [];
+    const refusedAt: number[] = [];
+    let failed = 0;
+    let seen429 = 0;
+    const deadline = AbortSignal.timeout(input.timeoutMs);
+    const finish: number[] = new Array<number>(clientsCount).fill(0);
+    const perClient = Math.ceil(input.records / clientsCount);
+    const started = performance.now();
+    const trace = process.env.PACING_TRACE
+      ? setInterval(() => {
+          const st = limiter.stats();
+          const recent = successes.filter((t) => t > performance.now() - 1000).length;
+          process.stderr.write(`${((performance.now() - started) / 1000).toFixed(2)}s pace ${st.currentRps.toFixed(1)} est ${st.estimatedLimitRps.toFixed(1)} 429s ${st.rateLimited} ok/last1s ${recent} inflight ${st.inFlight} queued ${st.queued}\n`);
+        }, 250)
+      : undefined;
+    await Promise.all(
+      clients.map(async (client, c) => {
+        let next = 0;
+        // As many workers per client as calls in flight, like apply: the limiter is the only pace.
+        const workers = Array.from({ length: input.concurrency }, async () => {
+          while (next < perClient && !deadline.aborted) {
+            const i = next++;
+            try {
+              await client.putAuthor(GROUP_ID, `p${c}-${i}`, { name: `Expert ${c}-${i}` }, { signal: deadline });
+              successes.push(performance.now());
+            } catch {
+              failed++;
+            }
+            const limited = clients.reduce((sum, each) => sum + each.stats().rateLimited, 0);
+            for (; seen429 < limited; seen429++) refusedAt.push(performance.now());
+          }
+        });
+        await Promise.all(workers);
+        finish[c] = performance.now();
+      }),
+    );
+    clearInterval(trace);
+    const stats = await serverStats(emulator.url);
+    successes.sort((a, b) => a - b);
+    const first = successes[0] ?? started;
+    const last = successes.at(-1) ?? started;
+    const settleFrom = first + SETTLE_SECONDS * 1000;
+    const late = successes.filter((t) => t >= settleFrom);
+    const settledRate = late.length > 1 ? (late.length - 1) / ((late.at(-1)! - late[0]!) / 1000) : NaN;
+    return {
+      achievedOverR: (successes.length - 1) / ((last - first) / 1000) / input.serverRps,
+      settledOverR: settledRate / input.serverRps,
+      rateLimited: input.kind === 'unlimited' ? seen429 : stats.rateLimited,
+      lateRateLimited: refusedAt.filter((t) => t >= settleFrom).length,
+      // Calls that threw, and any the deadline left unmade.
+      failed: Math.max(failed, perClient * clientsCount - successes.length),
+      peakSecondOverR: peakInOneSecond(successes) / input.serverRps,
+      finalPaceOverR: limiter.stats().currentRps / input.serverRps,
+      seconds: (last - first) / 1000,
+      clientFinishSeconds: finish.map((t) => (t - first) / 1000),
+    };
+  } finally {
+    await emulator.close();
+  }
+}
+
+export async function pacingCase(input: Omit<PacingRunInput, 'timeoutMs'> & { runs: number; log?: (m: string) => void }): Promise<PacingCase> {
+  const runs: PacingRun[] = [];
+  const expectedSeconds = input.records / (input.clientMaxRps ?? input.serverRps);
+  for (let run = 0; run < input.runs; run++) {
+    input.log?.(`pacing ${input.kind} R=${input.serverRps} max_rps=${input.clientMaxRps ?? 'none'}: run ${run + 1}/${input.runs}`);
+    runs.push(await pacingRun({ ...input, timeoutMs: Math.max(30_000, expectedSeconds * 3000) }));
+  }
+  const pick = (f: (r: PacingRun) => number) => spread(runs.map(f));
+  return {
+    kind: input.kind,
+    serverRps: input.serverRps,
+    clientMaxRps: input.clientMaxRps,
+    records: input.records,
+    concurrency: input.concurrency,
+    runs: input.runs,
+    achievedOverR: pick((r) => r.achievedOverR),
+    settledOverR: pick((r) => r.settledOverR),
+    rateLimited: pick((r) => r.rateLimited),
+    lateRateLimited: pick((r) => r.lateRateLimited),
+    failed: pick((r) => r.failed),
+    peakSecondOverR: pick((r) => r.peakSecondOverR),
+    finalPaceOverR: pick((r) => r.finalPaceOverR),
+    seconds: pick((r) => r.seconds),
+  };
+}
+
+/** The `pacing` section of `npm run bench`. */
+export async function pacingBenchmark(quick: boolean, log: (m: string) => void): Promise<PacingCase[]> {
+  const runs = quick ? 1 : 3;
+  const R = 50;
+  const seconds = quick ? 8 : 12;
+  const cases: PacingCase[] = [];
+  for (const kind of RATE_LIMIT_KINDS) {
+    cases.push(await pacingCase({ kind, serverRps: R, clientMaxRps: null, records: R * seconds, concurrency: 8, runs, log }));
+  }
+  // max_rps configured: at the limit of a sliding window, and as a ceiling the client must never pass.
+  cases.push(await pacingCase({ kind: 'sliding-window', serverRps: R, clientMaxRps: R, records: R * seconds, concurrency: 8, runs, log }));
+  cases.push(await pacingCase({ kind: 'unlimited', serverRps: R, clientMaxRps: R, records: R * 6, concurrency: 8, runs, log }));
+  return cases;
+}
+
+function summary(c: PacingCase): string {
+  const f = (s: Spread, d = 3) => `${s.median.toFixed(d)} (${s.min.toFixed(d)}–${s.max.toFixed(d)})`;
+  return [
+    `${c.kind} R=${c.serverRps} max_rps=${c.clientMaxRps ?? 'none'} records=${c.records} n=${c.runs}:`,
+    `achieved/R ${f(c.achievedOverR)}`,
+    `settled/R ${f(c.settledOverR)}`,
+    `429s ${f(c.rateLimited, 0)}, late ${f(c.lateRateLimited, 0)}`,
+    `failed ${f(c.failed, 0)}`,
+    `peak 1s/R ${f(c.peakSecondOverR, 2)}`,
+    `final pace/R ${f(c.finalPaceOverR)}`,
+    `${f(c.seconds, 1)} s`,
+  ].join('  ');
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  const argv = process.argv.slice(2);
+  const arg = (name: string) => argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
+  const log = (m: string) => process.stderr.write(`[pacing] ${m}\n`);
+  if (arg('kind')) {
+    const kind = arg('kind') as RateLimitKind | 'unlimited';
+    const rps = Number(arg('rps') ?? 50);
+    const seconds = Number(arg('seconds') ?? 12);
+    const maxRps = arg('max-rps');
+    const result = await pacingCase({
+      kind,
+      serverRps: rps,
+      clientMaxRps: maxRps === undefined ? null : Number(maxRps),
+      records: Math.round(rps * seconds),
+      concurrency: Number(arg('concurrency') ?? 8),
+      clients: Number(arg('clients') ?? 1),
+      runs: Number(arg('runs') ?? 1),
+      log,
+    });
+    process.stdout.write(`${summary(result)}\n`);
+  } else {
+    for (const result of await pacingBenchmark(argv.includes('--quick'), log)) process.stdout.write(`${summary(result)}\n`);
+  }
+}
