@@ -1,8 +1,10 @@
 /**
- * The one place where an XLSX cell value (as exceljs's streaming reader produces it) becomes a
- * `CellValue` (types.ts): text trimmed (empty → null), numbers stay numbers, booleans stay booleans,
- * dates become `YYYY-MM-DD` (UTC getters: exceljs builds dates from serials in UTC), rich text is
- * flattened, hyperlinks give their text, formulas give their cached result.
+ * exceljs cell values (as its streaming reader produces them) as `CellValue`s (types.ts): text
+ * trimmed (empty → null), numbers, booleans, dates as `YYYY-MM-DD`, rich text flattened,
+ * hyperlinks by their text, formulas by their cached result.
+ *
+ * The XLSX reader no longer uses exceljs (issue 16: see src/sources/xlsx/); this stays for code
+ * that holds exceljs cells, such as bench/xlsx-readers.ts, which measures the replaced reader.
  */
 import type { CellValue } from './types.js';
 

@@ -128,6 +128,8 @@ async function readAll(file: string, sheet: string | number = 1): Promise<unknow
 describe('damaged workbooks get a message that says what is wrong', () => {
   it.each<{ what: string; parts: Record<string, string | null>; message: RegExp }>([
     { what: 'no workbook part', parts: { '_rels/.rels': null, 'xl/workbook.xml': null }, message: /has no workbook part \(xl\/workbook\.xml\)/ },
+    { what: 'an Excel Binary Workbook', parts: { '_rels/.rels': `<Relationships ${RELS}><Relationship Id="rId1" Type="${TYPE}/officeDocument" Target="xl/workbook.bin"/></Relationships>`, 'xl/workbook.xml': null, 'xl/workbook.bin': 'binary' }, message: /is an Excel Binary Workbook \(\.xlsb\)/ },
+    { what: 'an OpenDocument spreadsheet', parts: { '_rels/.rels': null, 'xl/workbook.xml': null, 'content.xml': '<office:document-content/>' }, message: /is an OpenDocument spreadsheet \(\.ods\)/ },
     { what: 'a sheet part missing', parts: { 'xl/worksheets/sheet1.xml': null }, message: /is damaged: the workbook refers to the part xl\/worksheets\/sheet1\.xml, which is not in the zip archive/ },
     { what: 'a sheet without a relationship', parts: { 'xl/_rels/workbook.xml.rels': `<Relationships ${RELS}/>` }, message: /sheet "Roster" is listed in the workbook, but the workbook does not say where its data is/ },
     { what: 'malformed sheet XML', parts: { 'xl/worksheets/sheet1.xml': `<worksheet ${MAIN}><sheetData><row r="1"><c r="A1"></row>` }, message: /is damaged: its part xl\/worksheets\/sheet1\.xml is not well-formed XML/ },

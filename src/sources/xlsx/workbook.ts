@@ -75,6 +75,16 @@ export async function readWorkbook(zip: ZipPackage): Promise<WorkbookInfo> {
   const packageRels = await readRelationships(zip, '');
   let workbookPart = findByType(packageRels, 'officeDocument');
   if (!workbookPart || !zip.has(workbookPart)) workbookPart = zip.has('xl/workbook.xml') ? 'xl/workbook.xml' : workbookPart;
+  if (workbookPart?.toLowerCase().endsWith('.bin')) {
+    throw new SourceError(file, `${file} is an Excel Binary Workbook (.xlsb), which rostersync does not read.`, {
+      hint: 'Open it in Excel and save it as "Excel Workbook (.xlsx)".',
+    });
+  }
+  if (!workbookPart && zip.has('content.xml')) {
+    throw new SourceError(file, `${file} is an OpenDocument spreadsheet (.ods), not an Excel workbook.`, {
+      hint: 'Open it in LibreOffice or Excel and save it as "Excel Workbook (.xlsx)".',
+    });
+  }
   if (!workbookPart) {
     throw new SourceError(file, `${file} is not an Excel workbook: the zip archive has no workbook part (xl/workbook.xml).`, {
       hint: 'Check that this is the roster workbook; otherwise open it in Excel and save it as "Excel Workbook (.xlsx)".',
