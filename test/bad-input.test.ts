@@ -151,6 +151,13 @@ async function savePlan(c: CaseDir): Promise<void> {
   expect(made.code, made.output).toBe(EXIT.ok);
 }
 
+/** The base roster's header and `count` good rows (ids R1..), for the large generated cases. */
+function baseRows(count: number): string {
+  const header = readFileSync(join(CORPUS, 'base/roster.csv'), 'utf8').split('\n')[0]!;
+  const rows = Array.from({ length: count }, (_, i) => `R${i + 1},Person,Number${i + 1},p${i + 1}@example.org,,Somewhere,Junior,Statistics,1,,Available,,Yes`);
+  return `${header}\n${rows.join('\n')}\n`;
+}
+
 const validate = ['validate', 'pipeline.yaml'];
 const sync = ['sync', 'pipeline.yaml', '--report-dir', 'report'];
 const cases: BadCase[] = [
@@ -183,7 +190,7 @@ const cases: BadCase[] = [
     files: { 'pipeline.yaml': 'pipelines/explicit-utf8.yaml', 'roster.csv': 'rosters/mixed-encodings.csv' },
     argv: validate,
     exit: EXIT.ok,
-    says: [/roster\.csv/, /note: The file is not valid UTF-8 after byte \d+; invalid characters were read as "\uFFFD"/, /csv\.encoding: windows-1252/],
+    says: [/roster\.csv/, /note: The file is not valid UTF-8 from line \d+ on; invalid characters were read as "\uFFFD"/, /csv\.encoding: windows-1252/],
   },
 
   // --- rows that cannot be mapped: validate exits 2 naming row and column -------------------------
@@ -375,6 +382,46 @@ const cases: BadCase[] = [
     argv: sync,
     exit: EXIT.guard,
     says: [/guard empty_source tripped/, /--allow-empty-source/],
+  },
+
+  // --- issue 12: stricter readers and mapping -------------------------------------------------------
+  {
+    name: 'NUL byte past the first 64 KB',
+    files: { 'roster.csv': (path) => writeFileSync(path, Buffer.concat([Buffer.from(baseRows(1000)), Buffer.from('R9999,Nul,Byte\u0000,nul@example.org,,X,Junior,Statistics,1,,Available,,Yes\n')])) },
+    argv: sync,
+    exit: EXIT.usage,
+    says: [/roster\.csv contains a NUL byte on line 1002/],
+  },
+  {
+    name: 'invalid UTF-8 far into a file read as UTF-8 is reported by line',
+    files: {
+      'pipeline.yaml': 'pipelines/explicit-utf8.yaml',
+      'roster.csv': (path) => writeFileSync(path, Buffer.concat([Buffer.from(baseRows(1000)), Buffer.from('R9999,Ren'), Buffer.from([0xe9]), Buffer.from('e,Late,late@example.org,,X,Junior,Statistics,1,,Available,,Yes\n')])),
+    },
+    argv: validate,
+    exit: EXIT.ok,
+    says: [/note: The file is not valid UTF-8 from line 1002 on/],
+  },
+  {
+    name: 'a row with 100,000 cells beyond the header',
+    files: { 'roster.csv': (path) => writeFileSync(path, `${baseRows(2)}R3,Wide,Row,wide@example.org,,X,Junior,Statistics,1,,Available,,Yes,${Array.from({ length: 100_000 }, (_, i) => `c${i}`).join(',')}\n`) },
+    argv: validate,
+    exit: EXIT.partial,
+    says: [/roster\.csv row 4/, /100000 values beyond the header \(column 14: "c0", column 15: "c1", column 16: "c2", … and 99997 more\)/],
+  },
+  {
+    name: 'a valid row and a rejected row with the same client_id',
+    files: { 'roster.csv': 'rosters/valid-and-rejected-same-id.csv' },
+    argv: validate,
+    exit: EXIT.partial,
+    says: [/roster\.csv row 2, column "Reviewer ID", value "bad-R1": client_id "bad-R1" is also used by rejected row 4/, /records valid +2/, /rows rejected +2/],
+  },
+  {
+    name: 'a number a JSON number cannot carry exactly',
+    files: { 'roster.csv': 'rosters/inexact-number.csv' },
+    argv: validate,
+    exit: EXIT.partial,
+    says: [/roster\.csv row 3, column "Reviews completed", value "99999999999999999999"/, /would be sent as 100000000000000000000/],
   },
 ];
 

@@ -3,10 +3,19 @@
  * in (`chooseEncoding`, from the pipeline's setting or the sample), and the stream that decodes
  * it for csv-parse (`CsvDecoder`), refusing a file that mixes UTF-8 and Windows-1252.
  */
+import { open } from 'node:fs/promises';
 import { Transform, type TransformCallback } from 'node:stream';
 import { isAscii, isUtf8 } from 'node:buffer';
 import iconv from 'iconv-lite';
-import { classifyUtf8, firstInvalidUtf8Line, hasUtf8MultibyteSequence, incompleteUtf8Tail, type CsvEncoding } from './csv-sniff.js';
+import {
+  classifyUtf8,
+  firstInvalidUtf8Index,
+  firstInvalidUtf8Line,
+  hasUtf8MultibyteSequence,
+  incompleteUtf8Tail,
+  lineBreaksIn,
+  type CsvEncoding,
+} from './csv-sniff.js';
 import { SourceError } from './source-error.js';
 
 /** Bytes per chunk of the decoded stream (the reader's sample size). */
@@ -57,16 +66,62 @@ export class CsvDecoder extends Transform {
   /** Byte offset in the file of the next chunk, for notes. */
   private offset: number;
   private readonly file: string;
+  private readonly path: string;
+  private readonly startOffset: number;
+  private readonly startLine: number;
   private readonly requested: 'auto' | CsvEncoding;
   private readonly note: (text: string) => void;
 
-  constructor(args: { file: string; encoding: CsvEncoding; requested: 'auto' | CsvEncoding; startOffset: number; note: (text: string) => void }) {
+  constructor(args: {
+    file: string;
+    /** The file on disk, read again only to turn a byte offset into a line number for a message. */
+    path: string;
+    encoding: CsvEncoding;
+    requested: 'auto' | CsvEncoding;
+    startOffset: number;
+    /** Line number of the line at `startOffset` (the header row). */
+    startLine: number;
+    note: (text: string) => void;
+  }) {
     super({ highWaterMark: CSV_CHUNK_BYTES });
     this.file = args.file;
+    this.path = args.path;
     this.mode = args.encoding;
     this.requested = args.requested;
     this.offset = args.startOffset;
+    this.startOffset = args.startOffset;
+    this.startLine = args.startLine;
     this.note = args.note;
+  }
+
+  /**
+   * The line of a byte offset, for messages: people find lines, not bytes, in an editor. Counted
+   * by reading the file again up to that byte, only on this rare path, so reading stays as fast.
+   */
+  private async lineAt(byteOffset: number): Promise<number> {
+    const handle = await open(this.path, 'r');
+    const buf = Buffer.alloc(1024 * 1024);
+    let breaks = 0;
+    let pos = this.startOffset;
+    try {
+      while (pos < byteOffset) {
+        const { bytesRead } = await handle.read(buf, 0, Math.min(buf.length, byteOffset - pos), pos);
+        if (bytesRead === 0) break;
+        breaks += lineBreaksIn(buf.subarray(0, bytesRead));
+        pos += bytesRead;
+      }
+    } finally {
+      await handle.close();
+    }
+    return this.startLine + breaks;
+  }
+
+  /** Calls back with what `make` builds from the line of `byteOffset` (or without a line, if the file cannot be read again). */
+  private withLine<T>(byteOffset: number, make: (line: string) => T, done: (value: T) => void): void {
+    this.lineAt(byteOffset).then(
+      (line) => done(make(`line ${line}`)),
+      () => done(make(`byte ${byteOffset}`)),
+    );
   }
 
   /**
@@ -74,18 +129,37 @@ export class CsvDecoder extends Transform {
    * refused: read either way, some names would be corrupted, and nothing tells which reading is
    * right. (An explicit `csv.encoding` is the operator's answer.)
    */
-  private mixed(at: number): SourceError {
-    return new SourceError(
-      this.file,
-      `${this.file} mixes encodings: it has UTF-8 text and bytes that are not UTF-8 (near byte ${at}). Read either way, some names would be corrupted.`,
-      { hint: 'Re-save the whole file as UTF-8 ("CSV UTF-8" in Excel), or set source.csv.encoding if you accept one reading.' },
+  private mixed(at: number, callback: TransformCallback): void {
+    this.withLine(
+      at,
+      (where) =>
+        new SourceError(
+          this.file,
+          `${this.file} mixes encodings: it has UTF-8 text and bytes that are not UTF-8 (near ${where}). Read either way, some names would be corrupted.`,
+          { hint: 'Re-save the whole file as UTF-8 ("CSV UTF-8" in Excel), or set source.csv.encoding if you accept one reading.' },
+        ),
+      callback,
     );
   }
 
   override _transform(chunk: Buffer, _encoding: BufferEncoding, callback: TransformCallback): void {
+    // The sample check (checkNotCsv) sees only the start of the file: a NUL byte anywhere later is
+    // a binary or damaged part, refused too rather than read into a cell.
+    const nul = chunk.indexOf(0);
+    if (nul !== -1) {
+      this.withLine(
+        this.offset + (this.carry?.length ?? 0) + nul,
+        (where) =>
+          new SourceError(this.file, `${this.file} contains a NUL byte on ${where}: that part is binary data or damaged, not CSV text.`, {
+            hint: 'Look at that line in a text editor; export the roster again as "CSV UTF-8", or remove the damaged part.',
+          }),
+        callback,
+      );
+      return;
+    }
     if (this.mode === 'windows-1252') {
       if (this.requested === 'auto' && hasUtf8MultibyteSequence(chunk)) {
-        callback(this.mixed(this.offset));
+        this.mixed(this.offset, callback);
         return;
       }
       this.offset += chunk.length;
@@ -115,25 +189,35 @@ export class CsvDecoder extends Transform {
     }
     if (this.requested === 'auto') {
       if (this.sawNonAscii || hasUtf8MultibyteSequence(buf)) {
-        callback(this.mixed(this.offset));
+        this.mixed(this.offset + firstInvalidUtf8Index(buf), callback);
         return;
       }
       this.mode = 'windows-1252';
       let first = 0;
       while (first < buf.length && (buf[first] as number) < 0x80) first++;
-      this.note(
-        `Encoding: switched to Windows-1252 at byte ${this.offset + first} (the file is not valid UTF-8 there; everything before was plain ASCII).`,
-      );
+      const start = this.offset;
       this.offset += buf.length;
-      callback(null, iconv.decode(buf, 'windows-1252'));
+      this.withLine(
+        start + first,
+        (where) => `Encoding: switched to Windows-1252 at ${where} (the file is not valid UTF-8 there; everything before was plain ASCII).`,
+        (note) => {
+          this.note(note);
+          callback(null, iconv.decode(buf, 'windows-1252'));
+        },
+      );
       return;
     }
     this.mode = 'utf-8-unchecked';
-    this.note(
-      `The file is not valid UTF-8 after byte ${this.offset}; invalid characters were read as "\uFFFD". ` +
+    this.withLine(
+      this.offset + firstInvalidUtf8Index(buf),
+      (where) =>
+        `The file is not valid UTF-8 from ${where} on; invalid characters were read as "\uFFFD". ` +
         'Re-save the file as UTF-8, or set csv.encoding: windows-1252 if it is a Windows export.',
+      (note) => {
+        this.note(note);
+        callback(null, buf);
+      },
     );
-    callback(null, buf);
   }
 
   override _flush(callback: TransformCallback): void {

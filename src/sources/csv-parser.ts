@@ -32,6 +32,9 @@ interface RosterCsvParserArgs {
  * skipped in between. csv-parse counts a CRLF inside a quoted field as two lines, so for records
  * spanning lines (rare, checked only then) the CRLFs inside fields are subtracted.
  */
+/** Cells beyond the header that a message quotes; the rest are counted. */
+const EXTRA_CELLS_SHOWN = 3;
+
 export class RosterCsvParser extends Parser {
   headers: string[] = [];
   headerLine = 0;
@@ -185,17 +188,23 @@ export class RosterCsvParser extends Parser {
       values[headers[i] as string] = value;
     }
     if (record.length > count) {
-      const extra: string[] = [];
+      // Bounded whatever the row: a count and the first few cells (one 100,000-cell row once made
+      // a 2.4 MB message, kept for the report with every other such row).
+      const shown: string[] = [];
+      let nonEmpty = 0;
       for (let i = count; i < record.length; i++) {
         const cell = (record[i] as string).trim();
-        if (cell.length !== 0) extra.push(`column ${i + 1}: "${truncate(cell, 40)}"`);
+        if (cell.length === 0) continue;
+        nonEmpty++;
+        if (shown.length < EXTRA_CELLS_SHOWN) shown.push(`column ${i + 1}: "${truncate(cell, 40)}"`);
       }
-      if (extra.length > 0) {
+      if (nonEmpty > 0) {
+        const more = nonEmpty > shown.length ? `, … and ${nonEmpty - shown.length} more` : '';
         return this.errorItem(
           row,
-          `Line ${row} has ${record.length} cells but the header has ${count} columns; values beyond the header (${extra.join(', ')}). ` +
+          `Line ${row} has ${record.length} cells but the header has ${count} columns; ${nonEmpty} value${nonEmpty === 1 ? '' : 's'} beyond the header (${shown.join(', ')}${more}). ` +
             'Remove the stray delimiter or quote the cell that contains it, or add a column name to the header.',
-          record.join(this.delimiter),
+          record.slice(0, count + EXTRA_CELLS_SHOWN).join(this.delimiter),
         );
       }
     }

@@ -63,9 +63,11 @@ export async function openCsv({ path, file, options, signal }: CsvOpenArgs): Pro
 
   const decoder = new CsvDecoder({
     file,
+    path,
     encoding,
     requested: options?.encoding ?? 'auto',
     startOffset: headerOffset,
+    startLine: headerRow,
     note: (note) => notes.push(note),
   });
   const parser = new RosterCsvParser({ file, delimiter, lineOffset: headerRow - 1, headerRow });

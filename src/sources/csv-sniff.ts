@@ -73,19 +73,30 @@ export function hasUtf8MultibyteSequence(buf: Buffer): boolean {
 
 /** 1-based line (within `buf`) of the first byte that breaks UTF-8. */
 export function firstInvalidUtf8Line(buf: Buffer): number {
-  let line = 1;
+  return 1 + lineBreaksIn(buf.subarray(0, firstInvalidUtf8Index(buf)));
+}
+
+/** Byte index of the first byte that breaks UTF-8 (`buf.length` when none does). */
+export function firstInvalidUtf8Index(buf: Buffer): number {
   for (let i = 0; i < buf.length; ) {
     const lead = buf[i]!;
-    if (lead === 0x0a) line++;
     if (lead < 0x80) {
       i++;
       continue;
     }
     const length = lead >= 0xc2 && lead <= 0xdf ? 2 : lead >= 0xe0 && lead <= 0xef ? 3 : lead >= 0xf0 && lead <= 0xf4 ? 4 : 0;
-    if (length === 0 || !isUtf8(buf.subarray(i, i + length))) return line;
+    if (length === 0 || !isUtf8(buf.subarray(i, i + length))) return i;
     i += length;
   }
-  return line;
+  return buf.length;
+}
+
+/** Line breaks (`\n`, `\r\n` once, lone `\r`) in `buf`; the line of a byte is 1 + those before it. */
+export function lineBreaksIn(buf: Buffer): number {
+  let breaks = 0;
+  for (let i = buf.indexOf(0x0a); i !== -1; i = buf.indexOf(0x0a, i + 1)) breaks++;
+  for (let i = buf.indexOf(0x0d); i !== -1; i = buf.indexOf(0x0d, i + 1)) if (buf[i + 1] !== 0x0a) breaks++;
+  return breaks;
 }
 
 /**

@@ -47,9 +47,12 @@ describe('CSV reader: encodings', () => {
     expect(errors).toEqual([]);
     expect(rows.at(-1)?.values).toEqual({ Name: 'Renée Dupré', Email: 'renee@example.org' });
     expect(rows.at(-1)?.provenance.row).toBe(rows.length + 1);
-    const firstNonAscii = readFileSync(join(fixturesDir, 'late-cp1252.csv')).findIndex((byte) => byte >= 0x80);
+    const bytes = readFileSync(join(fixturesDir, 'late-cp1252.csv'));
+    const firstNonAscii = bytes.findIndex((byte) => byte >= 0x80);
     expect(firstNonAscii).toBeGreaterThan(64 * 1024); // past the detection sample
-    expect(source.notes.join('\n')).toContain(`switched to Windows-1252 at byte ${firstNonAscii} `);
+    // Said by line (issue 12): people find lines, not byte offsets, in an editor.
+    const line = 1 + bytes.subarray(0, firstNonAscii).filter((byte) => byte === 0x0a).length;
+    expect(source.notes.join('\n')).toContain(`switched to Windows-1252 at line ${line} `);
   });
 });
 
