@@ -37,16 +37,15 @@ COPY --from=build /src/node_modules ./node_modules
 COPY --from=build /src/dist ./dist
 COPY package.json LICENSE README.md CHANGELOG.md ./
 COPY bin/rostersync.js bin/start.js ./bin/
-# What `rostersync demo` syncs (the same files the npm package carries); its reports go to
-# /app/reports, the one place under /app the user may write.
+# What `rostersync demo` syncs (the same files the npm package carries).
 COPY pipelines/demo.yaml pipelines/schema.json ./pipelines/
 COPY mappings/reviewers.yaml mappings/schema.json ./mappings/
 COPY samples/reviewers.csv ./samples/
 COPY docker/entrypoint.sh /usr/local/bin/rostersync-entrypoint
 RUN chmod 0755 /usr/local/bin/rostersync-entrypoint /app/bin/rostersync.js \
  && ln -s /app/bin/rostersync.js /usr/local/bin/rostersync \
- && mkdir -p /state /reports /work /app/reports \
- && chown node:node /state /reports /app/reports \
+ && mkdir -p /state /reports /work \
+ && chown node:node /state /reports \
  && chmod 0700 /state
 # The official node images carry the unprivileged user `node` (uid 1000).
 USER node

@@ -1,9 +1,10 @@
 #!/bin/sh
 # Entrypoint of the rostersync image: runs `rostersync "$@"` with the container's conventions.
 #
-# - The state lives on the /state volume (ROSTERSYNC_STATE_DIR) and reports on the /reports
-#   volume (ROSTERSYNC_REPORT_DIR, one folder per pipeline and run), unless the command names
-#   --state-dir / --report-dir itself or the state is in PostgreSQL (ROSTERSYNC_STATE_URL).
+# - The state lives on the /state volume (ROSTERSYNC_STATE_DIR): `--state-dir` is added to the
+#   commands that use the state, unless the command names one itself.
+# - Reports go to the /reports volume: ROSTERSYNC_REPORT_DIR replaces every pipeline's report_dir,
+#   so each pipeline keeps its run folders, run history and retention there.
 # - SERVICE_API_KEY_FILE (a mounted secret) is read into SERVICE_API_KEY, the Docker `_FILE`
 #   convention; the key is never printed.
 # - A volume the container user cannot write is refused here, with the fix, before any call is
@@ -40,17 +41,6 @@ has_flag() {
   done
   return 1
 }
-# The first argument after the command (and the sub-command of `state`) that is not an option.
-pipeline_arg() {
-  skip="$1"
-  shift
-  for arg in "$@"; do
-    case "$arg" in -*) continue ;; esac
-    if [ "$skip" -gt 0 ]; then skip=$((skip - 1)); continue; fi
-    printf '%s' "$arg"
-    return 0
-  done
-}
 writable_dir() {
   dir="$1"
   what="$2"
@@ -60,33 +50,22 @@ writable_dir() {
 }
 
 extra_state=""
-extra_report=""
 case "$command_name" in
   sync | plan | apply | state | unlock)
-    if [ -z "${ROSTERSYNC_STATE_URL:-}" ] && ! has_flag --state-dir "$@"; then
+    if ! has_flag --state-dir "$@"; then
       writable_dir "$STATE_DIR" state
       extra_state="$STATE_DIR"
     fi
     ;;
 esac
 case "$command_name" in
-  sync | plan | apply)
-    if ! has_flag --report-dir "$@"; then
-      pipeline="$(pipeline_arg 1 "$@")"
-      name="$(basename "${pipeline:-run}")"
-      name="${name%.*}"
-      run_dir="$REPORT_DIR/$name/$(date -u +%Y%m%dT%H%M%SZ)"
-      writable_dir "$REPORT_DIR" report
-      extra_report="$run_dir"
-    fi
+  sync | plan | apply | demo)
+    has_flag --report-dir "$@" || writable_dir "$REPORT_DIR" report
     ;;
 esac
+export ROSTERSYNC_REPORT_DIR="$REPORT_DIR"
 
-if [ -n "$extra_state" ] && [ -n "$extra_report" ]; then
-  exec "$ROSTERSYNC_BIN" "$@" --state-dir "$extra_state" --report-dir "$extra_report"
-elif [ -n "$extra_state" ]; then
+if [ -n "$extra_state" ]; then
   exec "$ROSTERSYNC_BIN" "$@" --state-dir "$extra_state"
-elif [ -n "$extra_report" ]; then
-  exec "$ROSTERSYNC_BIN" "$@" --report-dir "$extra_report"
 fi
 exec "$ROSTERSYNC_BIN" "$@"

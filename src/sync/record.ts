@@ -47,7 +47,7 @@ function reportOptions(pipeline: ResolvedPipeline, report: RunReport, options: R
   return {
     dir: reportDirFor(pipeline, report.runId, options),
     env: options.env ?? process.env,
-    history: { root: reportRootFor(pipeline), keep: parseKeep(pipeline.config.policy.reports.keep), now: Date.parse(report.finishedAt) },
+    history: { root: reportRootFor(pipeline, options.env), keep: parseKeep(pipeline.config.policy.reports.keep), now: Date.parse(report.finishedAt) },
   };
 }
 

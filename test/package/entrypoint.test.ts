@@ -40,7 +40,7 @@ describe('docker/entrypoint.sh', () => {
     dir = mkdtempSync(join(tmpdir(), 'rostersync-entrypoint-'));
     fake = join(dir, 'fake-rostersync');
     // Prints each argument on its own line, then whether the key arrived (never the key itself).
-    writeFileSync(fake, '#!/bin/sh\nfor a in "$@"; do printf "arg:%s\\n" "$a"; done\nprintf "key-length:%s\\n" "${#SERVICE_API_KEY}"\n');
+    writeFileSync(fake, '#!/bin/sh\nfor a in "$@"; do printf "arg:%s\\n" "$a"; done\nprintf "key-length:%s\\n" "${#SERVICE_API_KEY}"\nprintf "report-root:%s\\n" "$ROSTERSYNC_REPORT_DIR"\n');
     chmodSync(fake, 0o755);
     state = join(dir, 'state');
     reports = join(dir, 'reports');
@@ -49,20 +49,19 @@ describe('docker/entrypoint.sh', () => {
 
   const args = (out: string) => out.split('\n').filter((line) => line.startsWith('arg:')).map((line) => line.slice(4));
 
-  it('puts the state and a per-run report folder on the volumes for sync, plan and apply', async () => {
+  it('puts the state on its volume for sync, plan and apply, and hands the report volume on', async () => {
     const { code, stdout } = await entrypoint(['sync', 'pipelines/reviewers.yaml', '--dry-run'], { ROSTERSYNC_BIN: fake, ROSTERSYNC_STATE_DIR: state, ROSTERSYNC_REPORT_DIR: reports });
     expect(code).toBe(0);
-    const given = args(stdout);
-    expect(given.slice(0, 3)).toEqual(['sync', 'pipelines/reviewers.yaml', '--dry-run']);
-    expect(given.slice(3, 5)).toEqual(['--state-dir', state]);
-    expect(given[5]).toBe('--report-dir');
-    expect(given[6]).toMatch(new RegExp(`^${reports}/reviewers/\\d{8}T\\d{6}Z$`));
+    expect(args(stdout)).toEqual(['sync', 'pipelines/reviewers.yaml', '--dry-run', '--state-dir', state]);
+    expect(stdout).toContain(`report-root:${reports}\n`);
     expect(existsSync(state)).toBe(true);
+    expect(existsSync(reports)).toBe(true);
   });
 
   it('leaves --state-dir and --report-dir alone when the command names them, and other commands untouched', async () => {
     const env = { ROSTERSYNC_BIN: fake, ROSTERSYNC_STATE_DIR: state, ROSTERSYNC_REPORT_DIR: reports };
     expect(args((await entrypoint(['plan', 'p.yaml', '--state-dir=/elsewhere', '--report-dir', '/r'], env)).stdout)).toEqual(['plan', 'p.yaml', '--state-dir=/elsewhere', '--report-dir', '/r']);
+    expect((await entrypoint(['fields'], { ROSTERSYNC_BIN: fake })).stdout).toContain('report-root:/reports\n');
     expect(args((await entrypoint(['state', 'show', 'p.yaml'], env)).stdout)).toEqual(['state', 'show', 'p.yaml', '--state-dir', state]);
     expect(args((await entrypoint(['validate', 'p.yaml'], env)).stdout)).toEqual(['validate', 'p.yaml']);
     expect(args((await entrypoint(['emulator', '--port', '4010'], env)).stdout)).toEqual(['emulator', '--port', '4010']);
@@ -104,7 +103,7 @@ describe('docker/entrypoint.sh', () => {
       await emu.close();
     });
 
-    it('a sync keeps its state in ROSTERSYNC_STATE_DIR and its report under ROSTERSYNC_REPORT_DIR/<pipeline>/<run>', { timeout: 120_000 }, async () => {
+    it('a sync keeps its state in ROSTERSYNC_STATE_DIR, its report and run history under ROSTERSYNC_REPORT_DIR/<pipeline>/', { timeout: 120_000 }, async () => {
       const project = await makeProject(people(4));
       const keyFile = join(project.dir, 'key');
       writeFileSync(keyFile, API_KEY);
@@ -119,7 +118,8 @@ describe('docker/entrypoint.sh', () => {
       expect(code, stderr).toBe(0);
       expect(stdout).toMatch(/SUCCESS \(exit 0\)/);
       expect(readdirSync(state)).toContain('pipeline.sqlite');
-      const runs = readdirSync(join(reports, 'pipeline'));
+      expect(readdirSync(join(reports, 'pipeline'))).toContain('index.html');
+      const runs = readdirSync(join(reports, 'pipeline')).filter((name) => /^\d{8}T/.test(name));
       expect(runs).toHaveLength(1);
       const report = JSON.parse(readFileSync(join(reports, 'pipeline', runs[0]!, 'report.json'), 'utf8')) as { outcome: string; counts: { create: { done?: number } } };
       expect(report.outcome).toBe('success');
