@@ -3,5 +3,7 @@ export { startWebhookReceiver, secretsEqual, DEFAULT_MAX_WEBHOOK_BODY } from './
 export type { WebhookReceiverOptions, RunningWebhookReceiver, ReceiverEvent } from './receiver.js';
 export { RefereeStore, readStoreFile, listSelections, STORE_VERSION } from './store.js';
 export type { StoreFile, StoredSelection, ApplyResult } from './store.js';
+export { openSelectionStore, SqliteSelectionStore, PgSelectionStore, DEFAULT_SELECTION_STORE, LEGACY_JSON_STORE } from './selection-store.js';
+export type { SelectionStore } from './selection-store.js';
 export { sendTestWebhook, testEnvelope } from './send-test.js';
 export type { SendTestOptions, SendTestResult } from './send-test.js';

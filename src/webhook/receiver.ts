@@ -12,7 +12,8 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo, Socket } from 'node:net';
 import { isIP } from 'node:net';
 import { webhookEnvelopeSchema } from '../client/schemas.js';
-import { RefereeStore, type ApplyResult } from './store.js';
+import { openSelectionStore, type SelectionStore } from './selection-store.js';
+import type { ApplyResult } from './store.js';
 
 export interface WebhookReceiverOptions {
   /** TCP port; 0 picks a free one. @default 0 */
@@ -21,8 +22,15 @@ export interface WebhookReceiverOptions {
   host?: string;
   /** The webhook's own key, expected as `api_key` in every body. Never logged. */
   apiKey: string;
-  /** JSON file holding the referee selections (written atomically, mode 0600). */
-  storePath: string;
+  /**
+   * Where the referee selections are kept: a SQLite file (mode 0600), a postgres:// URL shared by
+   * several replicas, or the `.json` file of earlier versions (see selection-store.ts).
+   */
+  storePath?: string;
+  /** An open store instead of `storePath` (the caller closes it). */
+  store?: SelectionStore;
+  /** Where ROSTERSYNC_STATE_URL and the database password are read (default: process.env). */
+  env?: NodeJS.ProcessEnv;
   /** Largest accepted body in bytes; larger → 413. @default 1 MiB */
   maxBodyBytes?: number;
   /** Called after each answered request, e.g. for logging (no key, no personal data in `event`). */
@@ -41,7 +49,7 @@ export interface RunningWebhookReceiver {
   /** e.g. `http://127.0.0.1:40123/` */
   url: string;
   port: number;
-  store: RefereeStore;
+  store: SelectionStore;
   close(): Promise<void>;
 }
 
@@ -58,7 +66,8 @@ export async function startWebhookReceiver(options: WebhookReceiverOptions): Pro
   if (!options.apiKey) throw new Error('startWebhookReceiver: apiKey is required');
   const host = options.host ?? '127.0.0.1';
   const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_WEBHOOK_BODY;
-  const store = await RefereeStore.open(options.storePath);
+  const ownStore = options.store === undefined;
+  const store = options.store ?? (await openSelectionStore(options.storePath, options.env ? { env: options.env } : {}));
   const sockets = new Set<Socket>();
 
   const server: Server = createServer((req, res) => {
@@ -154,7 +163,7 @@ export async function startWebhookReceiver(options: WebhookReceiverOptions): Pro
         server.close(() => resolve());
         server.closeIdleConnections();
         for (const socket of sockets) socket.destroy();
-      })),
+      }).then(() => (ownStore ? store.close() : undefined))),
   };
 }
 

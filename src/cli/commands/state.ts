@@ -159,12 +159,20 @@ export const stateCommand: CommandFactory = (ctx) => ({
         ),
       })
       .command({
-        command: 'migrate <pipeline>',
-        describe: "Bring the shared PostgreSQL state database's schema up to date (ROSTERSYNC_STATE_URL or the pipeline's `state:`)",
-        builder: (s: Argv) => pipelineArg(s),
+        command: 'migrate [pipeline]',
+        describe: "Bring the shared PostgreSQL state database's schema up to date (ROSTERSYNC_STATE_URL, or the pipeline's `state:`)",
+        builder: (s: Argv) =>
+          s
+            .positional('pipeline', { type: 'string', describe: 'Pipeline file whose `state:` names the database (not needed with ROSTERSYNC_STATE_URL)' })
+            .option('state-dir', { type: 'string', describe: 'State directory (overrides state_dir)' }),
         handler: action(ctx, async (args: StateArgs) => {
-          const pipeline = loadPipeline(resolve(ctx.io.cwd, String(args.pipeline)));
-          const shared = sharedStateUrl(pipeline, ctx.io.env);
+          const pipeline = args.pipeline === undefined ? undefined : loadPipeline(resolve(ctx.io.cwd, String(args.pipeline)));
+          const shared = pipeline ? sharedStateUrl(pipeline, ctx.io.env) : sharedStateUrl({ file: '(no pipeline)', config: {} }, ctx.io.env);
+          if (!shared && !pipeline) {
+            throw new UserFacingError('state migrate needs the database: set ROSTERSYNC_STATE_URL, or name a pipeline file whose `state:` names it.', {
+              hint: 'ROSTERSYNC_STATE_URL=postgres://user@host:5432/db PGPASSWORD=... rostersync state migrate',
+            });
+          }
           if (!shared) {
             // SQLite migrates its own file on open: it belongs to one pipeline on one host.
             return withState(ctx, args, async (store) => {

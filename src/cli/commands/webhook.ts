@@ -10,13 +10,13 @@ import { resolve } from 'node:path';
 import { isLoopback } from '../../client/config.js';
 import { EXIT, UserFacingError } from '../../errors.js';
 import { escapeFormula } from '../../report/rejected-csv.js';
-import { listSelections, readStoreFile, sendTestWebhook, startWebhookReceiver, type StoredSelection } from '../../webhook/index.js';
+import { DEFAULT_SELECTION_STORE, openSelectionStore, sendTestWebhook, startWebhookReceiver, type StoredSelection } from '../../webhook/index.js';
 import type { CommandFactory } from '../command.js';
 import { action } from '../command.js';
 import type { CliIo } from '../io.js';
 import { renderTable } from './manuscript.js';
 
-export const DEFAULT_WEBHOOK_STORE = 'webhook-referees.json';
+export const DEFAULT_WEBHOOK_STORE = DEFAULT_SELECTION_STORE;
 export const DEFAULT_WEBHOOK_PORT = 8787;
 
 interface WebhookArgs {
@@ -54,7 +54,10 @@ export function resolveWebhookKey(io: CliIo, keyFile: string | undefined): strin
   return key;
 }
 
-const storeOption = { type: 'string', default: DEFAULT_WEBHOOK_STORE, describe: 'JSON store of referee selections' } as const;
+const storeOption = {
+  type: 'string',
+  describe: `Store of referee selections: a SQLite file (default ${DEFAULT_SELECTION_STORE}, or $ROSTERSYNC_STATE_URL when set), a postgres:// URL shared by several receivers, or an earlier version's .json file`,
+} as const;
 
 export const webhookCommand: CommandFactory = (ctx) => ({
   command: 'webhook <action>',
@@ -84,8 +87,8 @@ export const webhookCommand: CommandFactory = (ctx) => ({
             .option('csv', { type: 'boolean', default: false, describe: 'Print CSV (one row per referee)' }),
         handler: action(ctx, async (args: WebhookArgs) => {
           if (args.json && args.csv) throw new UserFacingError('give --json or --csv, not both');
-          const store = readStoreFile(resolve(ctx.io.cwd, args.store ?? DEFAULT_WEBHOOK_STORE));
-          const selections = listSelections(store, args['origin-id']);
+          const store = await openSelectionStore(args.store, { cwd: ctx.io.cwd, env: ctx.io.env });
+          const selections = await store.list(args['origin-id']).finally(() => store.close());
           if (args.json) ctx.io.stdout.write(`${JSON.stringify(selections, null, 2)}\n`);
           else if (args.csv) ctx.io.stdout.write(renderRefereesCsv(selections));
           else ctx.io.stdout.write(renderReferees(selections));
@@ -124,14 +127,14 @@ export const webhookCommand: CommandFactory = (ctx) => ({
 
 async function serve(io: CliIo, args: WebhookArgs): Promise<number> {
   const apiKey = resolveWebhookKey(io, args['key-file']);
-  const storePath = resolve(io.cwd, args.store ?? DEFAULT_WEBHOOK_STORE);
+  const store = await openSelectionStore(args.store, { cwd: io.cwd, env: io.env });
   let receiver;
   try {
     receiver = await startWebhookReceiver({
       port: args.port ?? DEFAULT_WEBHOOK_PORT,
       host: args.host ?? '127.0.0.1',
       apiKey,
-      storePath,
+      store,
       maxBodyBytes: args['max-body-bytes'] ?? 1024 * 1024,
       // One line per request on stderr: no key, no names or emails.
       onRequest: (event) =>
@@ -140,6 +143,7 @@ async function serve(io: CliIo, args: WebhookArgs): Promise<number> {
         ),
     });
   } catch (error) {
+    await store.close();
     if (error instanceof UserFacingError) throw error;
     const code = (error as NodeJS.ErrnoException).code;
     throw new UserFacingError(`cannot start the webhook receiver: ${code === 'EADDRINUSE' ? `port ${args.port} is already in use` : (error as Error).message}`, {
@@ -147,9 +151,10 @@ async function serve(io: CliIo, args: WebhookArgs): Promise<number> {
       cause: error,
     });
   }
-  io.stdout.write(`listening on ${receiver.url} (store: ${storePath})\n`);
+  io.stdout.write(`listening on ${receiver.url} (store: ${store.location})\n`);
   await untilStopped(io.signal);
   await receiver.close();
+  await store.close();
   return EXIT.ok;
 }
 

@@ -73,9 +73,11 @@ export const MIGRATIONS: readonly Migration[] = [
     version: 2,
     description: 'webhook receiver selections and deliveries (deduplicated by order)',
     sql: `
+      -- One row per delivered event: the primary key is what makes a repeated delivery (a retry,
+      -- or the same event reaching another replica) a no-op.
       CREATE TABLE ${PG_SCHEMA}.webhook_deliveries (
         store text NOT NULL, event_order bigint NOT NULL, manuscript_id bigint NOT NULL,
-        received_at text NOT NULL,
+        received_at text NOT NULL, selection_json text NOT NULL,
         PRIMARY KEY (store, event_order)
       );
       CREATE TABLE ${PG_SCHEMA}.webhook_selections (
