@@ -14,6 +14,7 @@ import { mkdir, readdir, readFile, rm } from 'node:fs/promises';
 import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { z } from 'zod';
 import { pageShell } from './assets.js';
+import { REPORT_DIR_MODE, writeFileAtomic } from './atomic-file.js';
 import { formatCount, renderTrendChart, type TrendPoint } from './charts.js';
 import { escapeHtml, relativeHref, timeHtml } from './escape.js';
 import { actionTotal, countOf, formatDuration, OUTCOMES, redactEmails } from './format.js';
@@ -126,14 +127,10 @@ export async function readHistory(root: string): Promise<RunSummary[]> {
 }
 
 /** Writes one run's summary and drops the oldest beyond HISTORY_LIMIT. */
-export async function appendHistory(
-  root: string,
-  summary: RunSummary,
-  write: (path: string, content: string) => Promise<void>,
-): Promise<void> {
+export async function appendHistory(root: string, summary: RunSummary): Promise<void> {
   const dir = join(root, HISTORY_DIR);
-  await mkdir(dir, { recursive: true, mode: 0o700 });
-  await write(join(dir, historyFileName(summary.runId)), `${JSON.stringify(summary, null, 2)}\n`);
+  await mkdir(dir, { recursive: true, mode: REPORT_DIR_MODE });
+  await writeFileAtomic(join(dir, historyFileName(summary.runId)), `${JSON.stringify(summary, null, 2)}\n`);
   const runs = await readHistory(root);
   for (const old of runs.slice(HISTORY_LIMIT)) await rm(join(dir, historyFileName(old.runId)), { force: true });
 }
@@ -247,19 +244,15 @@ ${filtersBar(runs)}
 }
 
 /** Rebuilds `<root>/index.html` from the history files; returns its path. */
-export async function writeHistoryIndex(
-  root: string,
-  pipeline: string,
-  write: (path: string, content: string) => Promise<void>,
-): Promise<string> {
+export async function writeHistoryIndex(root: string, pipeline: string): Promise<string> {
   const path = join(root, INDEX_FILE);
-  await write(path, renderHistoryIndex({ pipeline, root, runs: await readHistory(root) }));
+  await writeFileAtomic(path, renderHistoryIndex({ pipeline, root, runs: await readHistory(root) }));
   return path;
 }
 
 export interface CombinedIndexInput {
-  /** The page to write, e.g. `reports/index.html`. */
-  file: string;
+  /** The page to write; by default `index.html` in the folder that holds every root (e.g. `reports/`). */
+  file?: string;
   /** The history root of each pipeline (`reports/<pipeline>`), as passed to `writeReport`'s `history.root`. */
   roots: readonly string[];
 }
@@ -309,17 +302,25 @@ ${filtersBar(allRuns, named.map((history) => history.pipeline))}
 }
 
 /**
+ * `index.html` in the deepest folder that holds every root: `reports/a` and `reports/b` give
+ * `reports/index.html`, so the page sits beside the pipelines' own folders.
+ */
+export function combinedIndexPath(roots: readonly string[]): string {
+  const parents = roots.map((root) => dirname(resolve(root)).split(sep));
+  const common: string[] = [];
+  for (let i = 0; parents.every((parts) => i < parts.length && parts[i] === parents[0]![i]); i++) common.push(parents[0]![i]!);
+  return join(common.join(sep) || sep, INDEX_FILE);
+}
+
+/**
  * Writes the combined index of several pipelines' histories (for `sync a.yaml b.yaml`), each root
  * being the history root its runs were recorded in. Returns the page's path.
  */
-export async function writeCombinedIndex(
-  input: CombinedIndexInput,
-  write: (path: string, content: string) => Promise<void>,
-): Promise<string> {
+export async function writeCombinedIndex(input: CombinedIndexInput): Promise<string> {
   const histories = [];
   for (const root of input.roots) histories.push({ root: resolve(root), runs: await readHistory(resolve(root)) });
-  const file = resolve(input.file);
-  await mkdir(dirname(file), { recursive: true, mode: 0o700 });
-  await write(file, renderCombinedIndex({ file, histories }));
+  const file = resolve(input.file ?? combinedIndexPath(input.roots));
+  await mkdir(dirname(file), { recursive: true, mode: REPORT_DIR_MODE });
+  await writeFileAtomic(file, renderCombinedIndex({ file, histories }));
   return file;
 }

@@ -6,7 +6,7 @@ import { mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { HISTORY_DIR, readHistory, whereItRan } from '../../src/report/history.js';
+import { combinedIndexPath, HISTORY_DIR, readHistory, whereItRan } from '../../src/report/history.js';
 import { parseKeep, pruneReports, runIdTime } from '../../src/report/retention.js';
 import { writeReport } from '../../src/report/write.js';
 import { aRecord, aReport } from './builders.js';
@@ -163,5 +163,15 @@ describe('whereItRan', () => {
     [{ CI: 'true' }, 'host1 · CI'],
   ])('%j → %s', (env, expected) => {
     expect(whereItRan(env, 'host1')).toBe(expected);
+  });
+});
+
+describe('combinedIndexPath', () => {
+  it.each([
+    [['/p/reports/a', '/p/reports/b'], '/p/reports/index.html'],
+    [['/p/reports/a', '/q/other/b'], '/index.html'],
+    [['/p/one/reports/a', '/p/two/reports/b'], '/p/index.html'],
+  ])('%j → %s', (roots, expected) => {
+    expect(combinedIndexPath(roots)).toBe(expected);
   });
 });

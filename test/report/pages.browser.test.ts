@@ -8,7 +8,6 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { writeFileAtomic } from '../../src/report/atomic-file.js';
 import { writeCombinedIndex } from '../../src/report/history.js';
 import type { KeepPolicy } from '../../src/report/retention.js';
 import type { RunReport } from '../../src/report/types.js';
@@ -272,7 +271,8 @@ describe('run-history index', () => {
     const reports = join(dir, 'combined');
     await fourRuns(join(reports, 'demo'), 'demo');
     await fourRuns(join(reports, 'board'), 'board');
-    const file = await writeCombinedIndex({ file: join(reports, 'index.html'), roots: [join(reports, 'demo'), join(reports, 'board')] }, writeFileAtomic);
+    const file = await writeCombinedIndex({ roots: [join(reports, 'demo'), join(reports, 'board')] });
+    expect(file).toBe(join(reports, 'index.html'));
     const page = await open(file);
 
     expect(await shownRows(page.page, 'runs')).toHaveLength(8);
