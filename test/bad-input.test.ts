@@ -11,18 +11,17 @@
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { main } from '../src/cli/main.js';
 import { EXIT } from '../src/errors.js';
 import { startEmulator, type RunningEmulator } from '../src/emulator/server.js';
 import type { StatsSnapshot } from '../src/emulator/runtime.js';
 import { StateStore } from '../src/state/store.js';
 import { writeMegabyteCell, writeSharedStringsBomb, writeTenThousandColumns } from './fixtures/bad/make-corpus.js';
+import { DEMO_API_KEY, runCli } from './support/cli.js';
 
 const CORPUS = fileURLToPath(new URL('./fixtures/bad/', import.meta.url));
-const API_KEY = 'demo-key-0123456789';
+const API_KEY = DEMO_API_KEY;
 /** The group the base pipeline targets (the emulator's default fixture has it). */
 const GROUP = 501;
 
@@ -85,17 +84,6 @@ const BASE_FILES: Record<string, FileSource> = {
   'roster.xlsx': 'base/roster.xlsx',
 };
 
-function collector(): { stream: Writable; text: () => string } {
-  const chunks: Buffer[] = [];
-  const stream = new Writable({
-    write(chunk: Buffer | string, _encoding, callback) {
-      chunks.push(Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk));
-      callback();
-    },
-  });
-  return { stream, text: () => Buffer.concat(chunks).toString('utf8') };
-}
-
 async function makeCaseDir(files: Record<string, FileSource>): Promise<CaseDir> {
   const dir = join(root, `case-${++caseCount}`);
   mkdirSync(dir, { recursive: true });
@@ -108,12 +96,10 @@ async function makeCaseDir(files: Record<string, FileSource>): Promise<CaseDir> 
   return {
     dir,
     async run(argv, env = {}) {
-      const out = collector();
-      const err = collector();
       const merged: NodeJS.ProcessEnv = { SERVICE_BASE_URL: emulator.url, SERVICE_API_KEY: API_KEY, NO_COLOR: '1', ...env };
       for (const [key, value] of Object.entries(merged)) if (value === undefined) delete merged[key];
-      const code = await main(argv, { stdout: out.stream, stderr: err.stream, env: merged, cwd: dir });
-      return { code, stdout: out.text(), stderr: err.text(), output: `${out.text()}\n${err.text()}` };
+      const { code, stdout, stderr } = await runCli(argv, { env: merged, cwd: dir });
+      return { code, stdout, stderr, output: `${stdout}\n${stderr}` };
     },
     write: (name, content) => writeFileSync(join(dir, name), content),
     read: (name) => readFileSync(join(dir, name), 'utf8'),

@@ -8,9 +8,9 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startEmulator, type RunningEmulator } from '../../src/emulator/server.js';
 import { EXIT } from '../../src/errors.js';
-import { run } from './helpers.js';
+import { DEMO_API_KEY as KEY, runCli } from '../support/cli.js';
 
-const KEY = 'demo-key-0123456789';
+const run = (argv: string[], env: NodeJS.ProcessEnv, cwd?: string) => runCli(argv, { env, ...(cwd ? { cwd } : {}) });
 const NOTES = '4f0b1e7c-5061-4293-8edf-4a5b6c7d8e95';
 const BOARD_ROLE = '5a1c2f8d-6172-43a4-9fe0-5b6c7d8e9fa6';
 const ASSOCIATE_EDITOR = '7c3a2b8e-0003-4c00-8000-000000000002';

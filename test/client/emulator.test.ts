@@ -10,8 +10,9 @@ import {
   type ServiceClient,
 } from '../../src/client/index.js';
 import { startEmulator, type RunningEmulator } from '../../src/emulator/server.js';
+import { DEMO_API_KEY } from '../support/cli.js';
 
-const KEY = 'demo-key-0123456789';
+const KEY = DEMO_API_KEY;
 const NOTES = '4f0b1e7c-5061-4293-8edf-4a5b6c7d8e95';
 const REVIEWS = '2d8f9c5a-3e4f-4071-8cbd-2e3f4a5b6c73';
 const SUBJECTS = '1c7e8b4f-2d3e-4f60-9bac-1d2e3f4a5b62';

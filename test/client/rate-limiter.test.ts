@@ -4,6 +4,7 @@ import { createServerRateLimit, RATE_LIMIT_KINDS, type RateLimitKind } from '../
 import { seededRandom } from '../../src/seeded-random.js';
 import { startEmulator, type RunningEmulator } from '../../src/emulator/server.js';
 import { API_KEY, sendJson, startTinyServer, type TinyServer } from './helpers.js';
+import { DEMO_API_KEY } from '../support/cli.js';
 
 let server: TinyServer | undefined;
 let emulator: RunningEmulator | undefined;
@@ -269,7 +270,7 @@ describe('rate control over real HTTP', () => {
 
   it('writes every record through the hidden limit of the emulator (no Retry-After, no max_rps)', async () => {
     emulator = await startEmulator({ rps: 20, rateLimitKind: 'hidden' });
-    const client = createClient({ baseUrl: emulator.url, apiKey: 'demo-key-0123456789', rateLimit: { maxInFlight: 8 } });
+    const client = createClient({ baseUrl: emulator.url, apiKey: DEMO_API_KEY, rateLimit: { maxInFlight: 8 } });
     const results = await Promise.allSettled(Array.from({ length: 60 }, (_, i) => client.putAuthor(501, `h-${i}`, { name: `Expert ${i}` })));
     expect(results.filter((r) => r.status === 'rejected')).toEqual([]);
     expect(emulator.stats.snapshot().writes.succeeded).toBe(60);

@@ -8,6 +8,7 @@ import { fetch } from 'undici';
 import { describe, expect, it } from 'vitest';
 import { main } from '../../src/cli/main.js';
 import type { CliIo } from '../../src/cli/io.js';
+import { DEMO_API_KEY } from '../support/cli.js';
 
 function captureIo(signal?: AbortSignal): { io: CliIo; out: () => string; err: () => string; stdout: PassThrough } {
   const stdout = new PassThrough();
@@ -45,7 +46,7 @@ describe('rostersync emulator (in-process)', () => {
     const exit = main(['emulator', '--port', '0', '--rps', '1000'], io);
     const url = LINE.exec(await line)?.[1];
     expect(url).toBeDefined();
-    const res = await fetch(`${url}/api/external/custom-fields/all/`, { headers: { 'X-ApiKey': 'demo-key-0123456789' } });
+    const res = await fetch(`${url}/api/external/custom-fields/all/`, { headers: { 'X-ApiKey': DEMO_API_KEY } });
     expect(res.status).toBe(200);
     expect(((await res.json()) as { author_from_group: unknown[] }).author_from_group.length).toBeGreaterThan(0);
     controller.abort();

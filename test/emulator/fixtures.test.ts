@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { fixtureSchema, loadFixture } from '../../src/emulator/fixture.js';
 import { startEmulator } from '../../src/emulator/server.js';
 import { call, recordPath } from './helpers.js';
+import { DEMO_API_KEY } from '../support/cli.js';
 
 describe('fixtures', () => {
   it('samples/fixture.yaml is valid and its preset record links to its author', async () => {
@@ -31,7 +32,7 @@ describe('fixtures', () => {
   it('the built-in default fixture starts and authenticates the demo key', async () => {
     const emulator = await startEmulator();
     try {
-      expect((await call(emulator, 'GET', '/api/external/custom-fields/all/', { key: 'demo-key-0123456789' })).status).toBe(200);
+      expect((await call(emulator, 'GET', '/api/external/custom-fields/all/', { key: DEMO_API_KEY })).status).toBe(200);
     } finally {
       await emulator.close();
     }

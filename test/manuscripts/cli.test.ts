@@ -2,13 +2,12 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { PassThrough } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { UploadResponse, RecommendJournalsResponse } from '../../src/client/index.js';
 import { parseAuthorFlag } from '../../src/cli/commands/manuscript.js';
-import { main } from '../../src/cli/main.js';
 import type { RunningEmulator } from '../../src/emulator/server.js';
+import { emulatorEnv, runCli } from '../support/cli.js';
 import { API_KEY, CARDIOLOGY, defaultFixture, emulatorWith } from './helpers.js';
 
 let emulator: RunningEmulator;
@@ -19,15 +18,8 @@ afterAll(() => emulator.close());
 
 const fixturesDir = fileURLToPath(new URL('../fixtures/manuscripts/', import.meta.url));
 
-async function run(args: string[], env: Record<string, string> = {}) {
-  const stdout = new PassThrough();
-  const stderr = new PassThrough();
-  let out = '';
-  let err = '';
-  stdout.on('data', (d) => (out += d));
-  stderr.on('data', (d) => (err += d));
-  const code = await main(args, { stdout, stderr, env: { SERVICE_API_KEY: API_KEY, SERVICE_BASE_URL: emulator.url, ...env }, cwd: fixturesDir });
-  return { code, stdout: out, stderr: err };
+function run(args: string[], env: Record<string, string> = {}) {
+  return runCli(args, { env: emulatorEnv(emulator, env), cwd: fixturesDir });
 }
 
 const upload = (originId: string, extra: string[] = []) => [

@@ -4,8 +4,9 @@ import { fileURLToPath } from 'node:url';
 import { createClient, type ManuscriptUploadInput, type ServiceClient } from '../../src/client/index.js';
 import { loadFixture, type Fixture, type FixtureOrg } from '../../src/emulator/fixture.js';
 import { startEmulator, type RunningEmulator } from '../../src/emulator/server.js';
+import { DEMO_API_KEY } from '../support/cli.js';
 
-export const API_KEY = 'demo-key-0123456789';
+export const API_KEY = DEMO_API_KEY;
 /** The emulator's clock: academic ages are relative to 2026. */
 export const NOW = Date.UTC(2026, 5, 1);
 

@@ -6,11 +6,11 @@ import { copyFile, mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { PassThrough } from 'node:stream';
-import { main } from '../../src/cli/main.js';
 import { startEmulator, type RunningEmulator } from '../../src/emulator/server.js';
+import { DEMO_API_KEY, emulatorEnv, runCli, type CliRun } from '../support/cli.js';
 
-export const API_KEY = 'demo-key-0123456789';
+export const API_KEY = DEMO_API_KEY;
+export type { CliRun };
 const MAPPING_FIXTURE = fileURLToPath(new URL('../fixtures/sync/mapping.yaml', import.meta.url));
 
 export interface RosterRow {
@@ -80,22 +80,9 @@ export async function makeProject(rows: RosterRow[], options: ProjectOptions = {
   return { dir, pipeline, writeRoster };
 }
 
-export interface CliRun {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
 /** Runs the CLI in-process against the emulator. */
-export async function cli(emulator: { url: string }, cwd: string, argv: string[], env: Record<string, string> = {}): Promise<CliRun> {
-  const stdout = new PassThrough();
-  const stderr = new PassThrough();
-  const out: Buffer[] = [];
-  const err: Buffer[] = [];
-  stdout.on('data', (c: Buffer) => out.push(c));
-  stderr.on('data', (c: Buffer) => err.push(c));
-  const code = await main(argv, { stdout, stderr, cwd, env: { SERVICE_BASE_URL: emulator.url, SERVICE_API_KEY: API_KEY, ...env } });
-  return { code, stdout: Buffer.concat(out).toString(), stderr: Buffer.concat(err).toString() };
+export function cli(emulator: { url: string }, cwd: string, argv: string[], env: Record<string, string> = {}): Promise<CliRun> {
+  return runCli(argv, { cwd, env: emulatorEnv(emulator, env) });
 }
 
 export async function emulator(options: Parameters<typeof startEmulator>[0] = {}): Promise<RunningEmulator> {

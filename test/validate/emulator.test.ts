@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startEmulator, type RunningEmulator } from '../../src/emulator/server.js';
 import { ROOT, runCli } from './helpers.js';
+import { DEMO_API_KEY } from '../support/cli.js';
 
 let emulator: RunningEmulator;
 beforeAll(async () => {
@@ -15,7 +16,7 @@ afterAll(async () => {
 
 describe('validate against the emulator', () => {
   it('resolves custom fields from the service and validates the workbook', async () => {
-    const env = { SERVICE_BASE_URL: emulator.url, SERVICE_API_KEY: 'demo-key-0123456789' };
+    const env = { SERVICE_BASE_URL: emulator.url, SERVICE_API_KEY: DEMO_API_KEY };
     const { code, stdout, stderr } = await runCli(['validate', 'pipelines/editorial-board.yaml', '--json'], { env });
     expect(stderr).toBe('');
     expect(code).toBe(0);
@@ -50,7 +51,7 @@ function spawnCli(args: string[], env: NodeJS.ProcessEnv): Promise<{ status: num
 
 describe('the real binary', () => {
   it('exits 2 on the legacy sample and 1 on a broken pipeline, never with a stack trace', async () => {
-    const env = { ...process.env, SERVICE_BASE_URL: emulator.url, SERVICE_API_KEY: 'demo-key-0123456789' };
+    const env = { ...process.env, SERVICE_BASE_URL: emulator.url, SERVICE_API_KEY: DEMO_API_KEY };
     const ok = await spawnCli(['validate', 'pipelines/legacy.yaml'], env);
     expect(ok.status).toBe(2);
     expect(ok.stdout).toContain('rows rejected       7');

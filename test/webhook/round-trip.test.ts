@@ -16,6 +16,7 @@ import type { RunningEmulator } from '../../src/emulator/server.js';
 import type { StoredSelection } from '../../src/webhook/index.js';
 import { startWebhookReceiver, type RunningWebhookReceiver } from '../../src/webhook/index.js';
 import { clientFor, emulatorWith, manuscript } from '../manuscripts/helpers.js';
+import { runCli } from '../support/cli.js';
 
 const WEBHOOK_KEY = 'round-trip-webhook-key';
 
@@ -33,15 +34,8 @@ async function mark(emulator: RunningEmulator, originId: string, authorId: numbe
   return postJson(`${emulator.url}/_emulator/mark`, { origin_id: originId, author_id: authorId, marked, user_email: userEmail });
 }
 
-async function cli(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  const stdout = new PassThrough();
-  const stderr = new PassThrough();
-  let out = '';
-  let err = '';
-  stdout.on('data', (d) => (out += d));
-  stderr.on('data', (d) => (err += d));
-  const code = await main(args, { stdout, stderr, env: { SERVICE_WEBHOOK_KEY: WEBHOOK_KEY }, cwd: process.cwd() });
-  return { code, stdout: out, stderr: err };
+function cli(args: string[]) {
+  return runCli(args, { env: { SERVICE_WEBHOOK_KEY: WEBHOOK_KEY } });
 }
 
 async function freePort(): Promise<number> {

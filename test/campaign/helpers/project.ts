@@ -13,7 +13,7 @@ import type { GroupState } from '../../../src/emulator/world.js';
 import type { RunReport } from '../../../src/report/types.js';
 import { expectedManaged, expectedRemote, rosterCsv, type Person } from './roster.js';
 
-export const API_KEY = 'demo-key-0123456789';
+export const API_KEY = DEMO_API_KEY;
 const MAPPING_FIXTURE = fileURLToPath(new URL('../../fixtures/sync/mapping.yaml', import.meta.url));
 export const GROUP_NAME = 'Campaign group';
 
@@ -55,6 +55,7 @@ export async function makeProject(people: readonly Person[], options: ProjectOpt
 }
 
 import { cli } from '../../sync/project.js';
+import { DEMO_API_KEY } from '../../support/cli.js';
 
 export { cli };
 export type { CliRun } from '../../sync/project.js';
