@@ -20,8 +20,9 @@ export interface Quirks {
    */
   okFalse: string[];
   /**
-   * Order of multi_option values in GET answers: `as-sent` (as written) or `service` (the order of
-   * the field's options in the listing, as a database join would give). @default 'as-sent'
+   * Order of multi_option values in GET answers: `as-sent` (as written) or `service` (the reverse
+   * of the field's option list, newest option first, as a database ordering by id descending
+   * would give; never simply sorted). @default 'as-sent'
    */
   optionOrder: 'as-sent' | 'service';
   /**

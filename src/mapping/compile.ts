@@ -25,6 +25,8 @@ export interface CompiledMapping {
   mappingFile: string;
   /** Standard fields in service order, then custom field api_ids sorted: the keys of every record. */
   managedFields: string[];
+  /** Managed fields whose value is a set (multi_option): compared in one canonical (sorted) order. */
+  setFields: ReadonlySet<string>;
   /** Managed field key → name for people (`name`, or the custom field's name such as `Expertise level`). */
   fieldNames: Record<string, string>;
   /** Every source column the mapping reads (fields, client_id, filters), in first-use order. */
@@ -124,6 +126,7 @@ export function compileMapping(
   return {
     mappingFile: options.mappingFile,
     managedFields,
+    setFields: new Set(plans.filter((p) => p.kind === 'multi_option').map((p) => p.key)),
     fieldNames,
     columns,
     duplicatePolicy: mapping.duplicate_client_ids,

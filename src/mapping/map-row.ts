@@ -93,6 +93,9 @@ function mapField(plan: FieldPlan, row: SourceRow, problems: RowProblem[]): Fiel
       }
     }
     const values = plan.dedupe || plan.kind === 'multi_option' ? dedupe(items) : items;
+    // multi_option values are sets of option ids (spec, value shapes): one canonical order, so a
+    // reordered cell is no change (plan/canonical.ts sorts the service's answers the same way).
+    if (plan.kind === 'multi_option') values.sort();
     result = values.length ? values : null;
   } else if (cells.length) {
     const only = cells.length === 1 ? cells[0]! : undefined;

@@ -27,9 +27,14 @@ export function sameValue(a: FieldValue | undefined, b: FieldValue | undefined):
 }
 
 /** The managed fields of a remote record; a field the service left out is empty (null). */
-export function projectFields(record: object, managedFields: readonly string[]): Fields {
+export function projectFields(record: object, managedFields: readonly string[], setFields: ReadonlySet<string> = new Set()): Fields {
   const values = record as Record<string, unknown>;
   const fields: Fields = {};
-  for (const field of managedFields) fields[field] = (values[field] ?? null) as Fields[string];
+  for (const field of managedFields) {
+    const value = (values[field] ?? null) as Fields[string];
+    // A set (multi_option ids) in the canonical order mapping gives it: the service may answer
+    // options in its own order, which is no change.
+    fields[field] = setFields.has(field) && Array.isArray(value) ? [...value].sort() : value;
+  }
   return fields;
 }

@@ -39,7 +39,7 @@ export async function adoptRecords(input: { pipeline: ResolvedPipeline; store: S
       }
       throw error;
     }
-    const fieldsJson = canonicalJson(projectFields(remote, compiled.managedFields));
+    const fieldsJson = canonicalJson(projectFields(remote, compiled.managedFields, compiled.setFields));
     store.adopt({ clientId, fieldsJson, hash: hashJson(fieldsJson), runId: input.runId });
     result.adopted.push(clientId);
   }

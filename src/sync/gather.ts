@@ -95,7 +95,7 @@ export async function gatherPlanInput(input: { pipeline: ResolvedPipeline; store
     ...classification.unchanged.map((c) => c.record.clientId),
   ];
   const lastApplied = store.lastApplied(needApplied);
-  const remote = options.refresh && groupId !== null ? await fetchRemote({ client, groupId, managedFields: compiled.managedFields, clientIds: needApplied, call }) : undefined;
+  const remote = options.refresh && groupId !== null ? await fetchRemote({ client, groupId, managedFields: compiled.managedFields, setFields: compiled.setFields, clientIds: needApplied, call }) : undefined;
   if (options.refresh && groupId === null) notes.push('--refresh skipped: the target group does not exist yet.');
 
   const ownedCount = store.ownedCount();
@@ -135,14 +135,21 @@ export async function gatherPlanInput(input: { pipeline: ResolvedPipeline; store
  * Remote records (--refresh) projected on the managed fields; null for a record the service does
  * not have (404), so the plan recreates it.
  */
-async function fetchRemote(input: { client: ServiceClient; groupId: number; managedFields: string[]; clientIds: string[]; call: CallOptions }): Promise<Map<string, Fields | null>> {
+async function fetchRemote(input: {
+  client: ServiceClient;
+  groupId: number;
+  managedFields: string[];
+  setFields: ReadonlySet<string>;
+  clientIds: string[];
+  call: CallOptions;
+}): Promise<Map<string, Fields | null>> {
   const limit = pLimit(8);
   const remote = new Map<string, Fields | null>();
   await Promise.all(
     input.clientIds.map((clientId) =>
       limit(async () => {
         try {
-          remote.set(clientId, projectFields(await input.client.getAuthor(input.groupId, clientId, input.call), input.managedFields));
+          remote.set(clientId, projectFields(await input.client.getAuthor(input.groupId, clientId, input.call), input.managedFields, input.setFields));
         } catch (error) {
           if (error instanceof NotFoundError) remote.set(clientId, null);
           else throw error;

@@ -57,10 +57,12 @@ describe('optionOrder', () => {
     expect((await call(emu, 'GET', recordPath(PRESET_GROUP_ID, 'm'))).body[FIELD.areas]).toEqual([OPTION.cardiology, OPTION.oncology]);
   });
 
-  it('service: the order of the field options, whatever was sent', async () => {
+  it('service: the reverse of the field options, whatever was sent', async () => {
     const emu = await start({ quirks: { optionOrder: 'service' } });
-    await call(emu, 'POST', recordPath(PRESET_GROUP_ID, 'm'), { body });
-    expect((await call(emu, 'GET', recordPath(PRESET_GROUP_ID, 'm'))).body[FIELD.areas]).toEqual([OPTION.oncology, OPTION.cardiology]);
+    await call(emu, 'POST', recordPath(PRESET_GROUP_ID, 'm'), { body: { ...body, [FIELD.areas]: [OPTION.oncology, OPTION.cardiology] } });
+    expect((await call(emu, 'GET', recordPath(PRESET_GROUP_ID, 'm'))).body[FIELD.areas]).toEqual([OPTION.cardiology, OPTION.oncology]);
+    await call(emu, 'POST', recordPath(PRESET_GROUP_ID, 'n'), { body: { ...body, [FIELD.areas]: [OPTION.cardiology, OPTION.oncology] } });
+    expect((await call(emu, 'GET', recordPath(PRESET_GROUP_ID, 'n'))).body[FIELD.areas]).toEqual([OPTION.cardiology, OPTION.oncology]);
   });
 });
 

@@ -47,14 +47,14 @@ describe('200 with {"ok": false}', () => {
   it('is journaled as failed with nothing written, and planned again on the next run', async () => {
     const project = await makeProject(people(5), { guards: { max_delete_percent: 100 } });
     await pinGroup(project.pipeline);
-    expect((await cli(emu, project.dir, ['sync', project.pipeline])).code).toBe(0);
+    expect((await cli(emu, project.dir, ['sync', project.pipeline, '--create-group'])).code).toBe(0);
 
     // p3 leaves the roster, p6 joins it, p2 changes: the service refuses all three with {"ok": false}.
     await setQuirks({ okFalse: ['p2', 'p3', 'p6'] });
     const rows = [...people(5).filter((r) => r.id !== 'p3'), person(6)];
     rows[1] = { ...rows[1]!, name: 'Person Two-Renamed' };
     await project.writeRoster(rows);
-    const refused = await cli(emu, project.dir, ['sync', project.pipeline]);
+    const refused = await cli(emu, project.dir, ['sync', project.pipeline, '--create-group']);
     expect(refused.code, refused.stderr).toBe(2);
     const { report } = await reportOf(refused.stdout);
     const byId = new Map(report.records.map((r) => [r.clientId, r]));
@@ -68,7 +68,7 @@ describe('200 with {"ok": false}', () => {
 
     // The service accepts them again: the next run plans and performs all three.
     await setQuirks({ okFalse: [] });
-    const again = await cli(emu, project.dir, ['sync', project.pipeline]);
+    const again = await cli(emu, project.dir, ['sync', project.pipeline, '--create-group']);
     expect(again.code, again.stderr).toBe(0);
     const second = (await reportOf(again.stdout)).report;
     expect(second.counts.delete.done).toBe(1);
@@ -84,13 +84,13 @@ describe('a group deleted in the service UI', () => {
   it('is reported once as "group N no longer exists", not as one 404 per record', async () => {
     const project = await makeProject(people(8), { concurrency: 1 });
     await pinGroup(project.pipeline);
-    expect((await cli(emu, project.dir, ['sync', project.pipeline])).code).toBe(0);
+    expect((await cli(emu, project.dir, ['sync', project.pipeline, '--create-group'])).code).toBe(0);
     const org = emu.world.orgs[0]!;
     const group = [...org.groups.values()].find((g) => g.name === 'Sync test group')!;
     org.groups.delete(group.id);
 
     await project.writeRoster([...people(8).map((r) => ({ ...r, name: `${r.name} (new)` })), person(9), person(10)]);
-    const run = await cli(emu, project.dir, ['sync', project.pipeline]);
+    const run = await cli(emu, project.dir, ['sync', project.pipeline, '--create-group']);
     expect(run.code, run.stderr).toBe(2);
     const { report, markdown } = await reportOf(run.stdout);
     expect(report.message).toContain(`group ${group.id} no longer exists`);
@@ -100,5 +100,40 @@ describe('a group deleted in the service UI', () => {
     // It stopped at the first sign (one worker): one record carries the reason, the rest were not tried.
     expect(report.records.filter((r) => r.error).map((r) => r.error)).toEqual([`not written: group ${group.id} no longer exists`]);
     expect(report.records.every((r) => r.outcome === 'skipped')).toBe(true);
+  });
+});
+
+describe('multi-option values are sets of option ids', () => {
+  const AREAS = '1c7e8b4f-2d3e-4f60-9bac-1d2e3f4a5b62';
+  const WRITES = (route: string) => Object.values(emu.stats.snapshot().calls[route] ?? {}).reduce((a, b) => a + b, 0);
+  const allWrites = () => emu.stats.snapshot().writes.total;
+
+  it('a service answering options in its own order is no change, run after run of --refresh=all', async () => {
+    const rows = people(6).map((r, i) => ({ ...r, areas: i % 2 ? 'Oncology; Genetics; Statistics' : 'Statistics; Cardiology' }));
+    const project = await makeProject(rows);
+    await pinGroup(project.pipeline);
+    expect((await cli(emu, project.dir, ['sync', project.pipeline])).code).toBe(0);
+    await setQuirks({ optionOrder: 'service' });
+    for (let run = 0; run < 2; run++) {
+      const before = allWrites();
+      const refreshed = await cli(emu, project.dir, ['sync', project.pipeline, '--refresh=all']);
+      expect(refreshed.code, refreshed.stderr).toBe(0);
+      expect(allWrites() - before, `run ${run + 1}`).toBe(0);
+    }
+    expect(WRITES('GET /api/external/author-from-group/:group_id/:client_id/')).toBeGreaterThan(0);
+  });
+
+  it('a reordered roster cell is no change', async () => {
+    const rows = people(4).map((r) => ({ ...r, areas: 'Oncology; Genetics' }));
+    const project = await makeProject(rows);
+    await pinGroup(project.pipeline);
+    expect((await cli(emu, project.dir, ['sync', project.pipeline])).code).toBe(0);
+    const stored = groupRecords(emu).p1?.[AREAS];
+    await project.writeRoster(rows.map((r) => ({ ...r, areas: 'Genetics ; Oncology' })));
+    const before = allWrites();
+    const again = await cli(emu, project.dir, ['sync', project.pipeline]);
+    expect(again.code, again.stderr).toBe(0);
+    expect(allWrites() - before).toBe(0);
+    expect(groupRecords(emu).p1?.[AREAS]).toEqual(stored);
   });
 });

@@ -31,8 +31,8 @@ function recordOf(group: GroupState, clientId: string): StoredRecord {
 const REFUSED = (): Reply => json({ ok: false });
 
 /**
- * Quirk optionOrder `service`: multi_option values come back in the order of the field's options,
- * not as written (the spec calls them a list of api_ids; a set in all but name).
+ * Quirk optionOrder `service`: multi_option values come back in the reverse order of the field's
+ * options, not as written (the spec calls them a list of api_ids; a set in all but name).
  */
 function inServiceOrder(org: OrgState, runtime: EmulatorRuntime, record: StoredRecord): StoredRecord {
   if (quirksOf(runtime).optionOrder !== 'service') return record;
@@ -41,7 +41,7 @@ function inServiceOrder(org: OrgState, runtime: EmulatorRuntime, record: StoredR
     const field = org.authorFieldsById.get(key)?.field;
     if (field?.data_kind !== 'multi_option' || !Array.isArray(value)) continue;
     const rank = new Map((field.options ?? []).map((option, index) => [option.api_id, index]));
-    out[key] = [...(value as string[])].sort((a, b) => (rank.get(a) ?? 0) - (rank.get(b) ?? 0));
+    out[key] = [...(value as string[])].sort((a, b) => (rank.get(b) ?? 0) - (rank.get(a) ?? 0));
   }
   return out;
 }
