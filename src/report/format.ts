@@ -103,7 +103,8 @@ function plural(count: number, one: string, many: string): string {
 }
 
 /**
- * The rate limiter's figures as a sentence for people (issue 15): the rate achieved over the run,
+ * The rate limiter's figures as a sentence for people (issue 15): the rate achieved over the run
+ * (the whole run, reading and planning included: the client does not report its active span),
  * how often the service answered 429 and how often the client paused for it, retries, and a rate
  * that ended below the configured one. `undefined` when the run made no request.
  */
@@ -114,7 +115,7 @@ export function limiterSentence(report: Pick<RunReport, 'limiter' | 'durationMs'
   const achieved = seconds > 0 ? limiter.requests / seconds : limiter.requests;
   const configured = limiter.configuredRate;
   const parts = [
-    `${plural(limiter.requests, 'request', 'requests')} in ${formatDuration(report.durationMs)}, ${achieved.toFixed(1)} per second on average${configured ? ` (limit ${configured} per second)` : ''}`,
+    `${plural(limiter.requests, 'request', 'requests')} in a run of ${formatDuration(report.durationMs)}, ${achieved.toFixed(1)} per second on average${configured ? ` (limit ${configured} per second)` : ''}`,
   ];
   // The client pauses every request after each 429 (Retry-After); older reports have no pause count.
   const pauses = limiter.pauses ?? limiter.rateLimited;

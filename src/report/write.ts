@@ -10,7 +10,7 @@ import { basename, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { UserFacingError } from '../errors.js';
 import { REPORT_DIR_MODE, tempPathFor, writeFileAtomic } from './atomic-file.js';
 import { appendHistory, INDEX_FILE, summarizeRun, whereItRan, writeHistoryIndex } from './history.js';
-import { renderHtml } from './html.js';
+import { REJECTED_CSV, renderHtml } from './html.js';
 import { renderMarkdown } from './markdown.js';
 import { writeRejectedCsv } from './rejected-csv.js';
 import { pruneReports, type KeepPolicy } from './retention.js';
@@ -105,7 +105,7 @@ export async function writeReport(report: RunReport, options: WriteReportOptions
     }
   }
   if (report.rejectedRows.length > 0) {
-    const path = join(dir, 'rejected.csv');
+    const path = join(dir, REJECTED_CSV);
     try {
       await writeRejectedCsvAtomic(path, report.rejectedRows);
       files.rejectedCsv = path;

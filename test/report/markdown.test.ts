@@ -33,7 +33,7 @@ describe('renderMarkdown', () => {
     expect(countsRow(md, 'delete')).toEqual(['- delete', '1', '1']);
     expect(countsRow(md, 'noop')).toEqual(['= noop', '96', '96']);
     expect(md).toContain('4 calls at 10/s ≈ 1 s');
-    expect(md).toContain('4 requests in 3.3 s, 1.2 per second on average; the service never answered 429 (too many requests); no call was retried.');
+    expect(md).toContain('4 requests in a run of 3.3 s, 1.2 per second on average; the service never answered 429 (too many requests); no call was retried.');
     expect(md).not.toContain('### Failures');
   });
 

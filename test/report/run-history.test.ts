@@ -51,7 +51,7 @@ describe('run history of a pipeline', () => {
     expect(report.records.find((record) => record.clientId === 'p6')).toMatchObject({ outcome: 'done', attempts: 1 });
     expect(report.rejectedRows[0]).toMatchObject({ clientId: 'p7' });
     const html = await readFile(join(root, history[0]!.runId, 'report.html'), 'utf8');
-    expect(html).toMatch(/<dt>Rate limiter<\/dt><dd>\d+ requests? in [^<]*per second on average \(limit 500 per second\); the service never answered 429/);
+    expect(html).toMatch(/<dt>Rate limiter<\/dt><dd>\d+ requests? in a run of [^<]*per second on average \(limit 500 per second\); the service never answered 429/);
     expect(html).toContain('<a href="./rejected.csv" download>rejected.csv</a>');
   });
 });
