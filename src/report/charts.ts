@@ -130,7 +130,7 @@ export function renderTrendChart(points: readonly TrendPoint[]): string {
     const y = scaleY(value);
     parts.push(
       `<line class="grid" x1="${left}" x2="${width - right}" y1="${y.toFixed(1)}" y2="${y.toFixed(1)}"/>`,
-      `<text x="${left - 6}" y="${(y + 4).toFixed(1)}" text-anchor="end" class="muted">${formatCount(value)}</text>`,
+      `<text x="${left - 6}" y="${(y + 4).toFixed(1)}" text-anchor="end" class="muted tick">${formatCount(value)}</text>`,
     );
   }
   TREND_SERIES.forEach((series, seriesIndex) => {

@@ -5,6 +5,7 @@
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { PAGE_SCRIPT, PAGE_STYLE } from '../../src/report/assets.js';
+import { renderTrendChart } from '../../src/report/charts.js';
 import { escapeHtml, relativeHref, timeHtml } from '../../src/report/escape.js';
 import { limiterSentence } from '../../src/report/format.js';
 import { renderHtml } from '../../src/report/html.js';
@@ -137,5 +138,40 @@ describe('limiterSentence', () => {
     ],
   ])('%j → %s', (limiter, expected) => {
     expect(at(limiter)).toBe(expected);
+  });
+});
+
+describe('charts and paging in the markup', () => {
+  it('says there is nothing to change instead of drawing empty bars', () => {
+    const html = renderHtml(aReport({ records: [], noops: 12 }));
+    expect(html).toContain('Nothing to change: 12 unchanged record(s).');
+    expect(html).not.toContain('class="bar"');
+  });
+
+  it('puts rows past the first page in a template, with a note for readers without JavaScript', () => {
+    const records = Array.from({ length: 501 }, (_, i) => aRecord({ clientId: `P-${i}` }));
+    const html = renderHtml(aReport({ records }));
+    const changes = /<section id="changes">.*?<\/section>/s.exec(html)?.[0] ?? '';
+    const [laidOut, spare] = changes.split('<template class="rows">');
+    expect(laidOut?.match(/<tr data-action/g)).toHaveLength(500);
+    expect(spare?.match(/<tr data-action/g)).toHaveLength(1);
+    expect(spare).toContain('<td>P-500</td>');
+    expect(changes).toContain('<noscript><p class="empty">The first 500 of 501 rows are shown. Turn on JavaScript to search and page through the rest, or open report.json.</p></noscript>');
+  });
+
+  it('draws one trend point per run and series, on a log scale labelled from 0', () => {
+    const svg = renderTrendChart([
+      { label: 'a', values: { creates: 5000, updates: 3, deletes: 0, failures: 1, rejects: 0 } },
+      { label: 'b <x>', values: { creates: 0, updates: 2, deletes: 0, failures: 0, rejects: 4 } },
+    ]);
+    expect(svg.match(/<circle /g)).toHaveLength(10);
+    expect(svg.match(/<polyline /g)).toHaveLength(5);
+    expect([...svg.matchAll(/class="muted tick">([^<]+)</g)].map((m) => m[1])).toEqual(['0', '1', '10', '100', '1,000', '5,000']);
+    expect(svg).toContain('<title>b &lt;x&gt;: 4 rejects</title>');
+    // 3 updates stand clear of 0 next to 5,000 creates: a sixth of the height (log scale), not 0.06 % (linear).
+    const y = (series: string, value: number) => Number(new RegExp(`data-series="${series}" data-value="${value}" cx="[^"]+" cy="([^"]+)"`).exec(svg)?.[1]);
+    const height = y('deletes', 0) - y('creates', 5000);
+    expect(y('deletes', 0) - y('updates', 3)).toBeGreaterThan(0.15 * height);
+    expect(renderTrendChart([])).toBe('<p class="empty">No runs yet.</p>');
   });
 });
