@@ -23,7 +23,7 @@ import type { Cell, Row } from 'exceljs';
 import { openSource } from '../src/sources/index.js';
 import { normaliseCell, type CellIssue } from '../src/sources/normalise-cell.js';
 import type { CellValue } from '../src/sources/types.js';
-import { writeXlsx } from './generate.js';
+import { HEADERS, makeRows, writeXlsx } from './generate.js';
 
 const ROOT = fileURLToPath(new URL('../', import.meta.url));
 const CORPUS = `${ROOT}test/fixtures/xlsx-corpus/`;
@@ -139,7 +139,33 @@ interface CorpusScore {
   failedReads: number;
   /** Uncaught errors during this reader's reads: each would have killed a real process. */
   uncaught: number;
+  /** Over all reads that finished: cells (and whole rows) with a wrong value... */
+  wrongCells: number;
+  /** ...of which only the representation of a time, duration or date-time differs (the old reader had none). */
+  timeRepresentation: number;
   wrong: string[];
+}
+
+const TIME_LIKE = /^(\d{4}-\d{2}-\d{2} )?-?\d+:\d{2}:\d{2}$/;
+
+/** Counts wrong cells of one read; a missing or extra row counts as one wrong cell per value it should hold. */
+function countWrongCells(expected: SheetResult, actual: SheetResult, score: CorpusScore): void {
+  const actualByRow = new Map(actual.items.map((item) => [item.row, item]));
+  const expectedRows = new Set(expected.items.map((item) => item.row));
+  for (const item of expected.items) {
+    const found = actualByRow.get(item.row);
+    if ('rejected' in item) {
+      if (!found || !('rejected' in found) || canonical(found.rejected) !== canonical(item.rejected)) score.wrongCells += item.rejected.length;
+      continue;
+    }
+    const values = found && 'values' in found ? found.values : {};
+    for (const [key, value] of Object.entries(item.values)) {
+      if (canonical(values[key] ?? null) === canonical(value)) continue;
+      score.wrongCells++;
+      if (typeof value === 'string' && TIME_LIKE.test(value)) score.timeRepresentation++;
+    }
+  }
+  for (const item of actual.items) if (!expectedRows.has(item.row)) score.wrongCells++;
 }
 
 /** Uncaught exceptions seen since the bench started (exceljs's temp-file ENOENT, issue 16). */
@@ -156,7 +182,7 @@ function withTimeout<T>(promise: Promise<T>): Promise<T> {
 
 async function scoreCorpus(reader: ReaderName, reads: number): Promise<CorpusScore> {
   const expected = JSON.parse(readFileSync(`${CORPUS}expected.json`, 'utf8')) as Record<string, { sheets: Array<SheetResult & { name: string }> }>;
-  const score: CorpusScore = { sheets: 0, alwaysRight: 0, nondeterministic: 0, reads: 0, rightReads: 0, failedReads: 0, uncaught: 0, wrong: [] };
+  const score: CorpusScore = { sheets: 0, alwaysRight: 0, nondeterministic: 0, reads: 0, rightReads: 0, failedReads: 0, uncaught: 0, wrongCells: 0, timeRepresentation: 0, wrong: [] };
   const uncaughtBefore = uncaughtErrors;
   for (const [file, { sheets }] of Object.entries(expected)) {
     for (const sheet of sheets) {
@@ -170,6 +196,7 @@ async function scoreCorpus(reader: ReaderName, reads: number): Promise<CorpusSco
           const result = await withTimeout(READERS[reader](`${CORPUS}${file}`, sheet.name));
           outcome = canonical(result);
           if (outcome === canonical({ headers: sheet.headers, items: sheet.items })) right++;
+          else countWrongCells(sheet, canonical(result.headers) === canonical(sheet.headers) ? result : { headers: result.headers, items: [] }, score);
         } catch (error) {
           score.failedReads++;
           outcome = `failed: ${error instanceof Error ? error.message : String(error)}`;
@@ -264,12 +291,12 @@ async function main(): Promise<void> {
   // exceljs's streaming reader can throw from a temp-file stream nobody listens to; count it
   // instead of dying, as a sync process would.
   process.on('uncaughtException', () => uncaughtErrors++);
-  console.log('| reader | sheets right on every read | right reads | failed reads | sheets with differing reads | uncaught errors (would kill the process) |');
-  console.log('|---|---|---|---|---|---|');
+  console.log('| reader | sheets right on every read | right reads | failed reads | sheets with differing reads | uncaught errors (would kill the process) | wrong cells in finished reads | of which time/duration/date-time form only |');
+  console.log('|---|---|---|---|---|---|---|---|');
   const wrongs: string[] = [];
   for (const reader of readers) {
     const score = await scoreCorpus(reader, reads);
-    console.log(`| ${reader} | ${score.alwaysRight}/${score.sheets} | ${score.rightReads}/${score.reads} | ${score.failedReads} | ${score.nondeterministic} | ${score.uncaught} |`);
+    console.log(`| ${reader} | ${score.alwaysRight}/${score.sheets} | ${score.rightReads}/${score.reads} | ${score.failedReads} | ${score.nondeterministic} | ${score.uncaught} | ${score.wrongCells} | ${score.timeRepresentation} |`);
     if (score.wrong.length > 0) wrongs.push(`- ${reader}: ${score.wrong.join('; ')}`);
   }
   if (wrongs.length > 0) console.log(`\nNot always right:\n${wrongs.join('\n')}`);
@@ -293,13 +320,33 @@ async function main(): Promise<void> {
     }
   }
   if (quick) return;
-  // Flat memory: our reader alone on a roster three times larger again.
-  const large = 300_000;
-  const path = `${DATA}roster-${large}.xlsx`;
-  if (!existsSync(path)) await writeXlsx(path, { rows: large, format: 'xlsx' });
-  const results: ChildResult[] = [];
-  for (let run = 0; run < runs; run++) results.push(await runChild('rostersync', path));
-  console.log(`| ${large.toLocaleString('en')} | rostersync | ${median(results.map((result) => result.ms))} | (not run) | ${Math.max(...results.map((result) => result.maxRssMb))} | ${results[0]?.rows ?? 0} |`);
+  // Flat memory in the rows: our reader alone, on rosters with shared strings (the table grows
+  // with the unique texts, and every XLSX reader must hold it) and with inline strings (nothing
+  // grows with the rows).
+  console.log(`\n## Memory against rows: rostersync alone, median of ${runs} run(s)\n`);
+  console.log('| rows | strings | median ms | peak RSS MB |');
+  console.log('|---|---|---|---|');
+  for (const inline of [false, true]) {
+    for (const size of [10_000, 100_000, 300_000]) {
+      const path = `${DATA}roster-${size}${inline ? '-inline' : ''}.xlsx`;
+      if (!existsSync(path)) await (inline ? writeInlineXlsx(path, size) : writeXlsx(path, { rows: size, format: 'xlsx' }));
+      const results: ChildResult[] = [];
+      for (let run = 0; run < runs; run++) results.push(await runChild('rostersync', path));
+      console.log(`| ${size.toLocaleString('en')} | ${inline ? 'inline' : 'shared'} | ${median(results.map((result) => result.ms))} | ${Math.max(...results.map((result) => result.maxRssMb))} |`);
+    }
+  }
+}
+
+/** The bench roster with inline strings instead of a shared-strings table. */
+async function writeInlineXlsx(path: string, rows: number): Promise<void> {
+  const workbook = new ExcelJS.stream.xlsx.WorkbookWriter({ filename: path, useSharedStrings: false, useStyles: true });
+  const sheet = workbook.addWorksheet('Roster');
+  sheet.columns = HEADERS.map((header) => ({ header, key: header, ...(header === 'Last review' ? { style: { numFmt: 'yyyy-mm-dd' } } : {}) }));
+  for (const row of makeRows({ rows, format: 'xlsx' })) {
+    sheet.addRow([row.id, row.name, row.email, row.orcid || null, row.level, row.areas, row.reviews, row.lastReview]).commit();
+  }
+  sheet.commit();
+  await workbook.commit();
 }
 
 if (process.argv[2] === '--child') await child(process.argv[3] as ReaderName, process.argv[4] as string);
