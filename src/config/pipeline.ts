@@ -109,12 +109,12 @@ export const pipelineSchema = z.strictObject({
   }),
   /** State directory, relative to the pipeline file's directory (default `.rostersync`). */
   state_dir: z.string().optional(),
-  /** Report directory, relative to the pipeline file's directory (default `reports`); each run writes `<dir>/<pipeline>/<run id>/`. */
-  report_dir: z.string().optional(),
-});
-export type PipelineFile = z.infer<typeof pipelineSchema>;
   /**
    * A shared PostgreSQL state database (`postgres://user@host:5432/db`) instead of SQLite in
    * state_dir; ROSTERSYNC_STATE_URL overrides it. No password here: PGPASSWORD or a password file.
    */
   state: z.string().optional(),
+  /** Report directory, relative to the pipeline file's directory (default `reports`); each run writes `<dir>/<pipeline>/<run id>/`. */
+  report_dir: z.string().optional(),
+});
+export type PipelineFile = z.infer<typeof pipelineSchema>;
