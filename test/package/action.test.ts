@@ -1,0 +1,81 @@
+/**
+ * action.yml cannot run here (no GitHub runner), so its wiring is checked statically: every input it
+ * uses is declared, no input is pasted into a shell script (script injection: inputs reach `run:`
+ * only through `env:`), the state is saved even when the run fails, and the command it runs is one
+ * the CLI has.
+ */
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
+import { commandName, lazyCommands } from '../../src/cli/commands/index.js';
+
+interface Step {
+  name?: string;
+  id?: string;
+  if?: string;
+  uses?: string;
+  run?: string;
+  shell?: string;
+  env?: Record<string, string>;
+  with?: Record<string, string>;
+}
+
+interface Action {
+  inputs: Record<string, { required?: boolean; default?: string; description: string }>;
+  outputs: Record<string, { value: string }>;
+  runs: { using: string; steps: Step[] };
+}
+
+const action = parse(readFileSync(fileURLToPath(new URL('../../action.yml', import.meta.url)), 'utf8')) as Action;
+const steps = action.runs.steps;
+
+describe('action.yml', () => {
+  it('is a composite action whose inputs used are all declared and described', () => {
+    expect(action.runs.using).toBe('composite');
+    const text = JSON.stringify(action);
+    const used = new Set([...text.matchAll(/inputs\.([a-z-]+)/g)].map((m) => m[1]!));
+    for (const name of used) expect(Object.keys(action.inputs), name).toContain(name);
+    for (const [name, input] of Object.entries(action.inputs)) {
+      expect(input.description, name).toBeTruthy();
+      if (!input.required) expect(input.default, name).toBeDefined();
+    }
+    expect(action.inputs.pipeline?.required).toBe(true);
+    expect(action.inputs['api-key']?.required).toBe(true);
+  });
+
+  it('never expands an expression inside a shell script', () => {
+    for (const step of steps.filter((s) => s.run)) {
+      expect(step.run, step.name).not.toMatch(/\$\{\{/);
+    }
+  });
+
+  it('passes the API key only through the environment of the run step', () => {
+    const run = steps.find((s) => s.id === 'run');
+    expect(run?.env?.SERVICE_API_KEY).toBe('${{ inputs.api-key }}');
+    expect(steps.filter((s) => JSON.stringify(s).includes('inputs.api-key'))).toEqual([run]);
+  });
+
+  it('restores the state before the run and saves it after, whatever the run did', () => {
+    const restore = steps.findIndex((s) => s.uses?.startsWith('actions/cache/restore@'));
+    const run = steps.findIndex((s) => s.id === 'run');
+    const save = steps.findIndex((s) => s.uses?.startsWith('actions/cache/save@'));
+    expect(restore).toBeGreaterThanOrEqual(0);
+    expect(restore).toBeLessThan(run);
+    expect(save).toBeGreaterThan(run);
+    expect(steps[save]!.if).toMatch(/^always\(\)/);
+    expect(steps[save]!.with?.key).toBe(steps[restore]!.with?.key);
+    expect(steps[restore]!.with?.['restore-keys']).toBeTruthy();
+    expect(steps[save]!.with?.key).toContain('github.run_id');
+  });
+
+  it('runs only commands the CLI has, with the state directory and a report folder', () => {
+    const script = steps.find((s) => s.id === 'run')!.run!;
+    const allowed = /case "\$RS_COMMAND" in ([^)]+)\)/.exec(script)?.[1]?.split('|').map((c) => c.trim()) ?? [];
+    expect(allowed).toEqual(['sync', 'plan']);
+    for (const command of allowed) expect(lazyCommands.map(commandName)).toContain(command);
+    expect(script).toContain('--state-dir "$RS_STATE_DIR"');
+    expect(script).toContain('--report-dir "$report_dir"');
+    expect(script).toMatch(/echo "exit-code=\$code" >> "\$GITHUB_OUTPUT"/);
+  });
+});
