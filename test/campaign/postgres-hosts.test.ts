@@ -9,9 +9,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startEmulator, type RunningEmulator } from '../../src/emulator/server.js';
-import { WarmChild } from '../campaign/helpers/child.js';
-import { campaignGroups, makeProject, serviceEnv } from '../campaign/helpers/project.js';
-import { randomPerson, rngFor, rosterCsv } from '../campaign/helpers/roster.js';
+import { WarmChild } from './helpers/child.js';
+import { campaignGroups, makeProject, serviceEnv } from './helpers/project.js';
+import { randomPerson, rngFor, rosterCsv } from './helpers/roster.js';
 import { startTestPostgres, type TestPostgres } from '../support/postgres-server.js';
 import { cli } from '../sync/project.js';
 
