@@ -11,26 +11,13 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { join, resolve } from 'node:path';
 import { createClient, RateLimiter } from '../src/client/index.js';
 import { RATE_LIMIT_KINDS, type RateLimitKind } from '../src/emulator/rate-limits.js';
+import { spread, type Spread } from './stats.js';
 
 const ROOT = resolve(import.meta.dirname, '..');
 const API_KEY = 'demo-key-0123456789';
 const GROUP_ID = 501;
 /** Figures "after the first few seconds" start here, counted from the first answer. */
 export const SETTLE_SECONDS = 5;
-
-export interface Spread {
-  median: number;
-  min: number;
-  max: number;
-  n: number;
-}
-
-export function spread(values: number[]): Spread {
-  const sorted = [...values].sort((a, b) => a - b);
-  const n = sorted.length;
-  const median = n === 0 ? NaN : n % 2 ? sorted[(n - 1) / 2]! : (sorted[n / 2 - 1]! + sorted[n / 2]!) / 2;
-  return { median, min: sorted[0] ?? NaN, max: sorted[n - 1] ?? NaN, n };
-}
 
 export interface PacingCase {
   kind: RateLimitKind | 'unlimited';
@@ -251,6 +238,8 @@ export async function pacingBenchmark(quick: boolean, log: (m: string) => void):
   for (const kind of RATE_LIMIT_KINDS) {
     cases.push(await pacingCase({ kind, serverRps: R, clientMaxRps: null, records: R * seconds, concurrency: 8, runs, log }));
   }
+  // Issue 13's example: five calls in any sliding second, 150 writes, no max_rps.
+  cases.push(await pacingCase({ kind: 'sliding-window', serverRps: 5, clientMaxRps: null, records: quick ? 60 : 150, concurrency: 8, runs, log }));
   // max_rps configured: at the limit of a sliding window, and as a ceiling the client must never pass.
   cases.push(await pacingCase({ kind: 'sliding-window', serverRps: R, clientMaxRps: R, records: R * seconds, concurrency: 8, runs, log }));
   cases.push(await pacingCase({ kind: 'unlimited', serverRps: R, clientMaxRps: R, records: R * 6, concurrency: 8, runs, log }));

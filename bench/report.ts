@@ -3,6 +3,7 @@
  * beside its target from issue 6, and a verdict.
  */
 import { existsSync, readFileSync } from 'node:fs';
+import { SETTLE_SECONDS } from './pacing.js';
 import type { BenchResults, Spread } from './run.js';
 
 /** Hand-written analysis (profiles of missed targets), appended verbatim after the tables. */
@@ -60,6 +61,21 @@ export function renderDoc(results: BenchResults): string {
         `| 3 | limiter at ${r.clientRps} vs server R = ${r.serverRps}: 429s, settled after, achieved/R | ${cell(r.rateLimited, 0)}; ${cell(r.settleSeconds, 1, ' s')}; ${cell(r.achievedOverR, 2)} | adapts, 0 failed (failed: ${fmt(r.failed.max, 0)}) | ${verdict(r.failed.max === 0)} |`,
       );
     }
+  }
+  for (const p of results.pacing ?? []) {
+    const who = p.clientMaxRps === null ? 'no max_rps (finds the limit)' : `max_rps ${p.clientMaxRps}`;
+    if (p.kind === 'unlimited') {
+      lines.push(
+        `| 3 | no service limit, max_rps ${p.clientMaxRps}: most answers in one second / max_rps | ${cell(p.peakSecondOverR, 2)} | never above max_rps (≤ 1 + 1/max_rps) | ${verdict(p.peakSecondOverR.max <= 1 + 1 / p.serverRps + 1e-9)} |`,
+      );
+      continue;
+    }
+    lines.push(
+      `| 3 | ${p.kind} R = ${p.serverRps}, ${who}: achieved / R after the first ${SETTLE_SECONDS} s | ${cell(p.settledOverR, 3)} | ≥ 0.95 | ${verdict(p.settledOverR.median >= 0.95)} |`,
+    );
+    lines.push(
+      `| 3 | ${p.kind} R = ${p.serverRps}, ${who}: failed / 429s after the first ${SETTLE_SECONDS} s (all 429s) | ${fmt(p.failed.max, 0)} / ${cell(p.lateRateLimited, 0)} (${cell(p.rateLimited, 0)}) | 0 / a handful (≤ 5) | ${verdict(p.failed.max === 0 && p.lateRateLimited.median <= 5)} |`,
+    );
   }
   const faults = results.faults;
   if (faults) {
@@ -130,6 +146,22 @@ export function renderDoc(results: BenchResults): string {
     }
     lines.push('');
   }
+  if (results.pacing) {
+    lines.push('## 3b. Pacing against every kind of rate limit (issue 13)');
+    lines.push('');
+    lines.push(
+      `bench/pacing.ts: the emulator runs in its own process (\`rostersync emulator --rps R --rate-limit-kind KIND\`, 127.0.0.1) so its clock is not stalled by the client's event loop; one client writes R × seconds records with 8 calls in flight, its limiter the only pace. "Achieved" is successful writes per second between the first and the last answer, over R; "settled" is the same from ${SETTLE_SECONDS} s after the first answer on (discovery, when no max_rps is set, starts at 4 req/s and doubles every 0.3 s while requests wait). "Peak 1 s" is the most answers within any one second, over R (a token bucket lets its burst through at the start). Rerun one case: \`npx tsx bench/pacing.ts --kind=sliding-window --rps=50 --seconds=12 --runs=3\` (add \`--max-rps=N\`).`,
+    );
+    lines.push('');
+    lines.push('| Limit | R | client max_rps | records | achieved / R | settled / R | 429s | 429s after 5 s | failed | peak 1 s / R | final pace / R |');
+    lines.push('|---|---:|---:|---:|---|---|---|---|---|---|---|');
+    for (const p of results.pacing) {
+      lines.push(
+        `| ${p.kind} | ${p.serverRps} | ${p.clientMaxRps ?? 'none'} | ${p.records} | ${cell(p.achievedOverR, 3)} | ${cell(p.settledOverR, 3)} | ${cell(p.rateLimited, 0)} | ${cell(p.lateRateLimited, 0)} | ${cell(p.failed, 0)} | ${cell(p.peakSecondOverR, 2)} | ${cell(p.finalPaceOverR, 3)} |`,
+      );
+    }
+    lines.push('');
+  }
   if (faults) {
     lines.push('## 4. Faults');
     lines.push('');
@@ -147,7 +179,7 @@ export function renderDoc(results: BenchResults): string {
   lines.push('```sh');
   lines.push('npm run bench                 # everything (~8 min on 2 cores, plus ~2 min generating bench/data/ on first use)');
   lines.push('npm run bench -- --quick      # a smaller subset with fewer runs (~2 min)');
-  lines.push('npm run bench -- --only=plan  # one section (plan, calls, rate, faults); the others keep their last results');
+  lines.push('npm run bench -- --only=plan  # one section (plan, calls, rate, pacing, faults); the others keep their last results');
   lines.push('npm run bench -- --render     # re-render this page from bench/results.json (e.g. after editing bench/analysis.md)');
   lines.push('```');
   lines.push('');

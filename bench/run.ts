@@ -1,5 +1,5 @@
 /**
- * `npm run bench [-- --quick] [-- --only plan,calls,rate,faults]`: the benchmarks of issue 6.
+ * `npm run bench [-- --quick] [-- --only=plan,calls,rate,pacing,faults]`: the benchmarks of issues 6 and 13.
  * Writes bench/results.json and regenerates the table in docs/benchmarks.md.
  *
  * Every figure is the median of several runs with min and max; every ratio is taken within one
@@ -15,7 +15,9 @@ import { startEmulator, type RunningEmulator } from '../src/emulator/server.js';
 import { runSync, type RunOptions } from '../src/sync/run-sync.js';
 import { generateRoster, writeCsv, type GeneratedRoster } from './generate.js';
 import { naiveSync } from './naive-sync.js';
+import { pacingBenchmark, type PacingCase } from './pacing.js';
 import { renderDoc } from './report.js';
+import { spread, type Spread } from './stats.js';
 
 const ROOT = resolve(import.meta.dirname, '..');
 const DATA = join(ROOT, 'bench', 'data');
@@ -26,19 +28,7 @@ const onlyArg = argv.find((a) => a.startsWith('--only='))?.slice('--only='.lengt
 const only = onlyArg ? new Set(onlyArg.split(',')) : null;
 const wanted = (name: string) => only === null || only.has(name);
 
-export interface Spread {
-  median: number;
-  min: number;
-  max: number;
-  n: number;
-}
-
-export function spread(values: number[]): Spread {
-  const sorted = [...values].sort((a, b) => a - b);
-  const n = sorted.length;
-  const median = n === 0 ? NaN : n % 2 ? sorted[(n - 1) / 2]! : (sorted[n / 2 - 1]! + sorted[n / 2]!) / 2;
-  return { median, min: sorted[0] ?? NaN, max: sorted[n - 1] ?? NaN, n };
-}
+export type { Spread } from './stats.js';
 
 function log(message: string): void {
   process.stderr.write(`[bench ${new Date().toISOString().slice(11, 19)}] ${message}\n`);
@@ -381,6 +371,7 @@ export interface BenchResults {
   plan?: PlanCase[];
   calls?: CallsResult;
   rate?: RateCase[];
+  pacing?: PacingCase[];
   faults?: FaultsResult;
 }
 
@@ -418,9 +409,8 @@ async function main(): Promise<void> {
       results.rate.push(await rateCase(r, r, seconds, runs));
       results.rate.push(await rateCase(r, 2 * r, seconds, runs));
     }
-    // Diagnostic: is R = 100 bounded by requests in flight rather than by the limiter?
-    results.rate.push(await rateCase(100, 100, seconds, runs, 16));
   }
+  if (wanted('pacing')) results.pacing = await pacingBenchmark(quick, log);
   if (wanted('faults')) results.faults = await faultsBenchmark(quick ? 200 : 500, quick ? 1 : 3);
   results.durationSeconds = Math.round((performance.now() - started) / 1000);
 

@@ -75,10 +75,14 @@ export const policySchema = z.strictObject({
   mode: z.enum(['upsert', 'mirror']).default('upsert'),
   /** `partial` sends only changed managed fields; `full` replaces whole records (roster owns every field). */
   update: z.enum(['partial', 'full']).default('partial'),
-  /** Requests per second sent to the service. */
-  max_rps: z.number().positive().default(10),
-  /** Token bucket burst. */
-  burst: z.number().int().positive().default(5),
+  /**
+   * Ceiling of requests per second sent to the service, never exceeded. Without it the client
+   * finds the service's limit itself: it starts at 4 per second, doubles while work waits, and
+   * settles just under the limit at the first 429s (src/client/rate-limiter.ts).
+   */
+  max_rps: z.number().positive().optional(),
+  /** Accepted so older pipeline files stay valid, and ignored: requests are paced evenly, as bursts break window limits. */
+  burst: z.number().int().positive().optional(),
   /** Requests in flight at once. */
   concurrency: z.number().int().positive().default(4),
   guards: guardsSchema.default({ max_deletes: 50, max_delete_percent: 10, max_source_drop_percent: 50 }),
@@ -101,8 +105,6 @@ export const pipelineSchema = z.strictObject({
   policy: policySchema.default({
     mode: 'upsert',
     update: 'partial',
-    max_rps: 10,
-    burst: 5,
     concurrency: 4,
     guards: { max_deletes: 50, max_delete_percent: 10, max_source_drop_percent: 50 },
     reports: { keep: 30 },

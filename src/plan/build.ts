@@ -121,7 +121,8 @@ export function buildPlan(input: BuildPlanInput): Plan {
     stateRepairs,
     guards,
     refused: guards.some((guard) => guard.tripped),
-    estimate: { calls: items.length, rps: policy.max_rps, seconds: items.length / policy.max_rps },
+    // rps 0: no max_rps, the pace is found at run time, so no duration can be told beforehand.
+    estimate: { calls: items.length, rps: policy.max_rps ?? 0, seconds: policy.max_rps ? items.length / policy.max_rps : 0 },
     notes,
   };
 }

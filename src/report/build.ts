@@ -97,6 +97,7 @@ export function earlyFailureReport(input: { base: Omit<ReportHeader, 'outcome'>;
 
 /** `25 calls at 10/s ≈ 2.5 s`. */
 export function estimateText(estimate: PlanEstimate): string {
+  if (estimate.rps === 0) return `${estimate.calls} calls at the rate the service allows (no max_rps)`;
   return `${estimate.calls} calls at ${estimate.rps}/s ≈ ${formatSeconds(estimate.seconds)}`;
 }
 

@@ -1,6 +1,7 @@
 /**
- * The service client of a run: the pipeline's policy sets the request rate, burst and calls in
- * flight, and `--max-rps` / `--concurrency` override them.
+ * The service client of a run: the pipeline's policy sets the ceiling of the request rate (none:
+ * the client finds the service's limit) and the calls in flight; `--max-rps` / `--concurrency`
+ * override them.
  */
 import { createClient, type ClientOptions, type ServiceClient } from '../client/client.js';
 import type { PolicyConfig } from '../config/pipeline.js';
@@ -10,7 +11,7 @@ export function clientForPolicy(policy: PolicyConfig, options: Pick<RunOptions, 
   const client: ClientOptions = {
     baseUrl: options.service.baseUrl,
     apiKey: options.service.apiKey,
-    rateLimit: { rps: options.maxRps ?? policy.max_rps, burst: policy.burst, maxInFlight: options.concurrency ?? policy.concurrency },
+    rateLimit: { rps: options.maxRps ?? policy.max_rps, maxInFlight: options.concurrency ?? policy.concurrency },
     ...(options.logger ? { logger: options.logger } : {}),
     ...options.client,
   };

@@ -1,6 +1,7 @@
 /**
  * `rostersync plan`, `rostersync apply` and `rostersync sync`: thin wrappers over src/sync.
- * Each prints the summary and where the report is, and exits with the run's code.
+ * Each prints the summary and where the report is, and exits with the run's code; `sync` with
+ * several pipelines prints one line per pipeline and exits with the worst code.
  */
 import type { Argv } from 'yargs';
 import { renderConsoleSummary } from '../../report/console.js';
@@ -8,6 +9,9 @@ import { DEFAULT_DIFF_LIMIT, planHasChanges, renderPlanDiff } from '../../report
 import type { RunReport } from '../../report/types.js';
 import { applySavedPlan } from '../../sync/apply-saved.js';
 import { runSync, type RunOptions, type RunResult } from '../../sync/run-sync.js';
+import { expandPipelinePaths, runMany, type ManyRunOptions } from '../../sync/run-many.js';
+import { writeCombinedIndex } from '../../report/history.js';
+import { renderManySummary } from '../many-summary.js';
 import { EXIT, UserFacingError } from '../../errors.js';
 import { action, type CommandContext, type CommandFactory } from '../command.js';
 import type { CliIo } from '../io.js';
@@ -186,20 +190,59 @@ export const planCommand: CommandFactory = (ctx) => ({
 });
 
 export const syncCommand: CommandFactory = (ctx) => ({
-  command: 'sync <pipeline>',
-  describe: 'Read, map, plan and apply a pipeline, then write the reconciliation report',
+  command: 'sync <pipeline..>',
+  describe: 'Read, map, plan and apply a pipeline (or several at once), then write the reconciliation report',
   builder: (y: Argv) =>
     guardOptions(runOptions(y))
-      .positional('pipeline', { type: 'string', demandOption: true, describe: 'Pipeline file' })
+      .positional('pipeline', { type: 'string', array: true, demandOption: true, describe: 'Pipeline file(s), or a directory of them: several run at once, sharing one rate limit' })
       .option('dry-run', { type: 'boolean', default: false, describe: 'Stop before writing anything (every guard still runs)' })
       .option('refresh', { type: 'string', describe: 'Also GET remote records and repair drift: --refresh or --refresh=all' })
       .example('$0 sync pipelines/reviewers.yaml --dry-run', 'every lookup, validation and guard; writes only the report')
       .example('$0 sync pipelines/reviewers.yaml --max-duration 2h', 'a nightly run that leaves the rest for the next one')
-      .example('SERVICE_API_KEY=demo-key-0123456789 $0 sync pipelines/demo.yaml --base-url http://127.0.0.1:4010', 'against `rostersync emulator --port 4010`'),
-  handler: action(ctx, async (args: RunArgs) =>
-    run(ctx, args, { pipelinePath: String(args.pipeline), dryRun: args['dry-run'], refresh: refreshOption(args.refresh), ...guardRunOptions(args) }),
-  ),
+      .example('SERVICE_API_KEY=demo-key-0123456789 $0 sync pipelines/demo.yaml --base-url http://127.0.0.1:4010', 'against `rostersync emulator --port 4010`')
+      .example('$0 sync pipelines/', "every pipeline in the directory at once, sharing the organization's rate limit"),
+  handler: action(ctx, async (args: RunArgs) => {
+    const named = (Array.isArray(args.pipeline) ? args.pipeline : [args.pipeline]).map(String);
+    const paths = expandPipelinePaths(named, ctx.io.cwd);
+    const options = { dryRun: args['dry-run'], refresh: refreshOption(args.refresh), ...guardRunOptions(args) };
+    if (paths.length === 1 && named.length === 1) return run(ctx, args, { pipelinePath: paths[0]!, ...options });
+    return runSeveral(ctx, args, paths, options);
+  }),
 });
+
+/** `sync a.yaml b.yaml …`: runs them at once (sync/run-many.ts), prints a line per pipeline as each ends, then the summary. */
+async function runSeveral(ctx: CommandContext, args: RunArgs, paths: string[], options: Omit<ManyRunOptions, 'service' | 'env' | 'cwd'>): Promise<number> {
+  const base = commonRunOptions(args, ctx.io);
+  if (base.reportDir !== undefined) {
+    throw new UserFacingError('--report-dir names one report directory, and several pipelines were given', {
+      hint: 'Drop --report-dir (each pipeline writes under its own report_dir), or sync one pipeline at a time.',
+    });
+  }
+  const result = await runMany(paths, {
+    ...base,
+    ...options,
+    logger: runLogger(args, ctx.io, base.service.apiKey),
+    onFinished: (outcome) => {
+      if (!args.json) ctx.io.stderr.write(`finished ${outcome.name ?? outcome.pipelinePath}: exit ${outcome.exitCode}\n`);
+    },
+  });
+  const roots = result.outcomes.flatMap((o) => (o.historyRoot ? [o.historyRoot] : []));
+  const index =
+    roots.length > 0
+      ? await writeCombinedIndex({ roots }).catch((error: unknown) => {
+          // The pipelines' own reports are written; only the page linking them failed.
+          ctx.io.stderr.write(`warning: cannot write the combined run history: ${(error as Error).message}\n`);
+          return undefined;
+        })
+      : undefined;
+  if (args.json) {
+    const body = result.outcomes.map((o) => ({ pipeline: o.name ?? o.pipelinePath, file: o.pipelinePath, exitCode: o.exitCode, ...(o.result ? { report: o.result.report } : { error: o.error }) }));
+    ctx.io.stdout.write(`${JSON.stringify({ exitCode: result.exitCode, pipelines: body, ...(index ? { index } : {}) }, null, 2)}\n`);
+    return result.exitCode;
+  }
+  ctx.io.stdout.write(renderManySummary(result, { cwd: ctx.io.cwd, index }));
+  return result.exitCode;
+}
 
 export const applyCommand: CommandFactory = (ctx) => ({
   command: 'apply <plan>',
