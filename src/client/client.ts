@@ -110,6 +110,9 @@ export interface ClientStats {
   retries: number;
   /** 429 answers received. */
   rateLimited: number;
+  /** Waits before retrying a call the service answered 429, and their total length (the report says them in words). */
+  pauses: number;
+  pausedMs: number;
   /** Calls that ended in an error. */
   failures: number;
   /** Requests per second in force now (after 429 slow-downs). */
@@ -177,7 +180,7 @@ export function createClient(options: ClientOptions): ServiceClient {
   const defaultTimeoutMs = options.timeoutMs ?? 30_000;
   const limiter = options.limiter ?? new RateLimiter({ ...options.rateLimit, now, sleep });
   const log = options.logger;
-  const counters = { calls: 0, requests: 0, retries: 0, rateLimited: 0, failures: 0 };
+  const counters = { calls: 0, requests: 0, retries: 0, rateLimited: 0, failures: 0, pauses: 0, pausedMs: 0 };
 
   const maxResponseBytes = options.maxResponseBytes ?? 32 * 1024 * 1024;
 
@@ -312,6 +315,10 @@ export function createClient(options: ClientOptions): ServiceClient {
           throw thrown;
         }
         counters.retries += 1;
+        if (outcome.kind === 'status' && outcome.status === 429 && decision.delayMs > 0) {
+          counters.pauses += 1;
+          counters.pausedMs += Math.round(decision.delayMs);
+        }
         log?.warn(
           { endpoint: spec.endpoint, route: spec.route, attempt, delayMs: Math.round(decision.delayMs), reason: decision.reason, error: error.name, status: error.status },
           'retrying service call',

@@ -117,14 +117,17 @@ export function limiterSentence(report: Pick<RunReport, 'limiter' | 'durationMs'
   const parts = [
     `${plural(limiter.requests, 'request', 'requests')} in a run of ${formatDuration(report.durationMs)}, ${achieved.toFixed(1)} per second on average${configured ? ` (limit ${configured} per second)` : ''}`,
   ];
-  // The client pauses every request after each 429 (Retry-After); older reports have no pause count.
-  const pauses = limiter.pauses ?? limiter.rateLimited;
+  // The client slows its pace on each 429 and retries the call on it; a pause count, when the
+  // client reports one (`pauses`, `pausedMs`), says how often it also waited out a Retry-After.
+  const pauses = limiter.pauses
+    ? `, pausing ${plural(limiter.pauses, 'time', 'times')}${limiter.pausedMs ? ` (${formatDuration(limiter.pausedMs)} in all)` : ''}`
+    : '';
   parts.push(
     limiter.rateLimited === 0
       ? 'the service never answered 429 (too many requests)'
-      : `the service answered 429 (too many requests) ${plural(limiter.rateLimited, 'time', 'times')} and the client paused ${plural(pauses, 'time', 'times')}${limiter.pausedMs ? ` (${formatDuration(limiter.pausedMs)} in all)` : ''}`,
+      : `the service answered 429 (too many requests) ${plural(limiter.rateLimited, 'time', 'times')}: the client slowed down${pauses} and retried those calls`,
   );
   parts.push(limiter.retries === 0 ? 'no call was retried' : `${plural(limiter.retries, 'retry', 'retries')}`);
-  if (configured && limiter.currentRate < configured) parts.push(`the rate ended lowered to ${Number(limiter.currentRate.toFixed(2))} per second`);
+  if (configured && limiter.currentRate < configured) parts.push(`its pace ended lowered to ${Number(limiter.currentRate.toFixed(2))} per second`);
   return `${sentence(parts.join('; '))}`;
 }

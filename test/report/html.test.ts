@@ -130,11 +130,11 @@ describe('limiterSentence', () => {
     ],
     [
       { requests: 120, rateLimited: 3, retries: 4, currentRate: 2.5, configuredRate: 10, pauses: 2, pausedMs: 4000 },
-      '120 requests in a run of 10.0 s, 12.0 per second on average (limit 10 per second); the service answered 429 (too many requests) 3 times and the client paused 2 times (4.0 s in all); 4 retries; the rate ended lowered to 2.5 per second.',
+      '120 requests in a run of 10.0 s, 12.0 per second on average (limit 10 per second); the service answered 429 (too many requests) 3 times: the client slowed down, pausing 2 times (4.0 s in all) and retried those calls; 4 retries; its pace ended lowered to 2.5 per second.',
     ],
     [
       { requests: 1, rateLimited: 1, retries: 1 },
-      '1 request in a run of 10.0 s, 0.1 per second on average; the service answered 429 (too many requests) 1 time and the client paused 1 time; 1 retry.',
+      '1 request in a run of 10.0 s, 0.1 per second on average; the service answered 429 (too many requests) 1 time: the client slowed down and retried those calls; 1 retry.',
     ],
   ])('%j → %s', (limiter, expected) => {
     expect(at(limiter)).toBe(expected);

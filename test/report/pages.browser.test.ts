@@ -220,7 +220,7 @@ describe('report.html', () => {
     expect(png.subarray(1, 4).toString()).toBe('PNG');
     expect(png.length).toBeGreaterThan(20_000);
     expect(await inPage<string>(page.page, `document.querySelector('#summary').innerText`)).toContain(
-      'the service answered 429 (too many requests) 2 times and the client paused 2 times',
+      'the service answered 429 (too many requests) 2 times: the client slowed down and retried those calls',
     );
   });
 });

@@ -54,4 +54,23 @@ describe('run history of a pipeline', () => {
     expect(html).toMatch(/<dt>Rate limiter<\/dt><dd>\d+ requests? in a run of [^<]*per second on average \(limit 500 per second\); the service never answered 429/);
     expect(html).toContain('<a href="./rejected.csv" download>rejected.csv</a>');
   });
+
+  it('says what the rate limiter did in words when the service answers 429', async () => {
+    await emu.close();
+    emu = await emulator({ rps: 5 });
+    const project = await makeProject(people(12));
+    const run = await cli(emu, project.dir, ['sync', project.pipeline, '--create-group']);
+    expect(run.code, run.stderr).toBe(0);
+    const [latest] = await readHistory(join(project.dir, 'reports', 'pipeline'));
+    const folder = join(project.dir, 'reports', 'pipeline', latest!.runId);
+    const report = JSON.parse(await readFile(join(folder, 'report.json'), 'utf8')) as RunReport;
+    const limiter = report.limiter!;
+    expect(limiter.rateLimited).toBeGreaterThan(0);
+    const html = await readFile(join(folder, 'report.html'), 'utf8');
+    const sentence = /<dt>Rate limiter<\/dt><dd>([^<]*)<\/dd>/.exec(html)?.[1];
+    expect(sentence).toContain(`${limiter.requests} requests in a run of`);
+    expect(sentence).toContain(`the service answered 429 (too many requests) ${limiter.rateLimited} time`);
+    if (limiter.pauses) expect(sentence).toContain(`pausing ${limiter.pauses} time`);
+    else expect(sentence).not.toContain('pausing');
+  });
 });
