@@ -18,8 +18,8 @@ export interface LazyCommand {
 
 export const lazyCommands: readonly LazyCommand[] = [
   {
-    command: 'sync <pipeline>',
-    describe: 'Read, map, plan and apply a pipeline, then write the reconciliation report',
+    command: 'sync <pipeline..>',
+    describe: 'Read, map, plan and apply a pipeline (or several at once), then write the reconciliation report',
     load: async () => (await import('./sync.js')).syncCommand,
   },
   {
