@@ -409,6 +409,20 @@ const cases: BadCase[] = [
     exit: EXIT.partial,
     says: [/roster\.csv row 3, column "Reviews completed", value "99999999999999999999"/, /would be sent as 100000000000000000000/],
   },
+  {
+    name: 'client_ids a URL path cannot carry',
+    files: { 'roster.csv': 'rosters/client-ids-not-in-url.csv' },
+    argv: validate,
+    exit: EXIT.partial,
+    says: [/roster\.csv row 3, column "Reviewer ID", value "bad-R2\/old": client_id contains "\/"/, /roster\.csv row 4, column "Reviewer ID", value "bad-R9+…?": client_id is 305 characters long; the service accepts at most 255/],
+  },
+  {
+    name: 'a mapped custom field of a data_kind rostersync does not know',
+    files: { 'mapping.yaml': 'mappings/unknown-kind-field.yaml', 'fields.json': 'fields/unknown-kind.json' },
+    argv: [...validate, '--fields-file', 'fields.json'],
+    exit: EXIT.usage,
+    says: [/mapping\.yaml/, /custom_fields\.Notes \(rich text\): custom field "Notes \(rich text\)" has data_kind "rich_text", which rostersync cannot write/],
+  },
 ];
 
 describe('bad-input corpus', () => {

@@ -9,12 +9,19 @@ import { z } from 'zod';
 export const dataKindSchema = z.enum(['number', 'str', 'date', 'single_option', 'multi_option']);
 export type DataKind = z.infer<typeof dataKindSchema>;
 
+/** True for a custom field of a data_kind the spec lists (and rostersync can write). */
+export function hasKnownDataKind<F extends { data_kind: string }>(field: F): field is F & { data_kind: DataKind } {
+  return (dataKindSchema.options as readonly string[]).includes(field.data_kind);
+}
+
 /** Spec § Custom field: `options` is present only for single_option / multi_option. */
 export const customFieldOptionSchema = z.object({ api_id: z.string(), option: z.string() }).loose();
 export const customFieldSchema = z
   .object({
     api_id: z.string(),
-    data_kind: dataKindSchema,
+    // Any string: the service may add kinds. One the mapping does not use is listed and ignored;
+    // a mapped one is a configuration error naming the field (mapping/compile.ts).
+    data_kind: z.string(),
     name: z.string(),
     description: z.string().nullable().optional(),
     options: z.array(customFieldOptionSchema).optional(),

@@ -41,6 +41,11 @@ export interface Quirks {
    * of any kind, whose values are then not checked. @default false
    */
   unknownKindField: boolean;
+  /**
+   * Record paths whose client_id a strict server would not route answer 404: an encoded "/" or "\\",
+   * control characters, more than 255 characters (`client/path-rules.ts`). @default false
+   */
+  strictClientIds: boolean;
 }
 
 export const DEFAULT_QUIRKS: Quirks = {
@@ -50,6 +55,7 @@ export const DEFAULT_QUIRKS: Quirks = {
   groupCreatedStatus: 200,
   slashRedirect: false,
   unknownKindField: false,
+  strictClientIds: false,
 };
 
 /** Body of `POST /_emulator/quirks` and the `quirks` option: every key optional. */
@@ -60,6 +66,7 @@ export const quirksPatchSchema = z.strictObject({
   groupCreatedStatus: z.union([z.literal(200), z.literal(201)]).optional(),
   slashRedirect: z.boolean().optional(),
   unknownKindField: z.boolean().optional(),
+  strictClientIds: z.boolean().optional(),
 });
 export type QuirksPatch = z.infer<typeof quirksPatchSchema>;
 

@@ -2,10 +2,12 @@
  * The client_id rule of a mapping: compiled once (which columns, or derived from the ORCID or the
  * email), then computed per row.
  */
+import { clientIdPathProblem } from '../client/path-rules.js';
 import type { ConfigProblem } from '../config-error.js';
 import type { SourceRow } from '../sources/types.js';
 import { cellText, isEmptyCell, sourceColumns } from './field-plan.js';
 import type { ClientIdSpec, MappingFile } from './schema.js';
+import { truncate } from './coerce.js';
 import { applyTransform, normaliseOrcid } from './transforms.js';
 import type { FieldValue, RowProblem } from './types.js';
 
@@ -23,6 +25,22 @@ export function planClientId(spec: ClientIdSpec, mapping: MappingFile, problems:
       if (r.ok) v = r.value;
     }
     return v === '' ? '' : `${spec.prefix}${v}`;
+  };
+  // An id no URL path can carry is a row problem now rather than a failed write every night; the
+  // row keeps its id, so the record is neither written nor deleted until the row is fixed.
+  const pathSafe = (row: SourceRow, column: string, id: string, rowProblems: RowProblem[]): string => {
+    const problem = clientIdPathProblem(id);
+    if (problem !== undefined) {
+      rowProblems.push({
+        provenance: row.provenance,
+        column,
+        value: truncate(id),
+        code: 'client_id_not_in_url',
+        message: `client_id ${problem}`,
+        hint: 'Use IDs of letters, digits and simple punctuation (no "/", no control characters), or derive the client_id from another column.',
+      });
+    }
+    return id;
   };
   const missing = (row: SourceRow, column: string, what: string): RowProblem => ({
     provenance: row.provenance,
@@ -56,7 +74,7 @@ export function planClientId(spec: ClientIdSpec, mapping: MappingFile, problems:
           rowProblems.push(missing(row, columnLabel, `the row has no ${spec.from === 'orcid' ? 'valid ORCID' : 'email'} to derive it from`));
           return null;
         }
-        return id;
+        return pathSafe(row, columnLabel, id, rowProblems);
       },
     };
   }
@@ -78,7 +96,7 @@ export function planClientId(spec: ClientIdSpec, mapping: MappingFile, problems:
         rowProblems.push(missing(row, cols.join(' + '), cols.length > 1 ? 'a column of the id is empty' : 'the cell is empty'));
         return null;
       }
-      return id;
+      return pathSafe(row, cols.join(' + '), id, rowProblems);
     },
   };
 }

@@ -6,8 +6,8 @@
  * option labels of `values` maps, keys that do not fit a field's data_kind, defaults. What is
  * left for `mapRow` is pure, allocation-light work per row.
  */
-import type { CustomField, CustomFieldsListing, StandardField } from '../client/schemas.js';
-import { STANDARD_FIELDS } from '../client/schemas.js';
+import type { CustomField, CustomFieldsListing, DataKind, StandardField } from '../client/schemas.js';
+import { dataKindSchema, hasKnownDataKind, STANDARD_FIELDS } from '../client/schemas.js';
 import type { ConfigProblem } from '../config-error.js';
 import type { CellValue, SourceRow } from '../sources/types.js';
 import { planClientId } from './client-id.js';
@@ -98,6 +98,13 @@ export function compileMapping(
       continue;
     }
     claimed.set(field.api_id, name);
+    if (!hasKnownDataKind(field)) {
+      problems.push({
+        path,
+        message: `custom field "${field.name}" has data_kind "${field.data_kind}", which rostersync cannot write (it knows ${dataKindSchema.options.join(', ')}); remove it from the mapping or use a field of a known kind`,
+      });
+      continue;
+    }
     const plan = planCustom(field, spec, path, problems);
     if (plan) customPlans.push(plan);
   }
@@ -211,7 +218,7 @@ function planStandard(field: StandardField, spec: StandardFieldSpec, path: strin
   return plan;
 }
 
-function planCustom(field: CustomField, spec: CustomFieldSpec, path: string, problems: ConfigProblem[]): FieldPlan {
+function planCustom(field: CustomField & { data_kind: DataKind }, spec: CustomFieldSpec, path: string, problems: ConfigProblem[]): FieldPlan {
   const kind = field.data_kind;
   const plan = basePlan(field.api_id, field.name, kind, spec, path, problems);
   const notFor = (key: string, wanted: string): void => {

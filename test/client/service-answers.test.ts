@@ -118,3 +118,11 @@ describe('error bodies in other shapes reach the message', () => {
     expect((error as UnexpectedResponseError).hint).toMatch(/trailing slash/);
   });
 });
+
+describe('custom fields of unknown kinds', () => {
+  it('are listed, not a broken contract', async () => {
+    const client = await clientWith({ unknownKindField: true });
+    const listing = await client.listCustomFields();
+    expect(listing.author_from_group).toContainEqual(expect.objectContaining({ name: 'Notes (rich text)', data_kind: 'rich_text' }));
+  });
+});

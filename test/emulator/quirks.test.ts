@@ -127,6 +127,15 @@ describe('groupCreatedStatus, slashRedirect, unknownKindField', () => {
     expect(unknown.status).toBe(404);
   });
 
+  it('strictClientIds: a record path whose client_id a strict server would not route is a 404', async () => {
+    const emu = await start({ quirks: { strictClientIds: true } });
+    for (const id of ['a/b', `x${'y'.repeat(255)}`, 'tab\there']) {
+      const res = await call(emu, 'POST', recordPath(PRESET_GROUP_ID, id), { body: { name: 'N' } });
+      expect(res.status, id).toBe(404);
+    }
+    expect((await call(emu, 'POST', recordPath(PRESET_GROUP_ID, 'plain-id'), { body: { name: 'N' } })).status).toBe(200);
+  });
+
   it('the listing gains a field of an unknown data_kind', async () => {
     const emu = await start({ quirks: { unknownKindField: true } });
     const res = await call(emu, 'GET', '/api/external/custom-fields/all/');

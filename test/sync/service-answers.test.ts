@@ -137,3 +137,52 @@ describe('multi-option values are sets of option ids', () => {
     expect(groupRecords(emu).p1?.[AREAS]).toEqual(stored);
   });
 });
+
+describe('a custom field of a kind the spec does not list', () => {
+  it('is listed by `fields` and ignored by `sync` when the mapping does not use it', async () => {
+    await setQuirks({ unknownKindField: true });
+    const project = await makeProject(people(3));
+    await pinGroup(project.pipeline);
+    const fields = await cli(emu, project.dir, ['fields']);
+    expect(fields.code, fields.stderr).toBe(0);
+    expect(fields.stdout).toMatch(/Notes \(rich text\)\s+rich_text\s+00000000-0000-4000-8000-0000000000ff/);
+    const run = await cli(emu, project.dir, ['sync', project.pipeline]);
+    expect(run.code, run.stderr).toBe(0);
+    expect(Object.keys(groupRecords(emu))).toHaveLength(3);
+  });
+
+  it('mapped, it is a configuration error naming the field, and nothing is written', async () => {
+    await setQuirks({ unknownKindField: true });
+    const project = await makeProject(people(3));
+    await pinGroup(project.pipeline);
+    const mapping = join(project.dir, 'mapping.yaml');
+    await writeFile(mapping, `${await readFile(mapping, 'utf8')}  Notes (rich text): { column: Reviews }\n`);
+    const before = emu.stats.snapshot().writes.total;
+    const run = await cli(emu, project.dir, ['sync', project.pipeline]);
+    expect(run.code).toBe(1);
+    expect(run.stderr).toMatch(/mapping\.yaml/);
+    expect(run.stderr).toContain('custom field "Notes (rich text)" has data_kind "rich_text", which rostersync cannot write');
+    expect(emu.stats.snapshot().writes.total).toBe(before);
+  });
+});
+
+describe('client_ids a URL path cannot carry', () => {
+  it('are rejected by validate naming the row, and never sent to a strict service', async () => {
+    await setQuirks({ strictClientIds: true });
+    const long = `L${'x'.repeat(300)}`;
+    const rows = [person(1, { id: 'a/b' }), person(2), person(3, { id: long }), person(4, { id: '..' }), person(5)];
+    const project = await makeProject(rows);
+    await pinGroup(project.pipeline);
+    const validate = await cli(emu, project.dir, ['validate', project.pipeline]);
+    expect(validate.code, validate.stdout).toBe(2);
+    expect(validate.stdout).toMatch(/roster\.csv row 2, column "ID", value "a\/b": client_id contains "\/"/);
+    expect(validate.stdout).toMatch(/roster\.csv row 4, column "ID", value "Lx+…?": client_id is 301 characters long; the service accepts at most 255/);
+    expect(validate.stdout).toMatch(/roster\.csv row 5, column "ID", value "\.\.": client_id "\.\." is resolved away in a URL path/);
+
+    const run = await cli(emu, project.dir, ['sync', project.pipeline]);
+    expect(run.code, run.stderr).toBe(2);
+    expect(Object.keys(groupRecords(emu)).sort()).toEqual(['p2', 'p5']);
+    // Only the two good ids reached the record routes with a full POST (a strict server 404s the others).
+    expect(emu.stats.snapshot().calls['POST /api/external/author-from-group/:group_id/:client_id/']).toEqual({ '200': 2 });
+  });
+});

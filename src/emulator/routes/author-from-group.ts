@@ -7,12 +7,17 @@ import { json, notFound, type Reply } from '../reply.js';
 import { applyPartial, fullRecord, validateWriteBody } from '../record-validation.js';
 import type { GroupState, OrgState, StoredRecord, World } from '../world.js';
 import { quirksOf, refusesWrite } from '../quirks.js';
+import { clientIdPathProblem } from '../../client/path-rules.js';
 import type { EmulatorRuntime } from '../runtime.js';
 
 export const RECORD_PATTERN = '/api/external/author-from-group/:group_id/:client_id/';
 export const PARTIAL_PATTERN = '/api/external/author-from-group/:group_id/:client_id/partial/';
 
 function groupOf(ctx: AuthenticatedContext): GroupState {
+  // Quirk strictClientIds: the server in front of the service does not route such a path at all.
+  if (quirksOf(ctx.runtime).strictClientIds && clientIdPathProblem(ctx.params.client_id!) !== undefined) {
+    throw notFound(`no such endpoint: ${ctx.method} ${ctx.path}`);
+  }
   const raw = ctx.params.group_id!;
   // Spec § 1: group_id is an integer; anything else cannot name a group.
   const id = /^\d{1,15}$/.test(raw) ? Number(raw) : NaN;
