@@ -18,6 +18,7 @@ import { REPORT_DIR_MODE, writeFileAtomic } from './atomic-file.js';
 import { formatCount, renderTrendChart, type TrendPoint } from './charts.js';
 import { escapeHtml, relativeHref, timeHtml } from './escape.js';
 import { actionTotal, countOf, formatDuration, OUTCOMES, redactEmails } from './format.js';
+import { describeKeep, type KeepPolicy } from './retention.js';
 import { renderTable, text } from './table.js';
 import type { RunReport } from './types.js';
 
@@ -228,12 +229,13 @@ ${pipelineSelect}</div>`;
 }
 
 /** The index of one pipeline's runs, as a page living in `root`. */
-export function renderHistoryIndex(input: { pipeline: string; root: string; runs: readonly RunSummary[] }): string {
+export function renderHistoryIndex(input: { pipeline: string; root: string; runs: readonly RunSummary[]; keep?: KeepPolicy }): string {
   const { pipeline, root, runs } = input;
+  const retention = input.keep ? ` Retention (<code>policy.reports.keep</code>): ${describeKeep(input.keep)}; pruned runs keep their line here.` : '';
   const latest = runs[0];
   const body = `<header>
 <h1>rostersync · <code>${escapeHtml(pipeline)}</code> · run history${latest ? ` ${outcomeBadge(latest)}` : ''}</h1>
-<p class="message">${formatCount(runs.length)} run(s), newest first${latest ? `; the latest started ${timeHtml(latest.startedAt)}` : ''}.</p>
+<p class="message">${formatCount(runs.length)} run(s), newest first${latest ? `; the latest started ${timeHtml(latest.startedAt)}` : ''}.${retention}</p>
 </header>
 <main>
 <section id="trend"><h2>Trend <span class="n">(last ${Math.min(runs.length, TREND_RUNS)} runs)</span></h2>${renderTrendChart(trendPoints(runs))}</section>
@@ -244,9 +246,9 @@ ${filtersBar(runs)}
 }
 
 /** Rebuilds `<root>/index.html` from the history files; returns its path. */
-export async function writeHistoryIndex(root: string, pipeline: string): Promise<string> {
+export async function writeHistoryIndex(root: string, pipeline: string, keep?: KeepPolicy): Promise<string> {
   const path = join(root, INDEX_FILE);
-  await writeFileAtomic(path, renderHistoryIndex({ pipeline, root, runs: await readHistory(root) }));
+  await writeFileAtomic(path, renderHistoryIndex({ pipeline, root, runs: await readHistory(root), ...(keep ? { keep } : {}) }));
   return path;
 }
 

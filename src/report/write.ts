@@ -143,7 +143,7 @@ async function recordHistory(report: RunReport, dir: string, options: WriteRepor
     const inside = relative(root, dir);
     const current = inside && !inside.startsWith('..') && !isAbsolute(inside) ? basename(dir) : undefined;
     written.pruned = await pruneReports({ root, keep: history.keep, now: history.now, ...(current ? { current } : {}) });
-    written.files.index = await writeHistoryIndex(root, report.pipeline);
+    written.files.index = await writeHistoryIndex(root, report.pipeline, history.keep);
   } catch (error) {
     const reason = error instanceof Error && 'code' in error ? String(error.code) : String(error);
     written.warnings.push(`Could not update the run history in ${root}: ${reason}.`);

@@ -113,6 +113,7 @@ describe('writeReport with a run history', () => {
     expect(history[0]).toMatchObject({ reportDir: runId(T0 + 2 * DAY), where: expect.stringMatching(/ · GitHub Actions org\/rosters run 77$/) });
     const index = await readFile(third.files.index!, 'utf8');
     expect(index).toContain(`${runId(T0)} (pruned)`);
+    expect(index).toContain('Retention (<code>policy.reports.keep</code>): the reports of the last 2 run(s) are kept');
     expect(index).toContain(`<a href="./${runId(T0 + DAY)}/report.html">`);
     // The report links back to the index.
     expect(await readFile(third.files.html, 'utf8')).toContain('<a href="./../index.html">All runs of this pipeline</a>');
