@@ -42,7 +42,8 @@ export const demoCommand: CommandFactory = (ctx) => ({
         pipelinePath: resolve(ctx.io.cwd, String(args.pipeline)),
         service: { baseUrl: emulator.url, apiKey: String(args['api-key']) },
         stateDir,
-        env: ctx.io.env,
+        // The demo's state is throw-away: never the shared database ROSTERSYNC_STATE_URL may name.
+        env: { ...ctx.io.env, ROSTERSYNC_STATE_URL: '' },
         cwd: ctx.io.cwd,
         ...(ctx.io.signal ? { signal: ctx.io.signal } : {}),
       };
