@@ -58,6 +58,21 @@ async function writeRun(root: string, report: RunReport, keep: KeepPolicy = { ru
   return written.files.html;
 }
 
+/** What hostile text would leave behind if it became markup: a flag, scripts, handlers, links, images. */
+function inertProbe(page: OpenedPage) {
+  return inPage<{ pwned: unknown; scripts: number; handlers: string[]; hrefs: string[]; images: number; svgs: number }>(
+    page.page,
+    `(() => ({
+      pwned: window.__pwned === undefined ? null : window.__pwned,
+      scripts: document.scripts.length,
+      handlers: Array.from(document.querySelectorAll('*')).flatMap((el) => Array.from(el.attributes).filter((a) => a.name.startsWith('on')).map((a) => el.tagName + ' ' + a.name)),
+      hrefs: Array.from(document.querySelectorAll('a[href]')).map((a) => a.href),
+      images: document.images.length,
+      svgs: document.querySelectorAll('svg').length,
+    }))()`,
+  );
+}
+
 const ids = async (page: OpenedPage, section: string) => (await shownRows(page.page, section)).map((row) => row[0]);
 const counter = (page: OpenedPage, section: string) => inPage<string>(page.page, `document.querySelector('#${section} .n').textContent`);
 
@@ -154,17 +169,7 @@ describe('report.html', () => {
     const report = hostileReport();
     const page = await open(await writeRun(join(dir, 'hostile'), { ...report, ...runAt(0), rejectedRows: report.rejectedRows }));
 
-    const probe = await inPage<{ pwned: unknown; scripts: number; handlers: string[]; hrefs: string[]; images: number; svgs: number }>(
-      page.page,
-      `(() => ({
-        pwned: window.__pwned === undefined ? null : window.__pwned,
-        scripts: document.scripts.length,
-        handlers: Array.from(document.querySelectorAll('*')).flatMap((el) => Array.from(el.attributes).filter((a) => a.name.startsWith('on')).map((a) => el.tagName + ' ' + a.name)),
-        hrefs: Array.from(document.querySelectorAll('a[href]')).map((a) => a.href),
-        images: document.images.length,
-        svgs: document.querySelectorAll('svg').length,
-      }))()`,
-    );
+    const probe = await inertProbe(page);
     expect(probe).toMatchObject({ pwned: null, scripts: 1, handlers: [], images: 0, svgs: 1 });
     for (const href of probe.hrefs) expect(new URL(href).protocol).toBe('file:');
 
@@ -181,6 +186,14 @@ describe('report.html', () => {
     await setFilter(page.page, 'text', '<script>');
     expect(await ids(page, 'changes')).toEqual([`X-1${EVIL}`]);
     expect(await inPage<unknown>(page.page, 'window.__pwned === undefined')).toBe(true);
+
+    // The run-history page shows the same hostile pipeline name and message as text.
+    const index = await open(join(dir, 'hostile', 'index.html'));
+    const indexProbe = await inertProbe(index);
+    expect(indexProbe).toMatchObject({ pwned: null, scripts: 1, handlers: [], images: 0 });
+    for (const href of indexProbe.hrefs) expect(new URL(href).protocol).toBe('file:');
+    expect(await inPage<string>(index.page, `document.querySelector('header h1 code').textContent`)).toBe(`demo${EVIL}`);
+    expect((await shownRows(index.page, 'runs'))[0]?.[1]).toContain(`stopped ${CLOSE}`);
   });
 
   it('shows times in the viewer’s time zone, with UTC on hover', async () => {
