@@ -29,7 +29,7 @@ export const TREND_RUNS = 60;
 export const HISTORY_DIR = 'history';
 export const INDEX_FILE = 'index.html';
 
-const RUN_OUTCOMES = ['success', 'partial', 'refused', 'failed', 'interrupted', 'dry_run'] as const;
+const RUN_OUTCOMES = ['success', 'partial', 'refused', 'failed', 'interrupted', 'dry_run'] as const satisfies readonly RunReport['outcome'][];
 
 export const runSummarySchema = z.object({
   version: z.literal(1),
