@@ -83,6 +83,8 @@ export function renderChangeChart(report: RunReport): string {
 export interface TrendPoint {
   /** Shown in each point's tooltip, e.g. the run's start time and outcome. */
   label: string;
+  /** Short text under the axis for the oldest and newest point, e.g. the run's date. */
+  axis: string;
   values: Record<TrendSeries, number>;
 }
 export type TrendSeries = 'creates' | 'updates' | 'deletes' | 'failures' | 'rejects';
@@ -150,8 +152,8 @@ export function renderTrendChart(points: readonly TrendPoint[]): string {
     });
   });
   parts.push(
-    `<text x="${left}" y="${height - 6}" class="muted">← older</text>`,
-    `<text x="${width - right}" y="${height - 6}" text-anchor="end" class="muted">newer →</text>`,
+    `<text x="${left}" y="${height - 6}" class="muted">← ${escapeHtml(points[0]!.axis)}</text>`,
+    `<text x="${width - right}" y="${height - 6}" text-anchor="end" class="muted">${escapeHtml(points[points.length - 1]!.axis)} →</text>`,
   );
   return `<svg class="chart trend-chart" viewBox="0 0 ${width} ${height}" width="${width}" height="${height}" role="img" aria-label="Creates, updates, deletes, failures and rejects per run">${parts.join('')}</svg>`;
 }

@@ -171,6 +171,7 @@ function trendPoints(runs: readonly RunSummary[]): TrendPoint[] {
     .reverse()
     .map((run) => ({
       label: `${run.startedAt.slice(0, 16).replace('T', ' ')} UTC · ${run.outcome.replace('_', ' ')}`,
+      axis: `${run.startedAt.slice(0, 10)} (UTC)`,
       values: { creates: run.counts.creates, updates: run.counts.updates, deletes: run.counts.deletes, failures: run.counts.failures, rejects: run.counts.rejects },
     }));
 }

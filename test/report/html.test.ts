@@ -161,13 +161,15 @@ describe('charts and paging in the markup', () => {
 
   it('draws one trend point per run and series, on a log scale labelled from 0', () => {
     const svg = renderTrendChart([
-      { label: 'a', values: { creates: 5000, updates: 3, deletes: 0, failures: 1, rejects: 0 } },
-      { label: 'b <x>', values: { creates: 0, updates: 2, deletes: 0, failures: 0, rejects: 4 } },
+      { label: 'a', axis: 'first', values: { creates: 5000, updates: 3, deletes: 0, failures: 1, rejects: 0 } },
+      { label: 'b <x>', axis: 'last', values: { creates: 0, updates: 2, deletes: 0, failures: 0, rejects: 4 } },
     ]);
     expect(svg.match(/<circle /g)).toHaveLength(10);
     expect(svg.match(/<polyline /g)).toHaveLength(5);
     expect([...svg.matchAll(/class="muted tick">([^<]+)</g)].map((m) => m[1])).toEqual(['0', '1', '10', '100', '1,000', '5,000']);
     expect(svg).toContain('<title>b &lt;x&gt;: 4 rejects</title>');
+    expect(svg).toContain('>← first</text>');
+    expect(svg).toContain('>last →</text>');
     // 3 updates stand clear of 0 next to 5,000 creates: a sixth of the height (log scale), not 0.06 % (linear).
     const y = (series: string, value: number) => Number(new RegExp(`data-series="${series}" data-value="${value}" cx="[^"]+" cy="([^"]+)"`).exec(svg)?.[1]);
     const height = y('deletes', 0) - y('creates', 5000);
