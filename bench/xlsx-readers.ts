@@ -5,6 +5,7 @@
  *
  *   npx tsx bench/xlsx-readers.ts            # corpus + 10k and 100k rows, 3 runs each
  *   npx tsx bench/xlsx-readers.ts --quick    # corpus (5 reads) + 10k rows, 1 run
+ *   npx tsx bench/xlsx-readers.ts --memory   # only the memory-against-rows section
  *
  * 1. Correctness and determinism: every sheet of test/fixtures/xlsx-corpus read N times by each
  *    reader, compared with the openpyxl reference (expected.json). exceljs is given the benefit
@@ -214,16 +215,23 @@ async function scoreCorpus(reader: ReaderName, reads: number): Promise<CorpusSco
 }
 
 /** Child mode: read every row of the first sheet and touch every value. */
-async function child(reader: ReaderName, path: string): Promise<void> {
+async function child(reader: ReaderName, path: string, sampleHeap: boolean): Promise<void> {
   const started = performance.now();
   let rows = 0;
   let cells = 0;
+  /** Largest live heap after a full GC, sampled every 25k rows (only with --heap: the GCs cost time). */
+  let liveHeapMb = 0;
+  const gc = (globalThis as { gc?: () => void }).gc;
   if (reader === 'rostersync') {
     const source = await openSource({ file: path }, { baseDir: '/' });
     for await (const item of source.items) {
       if (item.kind !== 'row') continue;
       rows++;
       for (const key in item.row.values) if (item.row.values[key] !== null) cells++;
+      if (sampleHeap && gc && rows % 25_000 === 0) {
+        gc();
+        liveHeapMb = Math.max(liveHeapMb, Math.round(process.memoryUsage().heapUsed / 1024 / 1024));
+      }
     }
   } else if (reader === 'exceljs-stream') {
     // The bare streaming read, as bench/child.ts `bare-xlsx` does it, touching each value.
@@ -250,7 +258,7 @@ async function child(reader: ReaderName, path: string): Promise<void> {
     rows--;
   }
   const ms = performance.now() - started;
-  console.log(JSON.stringify({ ms: Math.round(ms), maxRssMb: Math.round(process.resourceUsage().maxRSS / 1024), rows, cells }));
+  console.log(JSON.stringify({ ms: Math.round(ms), maxRssMb: Math.round(process.resourceUsage().maxRSS / 1024), rows, cells, liveHeapMb }));
 }
 
 interface ChildResult {
@@ -258,13 +266,14 @@ interface ChildResult {
   maxRssMb: number;
   rows: number;
   cells: number;
+  liveHeapMb: number;
 }
 
-function runChild(reader: ReaderName, path: string): Promise<ChildResult> {
+function runChild(reader: ReaderName, path: string, sampleHeap = false): Promise<ChildResult> {
   return new Promise((resolve, reject) => {
     execFile(
       process.execPath,
-      ['--import', 'tsx', fileURLToPath(import.meta.url), '--child', reader, path],
+      [...(sampleHeap ? ['--expose-gc'] : []), '--import', 'tsx', fileURLToPath(import.meta.url), '--child', reader, path, ...(sampleHeap ? ['--heap'] : [])],
       { timeout: CHILD_TIMEOUT_MS, maxBuffer: 1 << 20 },
       (error, stdout, stderr) => {
         if (error) reject(new Error(`${reader} on ${path} failed: ${error.message}\n${stderr}`));
@@ -280,13 +289,7 @@ function median(values: number[]): number {
   return sorted.length % 2 === 1 ? (sorted[middle] as number) : Math.round(((sorted[middle - 1] as number) + (sorted[middle] as number)) / 2);
 }
 
-async function main(): Promise<void> {
-  const quick = process.argv.includes('--quick');
-  const reads = quick ? 5 : 20;
-  const sizes = quick ? [10_000] : [10_000, 100_000];
-  const runs = quick ? 1 : 3;
-  const readers: ReaderName[] = ['rostersync', 'exceljs-stream', 'exceljs-full'];
-
+async function correctnessAndSpeed(reads: number, sizes: number[], runs: number, readers: ReaderName[]): Promise<void> {
   console.log(`## Corpus: ${reads} reads of every sheet\n`);
   // exceljs's streaming reader can throw from a temp-file stream nobody listens to; count it
   // instead of dying, as a sync process would.
@@ -319,20 +322,32 @@ async function main(): Promise<void> {
       console.log(`| ${size.toLocaleString('en')} | ${reader} | ${ms} | ${(ms / baseline).toFixed(2)}x | ${rss} | ${rows} |`);
     }
   }
+}
+
+async function main(): Promise<void> {
+  const quick = process.argv.includes('--quick');
+  const reads = quick ? 5 : 20;
+  const sizes = quick ? [10_000] : [10_000, 100_000];
+  const runs = quick ? 1 : 3;
+  const readers: ReaderName[] = ['rostersync', 'exceljs-stream', 'exceljs-full'];
+
+  const memoryOnly = process.argv.includes('--memory');
+  if (!memoryOnly) await correctnessAndSpeed(reads, sizes, runs, readers);
   if (quick) return;
   // Flat memory in the rows: our reader alone, on rosters with shared strings (the table grows
   // with the unique texts, and every XLSX reader must hold it) and with inline strings (nothing
   // grows with the rows).
   console.log(`\n## Memory against rows: rostersync alone, median of ${runs} run(s)\n`);
-  console.log('| rows | strings | median ms | peak RSS MB |');
-  console.log('|---|---|---|---|');
+  console.log('| rows | strings | median ms | peak RSS MB | live heap after GC, max MB |');
+  console.log('|---|---|---|---|---|');
   for (const inline of [false, true]) {
     for (const size of [10_000, 100_000, 300_000]) {
       const path = `${DATA}roster-${size}${inline ? '-inline' : ''}.xlsx`;
       if (!existsSync(path)) await (inline ? writeInlineXlsx(path, size) : writeXlsx(path, { rows: size, format: 'xlsx' }));
       const results: ChildResult[] = [];
       for (let run = 0; run < runs; run++) results.push(await runChild('rostersync', path));
-      console.log(`| ${size.toLocaleString('en')} | ${inline ? 'inline' : 'shared'} | ${median(results.map((result) => result.ms))} | ${Math.max(...results.map((result) => result.maxRssMb))} |`);
+      const heap = await runChild('rostersync', path, true);
+      console.log(`| ${size.toLocaleString('en')} | ${inline ? 'inline' : 'shared'} | ${median(results.map((result) => result.ms))} | ${Math.max(...results.map((result) => result.maxRssMb))} | ${heap.liveHeapMb} |`);
     }
   }
 }
@@ -349,5 +364,5 @@ async function writeInlineXlsx(path: string, rows: number): Promise<void> {
   await workbook.commit();
 }
 
-if (process.argv[2] === '--child') await child(process.argv[3] as ReaderName, process.argv[4] as string);
+if (process.argv[2] === '--child') await child(process.argv[3] as ReaderName, process.argv[4] as string, process.argv[5] === '--heap');
 else await main();
