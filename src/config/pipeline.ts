@@ -43,10 +43,21 @@ export const groupSpecSchema = z.strictObject({
 });
 export type GroupSpec = z.infer<typeof groupSpecSchema>;
 
-/** Either an existing group id, or a group to create once and remember in the state store. */
+/**
+ * Two pipelines may write to one group only when both declare the sharing, each with its own
+ * client_id prefixes, disjoint from the other's. Rows outside the prefixes are not written.
+ */
+export const shareSchema = z.strictObject({
+  client_id_prefixes: z.array(z.string().min(1)).min(1),
+});
+
+/**
+ * Either an existing group id, or a group to create once (on an explicit first run,
+ * `--create-group`) and remember in the state store.
+ */
 export const targetSchema = z.union([
-  z.strictObject({ group_id: z.number().int().positive() }),
-  z.strictObject({ group: groupSpecSchema }),
+  z.strictObject({ group_id: z.number().int().positive(), share: shareSchema.optional() }),
+  z.strictObject({ group: groupSpecSchema, share: shareSchema.optional() }),
 ]);
 export type TargetConfig = z.infer<typeof targetSchema>;
 
@@ -57,6 +68,13 @@ export const guardsSchema = z.strictObject({
   max_delete_percent: z.number().min(0).max(100).default(10),
   /** Refuse a run whose valid-record count dropped by more than this percentage since the last successful run. */
   max_source_drop_percent: z.number().min(0).max(100).default(50),
+  /**
+   * Refuse a run that turns more owned records into other people (name changed, no email or ORCID
+   * kept) than this many...
+   */
+  max_identity_changes: z.number().int().min(0).default(10),
+  /** ...or this percentage of the owned records, whichever is lower (never below one). */
+  max_identity_change_percent: z.number().min(0).max(100).default(5),
 });
 
 /**
@@ -85,7 +103,7 @@ export const policySchema = z.strictObject({
   burst: z.number().int().positive().optional(),
   /** Requests in flight at once. */
   concurrency: z.number().int().positive().default(4),
-  guards: guardsSchema.default({ max_deletes: 50, max_delete_percent: 10, max_source_drop_percent: 50 }),
+  guards: guardsSchema.default({ max_deletes: 50, max_delete_percent: 10, max_source_drop_percent: 50, max_identity_changes: 10, max_identity_change_percent: 5 }),
   reports: reportsPolicySchema.default({ keep: 30 }),
 });
 export type PolicyConfig = z.infer<typeof policySchema>;
@@ -106,7 +124,7 @@ export const pipelineSchema = z.strictObject({
     mode: 'upsert',
     update: 'partial',
     concurrency: 4,
-    guards: { max_deletes: 50, max_delete_percent: 10, max_source_drop_percent: 50 },
+    guards: { max_deletes: 50, max_delete_percent: 10, max_source_drop_percent: 50, max_identity_changes: 10, max_identity_change_percent: 5 },
     reports: { keep: 30 },
   }),
   /** State directory, relative to the pipeline file's directory (default `.rostersync`). */

@@ -21,6 +21,12 @@ export interface BuildPlanInput {
   remote?: ReadonlyMap<string, Fields | null>;
   /** client_ids whose last write failed or never finished, with that write's action. */
   previouslyFailed: ReadonlyMap<string, 'create' | 'update' | 'delete'>;
+  /**
+   * The group may hold records this pipeline does not own (it did not create the group, or the
+   * state was lost since): a client_id not in the inventory is written with create-if-absent, so
+   * an existing record is adopted (managed fields only) instead of replaced.
+   */
+  createIfAbsent?: boolean;
   policy: Pick<PolicyConfig, 'mode' | 'update' | 'max_rps' | 'guards'>;
   /** Human names of fields by key (custom fields by api_id). */
   fieldLabels: ReadonlyMap<string, string>;
@@ -56,6 +62,7 @@ export function buildPlan(input: BuildPlanInput): Plan {
         clientId: record.clientId,
         action: 'create',
         reason,
+        ...(!owned && input.createIfAbsent ? { ifAbsent: true } : {}),
         body: withoutNulls(record.fields),
         desired,
         changes: fieldChanges(record.fields, applied, remoteFields, label, true),

@@ -3,6 +3,7 @@
  * a tripped guard refuses the whole run, saying which flag would allow it.
  */
 import type { PolicyConfig } from '../config/pipeline.js';
+import type { IdentityChange } from './identity-changes.js';
 import type { GuardResult } from './types.js';
 
 export interface GuardInput {
@@ -16,7 +17,9 @@ export interface GuardInput {
   inventoryMissing: boolean;
   /** Rejected rows whose client_id could not be read: any of them may be an owned record. */
   unidentifiedRejected?: number;
-  allow: { deletes?: number; sourceDrop?: boolean; emptySource?: boolean };
+  /** Owned records whose roster row now describes someone else (plan/identity-changes.ts). */
+  identityChanges?: readonly IdentityChange[];
+  allow: { deletes?: number; sourceDrop?: boolean; emptySource?: boolean; identityChanges?: number };
 }
 
 /**
@@ -77,11 +80,25 @@ export function evaluateGuards(input: GuardInput): GuardResult[] {
     }
   }
 
+  // A roster that reuses the ids for other people would rewrite records as someone else, leaving
+  // editor-set fields (a conflict of interest) on the wrong person.
+  const identityChanges = input.identityChanges ?? [];
+  const identityLimit = Math.min(guards.max_identity_changes, Math.max(1, Math.floor((input.ownedCount * guards.max_identity_change_percent) / 100)));
+  if (identityChanges.length > identityLimit) {
+    const examples = identityChanges.slice(0, 5).map((c) => `${c.clientId}: "${c.before}" → "${c.after}"`).join('; ');
+    results.push({
+      guard: 'identity_changes',
+      tripped: (allow.identityChanges ?? 0) < identityChanges.length,
+      message: `${identityChanges.length} owned records would become other people (name changed, no email or ORCID kept), above the limit of ${identityLimit} (max_identity_changes ${guards.max_identity_changes} or ${guards.max_identity_change_percent}% of ${input.ownedCount} owned records, whichever is lower). Is this roster from another system that reuses the ids? For example ${examples}.`,
+      allowWith: `--allow-identity-changes ${identityChanges.length}`,
+    });
+  }
+
   if (input.inventoryMissing) {
     results.push({
       guard: 'inventory_missing',
       tripped: false,
-      message: 'the target group is known but this pipeline owns no records in its state: deletions cannot be computed. Adopt existing members with `rostersync state import` if the group already holds records of this roster.',
+      message: 'the target group is known but this pipeline owns no records in its state: deletions cannot be computed. Records of the roster that already exist in the group are adopted (create-if-absent, managed fields only); adopt others by id with `rostersync state import`.',
     });
   }
   return results;

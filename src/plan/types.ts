@@ -35,7 +35,7 @@ export const fieldChangeSchema = z.strictObject({
 export type FieldChange = z.infer<typeof fieldChangeSchema>;
 
 export const guardResultSchema = z.strictObject({
-  guard: z.enum(['max_deletes', 'source_drop', 'empty_source', 'unreadable_rows', 'inventory_missing']),
+  guard: z.enum(['max_deletes', 'source_drop', 'empty_source', 'unreadable_rows', 'inventory_missing', 'identity_changes', 'claimed_elsewhere']),
   tripped: z.boolean(),
   message: z.string(),
   /** The exact flag or setting that would allow the run. */
@@ -55,6 +55,12 @@ export const planItemSchema = z.strictObject({
   body: fieldsSchema.optional(),
   /** An update sent as a full POST (`update: full`), replacing the whole record. */
   replace: z.boolean().optional(),
+  /**
+   * Create-if-absent, for a client_id the pipeline does not own in a group it did not create: a
+   * partial POST of every managed field first (a record that exists is adopted, its other fields
+   * kept), a full POST only when the service answers 404.
+   */
+  ifAbsent: z.boolean().optional(),
   /** What the inventory records once the write succeeds (all managed fields, canonical). */
   desired: z.strictObject({ fieldsJson: z.string(), hash: z.string() }).optional(),
   changes: z.array(fieldChangeSchema),

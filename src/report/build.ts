@@ -48,6 +48,7 @@ export function buildRunReport(input: ReportInput): RunReport {
     if (result?.attempts !== undefined) entry.attempts = result.attempts;
     if (result?.error !== undefined) entry.error = result.error;
     if (result?.recreated) entry.reason = 'remote_deleted';
+    if (result?.adopted) entry.adopted = true;
     return entry;
   });
   if (plan.counts.noop > 0) bump('noop', applied ? 'done' : 'planned', plan.counts.noop);
@@ -70,8 +71,16 @@ export function buildRunReport(input: ReportInput): RunReport {
     rejectedRows: roster.rejected,
     rejectedRowsOmitted: roster.rejectedNotStored,
     ...(roster.counts.filtered > 0 ? { filteredRows: roster.filteredRows ?? [], filteredRowsOmitted: roster.filteredRowsNotStored ?? roster.counts.filtered } : {}),
-    notes: [...plan.notes, ...input.notes],
+    notes: [...plan.notes, ...input.notes, ...adoptionNote(records)],
   };
+}
+
+/** Adoptions are listed, so an operator sees which existing records the pipeline took over. */
+function adoptionNote(records: readonly RecordEntry[]): string[] {
+  const adopted = records.filter((record) => record.adopted).map((record) => record.clientId);
+  if (adopted.length === 0) return [];
+  const shown = adopted.slice(0, 50).join(', ') + (adopted.length > 50 ? `, … (${adopted.length - 50} more)` : '');
+  return [`adopted ${adopted.length} record${adopted.length === 1 ? '' : 's'} that already existed in the group: only the managed fields were written, fields set in the UI were kept (${shown}).`];
 }
 
 /**

@@ -22,6 +22,8 @@ export interface RecordEntry {
   error?: string;
   /** For a client_id change: the other client_id of the delete + create pair. */
   pairedWith?: string;
+  /** The record already existed in the group and was adopted: only managed fields were written. */
+  adopted?: boolean;
 }
 
 export interface RunReport {

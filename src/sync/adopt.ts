@@ -9,6 +9,7 @@ import { NotFoundError } from '../client/errors.js';
 import { compileMapping } from '../mapping/compile.js';
 import type { ResolvedPipeline } from '../config/load.js';
 import { canonicalJson, hashJson, projectFields } from '../plan/canonical.js';
+import { bindState, checkBinding } from '../state/binding.js';
 import { resolveGroupId } from '../state/group-id.js';
 import type { StateBackend } from '../state/backend.js';
 import { UserFacingError } from '../errors.js';
@@ -16,9 +17,11 @@ import { UserFacingError } from '../errors.js';
 export interface AdoptResult {
   adopted: string[];
   notFound: string[];
+  /** client_ids another pipeline sharing the state owns: never adopted (one owner per record). */
+  claimedElsewhere: Map<string, string>;
 }
 
-export async function adoptRecords(input: { pipeline: ResolvedPipeline; store: StateBackend; client: ServiceClient; clientIds: string[]; runId: string }): Promise<AdoptResult> {
+export async function adoptRecords(input: { pipeline: ResolvedPipeline; store: StateBackend; client: ServiceClient; baseUrl: string; clientIds: string[]; runId: string }): Promise<AdoptResult> {
   const { pipeline, store, client } = input;
   const groupId = resolveGroupId(pipeline, store);
   if (groupId === null) {
@@ -27,13 +30,19 @@ export async function adoptRecords(input: { pipeline: ResolvedPipeline; store: S
     });
   }
   const compiled = compileMapping(pipeline.mapping, await client.listCustomFields(), { mappingFile: pipeline.mappingFile });
-  const result: AdoptResult = { adopted: [], notFound: [] };
+  const result: AdoptResult = { adopted: [], notFound: [], claimedElsewhere: new Map() };
+  // A state bound to another service or group is not adopted into (state/binding.ts).
+  checkBinding(store, pipeline, { baseUrl: input.baseUrl });
+  bindState(store, pipeline, { baseUrl: input.baseUrl, groupId });
+  result.claimedElsewhere = store.claim({ baseUrl: input.baseUrl, groupId }, input.clientIds);
   for (const clientId of input.clientIds) {
+    if (result.claimedElsewhere.has(clientId)) continue;
     let remote: object;
     try {
       remote = await client.getAuthor(groupId, clientId);
     } catch (error) {
       if (error instanceof NotFoundError) {
+        store.releaseClaims({ baseUrl: input.baseUrl, groupId }, [clientId]);
         result.notFound.push(clientId);
         continue;
       }
@@ -43,6 +52,5 @@ export async function adoptRecords(input: { pipeline: ResolvedPipeline; store: S
     store.adopt({ clientId, fieldsJson, hash: hashJson(fieldsJson), runId: input.runId });
     result.adopted.push(clientId);
   }
-  if (store.groupId() === null) store.setGroupId(groupId);
   return result;
 }

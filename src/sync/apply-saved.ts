@@ -1,19 +1,22 @@
 /**
- * `rostersync apply plan.json`: applies a saved plan after proving it still describes the world
- * it was computed against (pipeline, mapping, source, inventory, service and group), then runs
- * the second half of a run (sync/run-plan.ts) as `sync` does.
+ * `rostersync apply plan.json`: applies a saved plan after proving that it was made by this
+ * state (its HMAC signature, keyed with the state's secret), that it still describes the world
+ * it was computed against (pipeline, mapping, source, inventory, service and group), and that
+ * every one of its actions is still what a run would do now: the plan is made again against the
+ * current inventory and claims, with the same flags, so every guard runs again too. Then the
+ * second half of a run (sync/run-plan.ts) runs as `sync` does.
  */
 import { resolve } from 'node:path';
 import { loadPipeline } from '../config/load.js';
 import { EXIT, UserFacingError } from '../errors.js';
-import type { RosterSummary } from '../mapping/roster.js';
+import { buildPlan } from '../plan/build.js';
 import { sha256File } from '../sources/sha256-file.js';
-import { resolveGroupId } from '../state/group-id.js';
 import { holdLock } from '../state/lock.js';
 import { openState } from '../state/paths.js';
 import { clientForPolicy } from './client-for-pipeline.js';
+import { gatherPlanInput } from './gather.js';
 import type { RunOptions, RunResult } from './options.js';
-import { planBindings, readPlanFile, staleBindings } from './plan-file.js';
+import { planBindings, planDifferences, readPlanFile, staleBindings, verifyPlanDigest } from './plan-file.js';
 import { runPlan } from './run-plan.js';
 import { newRunId } from './run-id.js';
 
@@ -21,26 +24,30 @@ export async function applySavedPlan(planPath: string, options: Omit<RunOptions,
   const now = options.now ?? Date.now;
   const path = resolve(options.cwd ?? process.cwd(), planPath);
   const saved = await readPlanFile(path);
-  if (saved.plan.refused) {
-    const tripped = saved.plan.guards.filter((g) => g.tripped);
-    throw new UserFacingError(`${path}: this plan was refused by ${tripped.map((g) => g.guard).join(', ')} and cannot be applied.`, {
-      hint: `Make the plan again with ${tripped.map((g) => g.allowWith).join(' ')} if these changes are intended.`,
-      exitCode: EXIT.guard,
-    });
-  }
   const pipeline = loadPipeline(saved.bindings.pipelineFile);
   const store = openState(pipeline, options);
   const runId = newRunId(now());
   let unlock = () => {};
   try {
+    verifyPlanDigest(path, saved, store.planSecret());
+    if (saved.plan.refused) {
+      const tripped = saved.plan.guards.filter((g) => g.tripped);
+      throw new UserFacingError(`${path}: this plan was refused by ${tripped.map((g) => g.guard).join(', ')} and cannot be applied.`, {
+        hint: `Make the plan again with ${tripped.map((g) => g.allowWith).join(' ')} if these changes are intended.`,
+        exitCode: EXIT.guard,
+      });
+    }
     unlock = holdLock(store, runId);
-    const groupId = resolveGroupId(pipeline, store);
+    // The flags the plan was made with: the guards run again with exactly these.
+    const runOptions: RunOptions = { ...options, ...saved.options, pipelinePath: pipeline.file };
+    const client = clientForPolicy(pipeline.config.policy, runOptions);
+    const gathered = await gatherPlanInput({ pipeline, store, client, options: runOptions });
     const current = planBindings({
       pipeline,
       sourceSha256: await sha256File(pipeline.source.file),
-      stateSerial: store.serial(),
+      stateSerial: gathered.stateSerial,
       baseUrl: options.service.baseUrl,
-      groupId,
+      groupId: gathered.groupId,
     });
     const stale = staleBindings(saved.bindings, current);
     if (stale.length > 0) {
@@ -48,31 +55,29 @@ export async function applySavedPlan(planPath: string, options: Omit<RunOptions,
         hint: `Make a new plan with \`rostersync plan ${pipeline.file} --out ${planPath}\` and review it again.`,
       });
     }
-    // The saved plan carries the input side of the report, not the rows themselves.
-    const roster: RosterSummary = {
-      counts: { ...saved.input, duplicatesIgnored: 0 },
-      rejected: [],
-      rejectedNotStored: saved.input.rejected,
-      duplicateClientIds: new Set(),
-      warnings: [],
-      rejectedClientIds: new Set(),
-      unidentifiedRejected: 0,
-    };
+    const plan = buildPlan(gathered.planInput);
+    const differences = planDifferences(saved.plan, plan);
+    if (differences.length > 0) {
+      throw new UserFacingError(
+        `${path}: ${differences.length} action${differences.length === 1 ? '' : 's'} of the saved plan ${differences.length === 1 ? 'is' : 'are'} not what the current inventory and claims allow: ${differences.slice(0, 10).join('; ')}${differences.length > 10 ? '; …' : ''}.`,
+        { hint: `Nothing was written. Make a new plan with \`rostersync plan ${pipeline.file} --out ${planPath}\` and review it again.` },
+      );
+    }
     return await runPlan(
       {
         runId,
         startedAt: now(),
         pipeline,
-        client: clientForPolicy(pipeline.config.policy, options),
+        client,
         store,
-        roster,
-        plan: saved.plan,
-        groupId,
-        source: saved.source,
-        optionLabels: new Map(Object.entries(saved.optionLabels)),
-        notes: [`applied the saved plan ${path} made at ${saved.createdAt}.`],
+        roster: gathered.roster,
+        plan,
+        groupId: gathered.groupId,
+        source: gathered.source,
+        optionLabels: gathered.optionLabels,
+        notes: [...gathered.notes, `applied the saved plan ${path} made at ${saved.createdAt}, after checking each of its actions against the current inventory and claims.`],
       },
-      { ...options, pipelinePath: pipeline.file },
+      runOptions,
     );
   } finally {
     unlock();

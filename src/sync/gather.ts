@@ -20,7 +20,9 @@ import { projectFields } from '../plan/canonical.js';
 import type { Fields } from '../plan/types.js';
 import type { RunReport } from '../report/types.js';
 import { openSource, sha256File } from '../sources/index.js';
-import { resolveGroupId } from '../state/group-id.js';
+import { identityChange, type IdentityChange } from '../plan/identity-changes.js';
+import { checkBinding } from '../state/binding.js';
+import { withinPrefixes } from '../state/sharing.js';
 import type { StateBackend } from '../state/backend.js';
 import { HASH_BATCH, mayHaveWritten } from '../state/store.js';
 import type { RunOptions } from './options.js';
@@ -37,13 +39,19 @@ export interface GatheredInput {
   notes: string[];
 }
 
-type GatherOptions = Pick<RunOptions, 'fieldsFile' | 'cwd' | 'signal' | 'refresh' | 'maxRps' | 'allowDeletes' | 'allowSourceDrop' | 'allowEmptySource'>;
+type GatherOptions = Pick<
+  RunOptions,
+  'service' | 'fieldsFile' | 'cwd' | 'signal' | 'refresh' | 'maxRps' | 'allowDeletes' | 'allowSourceDrop' | 'allowEmptySource' | 'allowIdentityChanges' | 'createGroup'
+>;
 
 export async function gatherPlanInput(input: { pipeline: ResolvedPipeline; store: StateBackend; client: ServiceClient; options: GatherOptions }): Promise<GatheredInput> {
   const { pipeline, store, client, options } = input;
   const call: CallOptions = options.signal ? { signal: options.signal } : {};
   const policy = pipeline.config.policy;
   const notes: string[] = [];
+  // Before any call: a state bound to another service or group is never used against this one.
+  const binding = checkBinding(store, pipeline, { baseUrl: options.service.baseUrl, ...(options.createGroup ? { createGroup: true } : {}) });
+  const groupId = binding.groupId;
 
   const listing = options.fieldsFile ? loadFieldsFile(resolve(options.cwd ?? process.cwd(), options.fieldsFile)) : await client.listCustomFields(call);
   const compiled = compileMapping(pipeline.mapping, listing, { mappingFile: pipeline.mappingFile });
@@ -52,7 +60,6 @@ export async function gatherPlanInput(input: { pipeline: ResolvedPipeline; store
   const opened = await reopen();
   compiled.checkHeaders(opened.headers, opened.file);
   const sourceSha256 = await sha256File(opened.file);
-  const groupId = resolveGroupId(pipeline, store);
 
   // Read before the inventory: a write that lands while planning then makes a saved plan stale.
   const stateSerial = store.serial();
@@ -60,9 +67,19 @@ export async function gatherPlanInput(input: { pipeline: ResolvedPipeline; store
   const classifier = new RosterClassifier({ keepUnchanged: options.refresh === 'all', rewrite: new Set(unfinished.keys()) });
   // Records are compared with the inventory in batches, so the inventory stays on disk.
   const pending: DesiredRecord[] = [];
+  // One owner per record: rows outside this pipeline's declared prefixes, or whose client_id
+  // another pipeline sharing the group claims, are neither written nor (being in the roster) deleted.
+  const foreign = new Map<string, string>();
+  const shared = groupId !== null && binding.sharedWith.length > 0 ? { baseUrl: options.service.baseUrl, groupId } : null;
   const classifyPending = () => {
     const owned = store.ownedHashesOf(pending.map((record) => record.clientId));
-    for (const record of pending) classifier.add(record, owned.get(record.clientId));
+    const claimedBy = shared ? store.claimOwners(shared, pending.map((record) => record.clientId)) : new Map<string, string>();
+    for (const record of pending) {
+      const owner = claimedBy.get(record.clientId);
+      if (owner !== undefined && owner !== pipeline.name) foreign.set(record.clientId, `claimed by pipeline "${owner}"`);
+      else if (!withinPrefixes(record.clientId, binding.sharedPrefixes)) foreign.set(record.clientId, `outside this pipeline's client_id prefixes (${binding.sharedPrefixes?.join(', ')})`);
+      classifier.add(record, owned.get(record.clientId));
+    }
     pending.length = 0;
   };
   const roster = await mapRoster(opened, compiled, {
@@ -77,7 +94,22 @@ export async function gatherPlanInput(input: { pipeline: ResolvedPipeline; store
   // In the roster but not to be written: rows rejected for their values, and duplicated ids.
   const keepAsIs = new Set(roster.rejectedClientIds);
   if (compiled.duplicatePolicy === 'reject') for (const clientId of roster.duplicateClientIds) keepAsIs.add(clientId);
+  for (const clientId of foreign.keys()) keepAsIs.add(clientId);
   const classification = classifier.finish(store.ownedIds(), keepAsIs);
+  if (shared) {
+    // An owned record another pipeline also claims (a state shared by mistake) is never deleted here.
+    const claimedBy = store.claimOwners(shared, classification.missing);
+    classification.missing = classification.missing.filter((clientId) => {
+      const owner = claimedBy.get(clientId);
+      if (owner === undefined || owner === pipeline.name) return true;
+      foreign.set(clientId, `claimed by pipeline "${owner}"`);
+      return false;
+    });
+  }
+  if (foreign.size > 0) {
+    const shown = [...foreign].slice(0, 20).map(([clientId, why]) => `${clientId} (${why})`).join(', ');
+    notes.push(`${foreign.size} client_id${foreign.size === 1 ? '' : 's'} left alone, as another pipeline owns them: ${shown}${foreign.size > 20 ? ', …' : ''}.`);
+  }
   // A create or update the service may have performed without this pipeline learning of it (a
   // kill after the call, an outage, a fault after the handler ran) is not in the inventory. If its
   // row has since left the roster, the record may still exist: count it as gone from the roster
@@ -95,6 +127,13 @@ export async function gatherPlanInput(input: { pipeline: ResolvedPipeline; store
     ...classification.unchanged.map((c) => c.record.clientId),
   ];
   const lastApplied = store.lastApplied(needApplied);
+  // Owned records whose row now describes someone else (the identity-change guard).
+  const identityChanges: IdentityChange[] = [];
+  for (const { record } of classification.changed) {
+    const before = lastApplied.get(record.clientId);
+    const change = before ? identityChange(record.clientId, before, record.fields) : undefined;
+    if (change) identityChanges.push(change);
+  }
   const remote = options.refresh && groupId !== null ? await fetchRemote({ client, groupId, managedFields: compiled.managedFields, setFields: compiled.setFields, clientIds: needApplied, call }) : undefined;
   if (options.refresh && groupId === null) notes.push('--refresh skipped: the target group does not exist yet.');
 
@@ -105,6 +144,7 @@ export async function gatherPlanInput(input: { pipeline: ResolvedPipeline; store
     lastApplied,
     ...(remote ? { remote } : {}),
     previouslyFailed: new Map([...unfinished].map(([clientId, write]) => [clientId, write.action])),
+    createIfAbsent: binding.createIfAbsent,
     policy: { ...policy, max_rps: options.maxRps ?? policy.max_rps },
     fieldLabels: new Map(Object.entries(compiled.fieldNames)),
     guardInput: {
@@ -113,7 +153,9 @@ export async function gatherPlanInput(input: { pipeline: ResolvedPipeline; store
       previousValidCount: previous?.validRecords ?? null,
       inventoryMissing: groupId !== null && ownedCount === 0,
       unidentifiedRejected: roster.unidentifiedRejected,
+      identityChanges,
       allow: {
+        ...(options.allowIdentityChanges !== undefined ? { identityChanges: options.allowIdentityChanges } : {}),
         ...(options.allowDeletes !== undefined ? { deletes: options.allowDeletes } : {}),
         ...(options.allowSourceDrop ? { sourceDrop: true } : {}),
         ...(options.allowEmptySource ? { emptySource: true } : {}),

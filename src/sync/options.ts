@@ -14,6 +14,13 @@ export interface RunOptions {
   allowDeletes?: number;
   allowSourceDrop?: boolean;
   allowEmptySource?: boolean;
+  /** Allow up to this many owned records to become other people (the identity-change guard). */
+  allowIdentityChanges?: number;
+  /**
+   * An explicit first run (`--create-group`): create the group the pipeline names when the state
+   * knows none. Without it such a run refuses, as a lost state must never create a second group.
+   */
+  createGroup?: boolean;
   maxRps?: number;
   concurrency?: number;
   /** Stop starting new calls after this many milliseconds. */

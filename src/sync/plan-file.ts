@@ -1,19 +1,46 @@
 /**
  * Saved plans (`rostersync plan --out plan.json`, then `rostersync apply plan.json`).
  * Like Terraform's saved plans, the file records what it was computed against, and apply
- * refuses it when any of that changed, naming the binding.
+ * refuses it when any of that changed, naming the binding. Its digest is an HMAC keyed with a
+ * secret kept in the pipeline's state, so a plan edited outside rostersync cannot be re-signed.
  */
-import { createHash } from 'node:crypto';
+import { createHmac, timingSafeEqual } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { z } from 'zod';
 import type { ResolvedPipeline } from '../config/load.js';
 import { EXIT, UserFacingError } from '../errors.js';
 import { writeFileAtomic } from '../report/write.js';
 import { planSchema } from '../plan/types.js';
+import type { RunOptions } from './options.js';
 import type { PreparedRun } from './run-plan.js';
 
-/** 2: the plan holds no display text; option labels travel beside it. */
-export const PLAN_FILE_VERSION = 2;
+/**
+ * 2: the plan holds no display text; option labels travel beside it.
+ * 3: the digest is an HMAC keyed with the state's secret; the run's guard flags travel with the plan.
+ */
+export const PLAN_FILE_VERSION = 3;
+
+/** The flags the plan was made with: `apply` re-runs every guard with exactly these. */
+const planOptionsSchema = z.strictObject({
+  refresh: z.union([z.literal(false), z.literal('planned'), z.literal('all')]),
+  allowDeletes: z.number().optional(),
+  allowSourceDrop: z.boolean().optional(),
+  allowEmptySource: z.boolean().optional(),
+  allowIdentityChanges: z.number().optional(),
+  createGroup: z.boolean().optional(),
+});
+export type PlanOptions = z.infer<typeof planOptionsSchema>;
+
+export function planOptionsOf(options: Pick<RunOptions, 'refresh' | 'allowDeletes' | 'allowSourceDrop' | 'allowEmptySource' | 'allowIdentityChanges' | 'createGroup'>): PlanOptions {
+  return {
+    refresh: options.refresh ?? false,
+    ...(options.allowDeletes !== undefined ? { allowDeletes: options.allowDeletes } : {}),
+    ...(options.allowSourceDrop ? { allowSourceDrop: true } : {}),
+    ...(options.allowEmptySource ? { allowEmptySource: true } : {}),
+    ...(options.allowIdentityChanges !== undefined ? { allowIdentityChanges: options.allowIdentityChanges } : {}),
+    ...(options.createGroup ? { createGroup: true } : {}),
+  };
+}
 
 const planBindingsSchema = z.strictObject({
   pipelineFile: z.string(),
@@ -61,28 +88,43 @@ export const planFileSchema = z.strictObject({
   createdAt: z.string(),
   pipeline: z.string(),
   bindings: planBindingsSchema,
+  options: planOptionsSchema,
   plan: planSchema,
   /** Option labels by option api_id, so the report of `apply` shows labels as the plan's did. */
   optionLabels: z.record(z.string(), z.string()),
   /** The input side of the report, so `apply` can report rejected rows and counts. */
   input: z.strictObject({ rowsRead: z.number(), valid: z.number(), rejected: z.number(), filtered: z.number(), duplicates: z.number() }),
   source: z.strictObject({ file: z.string(), sha256: z.string(), format: z.string(), sheet: z.string().optional() }),
-  /** sha256 of everything above, so a plan edited after review is refused rather than applied. */
+  /**
+   * HMAC-SHA256 of everything above, keyed with the pipeline state's plan secret: a plan edited
+   * after review is refused rather than applied, and nobody without the state can re-sign it.
+   */
   digest: z.string(),
 });
 export type PlanFile = z.infer<typeof planFileSchema>;
 
-/** The digest of a plan file's content: every key but `digest`, as JSON with sorted keys. */
-export function planDigest(file: Omit<PlanFile, 'digest'> & { digest?: string }): string {
+/** The digest of a plan file's content: every key but `digest`, as JSON with sorted keys, keyed with the state's secret. */
+export function planDigest(file: Omit<PlanFile, 'digest'> & { digest?: string }, secret: string): string {
   const { digest: _ignored, ...content } = file;
   const sortedKeys = (_key: string, value: unknown): unknown =>
     value !== null && typeof value === 'object' && !Array.isArray(value)
       ? Object.fromEntries(Object.entries(value).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
       : value;
-  return createHash('sha256').update(JSON.stringify(content, sortedKeys)).digest('hex');
+  return createHmac('sha256', secret).update(JSON.stringify(content, sortedKeys)).digest('hex');
 }
 
-export async function savePlanFile(path: string, content: { bindings: PlanBindings; prepared: Pick<PreparedRun, 'pipeline' | 'plan' | 'optionLabels' | 'roster' | 'source'>; now: number }): Promise<void> {
+/** Refuses a plan whose digest is not the one this state's secret gives its content. */
+export function verifyPlanDigest(path: string, file: PlanFile, secret: string): void {
+  const expected = Buffer.from(planDigest(file, secret), 'hex');
+  const actual = Buffer.from(/^[0-9a-f]{64}$/.test(file.digest) ? file.digest : '', 'hex');
+  if (actual.length !== expected.length || !timingSafeEqual(actual, expected)) {
+    throw new UserFacingError(`${path}: the plan was changed after \`rostersync plan\` wrote it, or was made with another state (its signature does not match).`, {
+      hint: 'Plan files are not meant to be edited by hand. Make the plan again with `rostersync plan <pipeline> --out plan.json`, with the same state directory as the apply.',
+    });
+  }
+}
+
+export async function savePlanFile(path: string, content: { bindings: PlanBindings; options: PlanOptions; secret: string; prepared: Pick<PreparedRun, 'pipeline' | 'plan' | 'optionLabels' | 'roster' | 'source'>; now: number }): Promise<void> {
   const { prepared } = content;
   const body: Omit<PlanFile, 'digest'> = {
     kind: 'rostersync-plan',
@@ -90,6 +132,7 @@ export async function savePlanFile(path: string, content: { bindings: PlanBindin
     createdAt: new Date(content.now).toISOString(),
     pipeline: prepared.pipeline.name,
     bindings: content.bindings,
+    options: content.options,
     plan: prepared.plan,
     optionLabels: Object.fromEntries(prepared.optionLabels ?? []),
     input: {
@@ -101,11 +144,12 @@ export async function savePlanFile(path: string, content: { bindings: PlanBindin
     },
     source: prepared.source,
   };
-  const file: PlanFile = { ...body, digest: planDigest(body) };
+  const file: PlanFile = { ...body, digest: planDigest(body, content.secret) };
   // Plans carry roster values (names, emails): owner-only, like reports.
   await writeFileAtomic(path, `${JSON.stringify(file, null, 2)}\n`);
 }
 
+/** Reads and checks the shape of a plan file; its signature is checked with the state's secret (`verifyPlanDigest`). */
 export async function readPlanFile(path: string): Promise<PlanFile> {
   let doc: unknown;
   try {
@@ -129,10 +173,27 @@ export async function readPlanFile(path: string): Promise<PlanFile> {
       hint: 'Plan files are not meant to be edited by hand. Make the plan again with `rostersync plan <pipeline> --out plan.json`.',
     });
   }
-  if (planDigest(result.data) !== result.data.digest) {
-    throw new UserFacingError(`${path}: the plan was changed after \`rostersync plan\` wrote it (its digest does not match its content).`, {
-      hint: 'Plan files are not meant to be edited by hand. Make the plan again with `rostersync plan <pipeline> --out plan.json`.',
-    });
-  }
   return result.data;
+}
+
+/** What `apply` compares: the writes themselves, not their display. */
+function itemKey(item: PlanFile['plan']['items'][number]): string {
+  return JSON.stringify([item.action, item.body ?? null, item.replace ?? false, item.ifAbsent ?? false]);
+}
+
+/**
+ * Every difference between a saved plan's writes and the plan made again now against the current
+ * inventory and claims; empty when every saved action is still exactly what a run would do.
+ */
+export function planDifferences(saved: PlanFile['plan'], fresh: PlanFile['plan']): string[] {
+  const now = new Map(fresh.items.map((item) => [item.clientId, item]));
+  const differences: string[] = [];
+  for (const item of saved.items) {
+    const current = now.get(item.clientId);
+    if (!current) differences.push(`${item.action} ${item.clientId} is no longer planned`);
+    else if (itemKey(current) !== itemKey(item)) differences.push(`${item.action} ${item.clientId} would now be ${current.action} with other values`);
+    now.delete(item.clientId);
+  }
+  for (const item of now.values()) differences.push(`${item.action} ${item.clientId} is planned now but not in the saved plan`);
+  return differences;
 }

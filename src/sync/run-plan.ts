@@ -58,14 +58,15 @@ export async function runPlan(prepared: PreparedRun, options: RunOptions): Promi
   try {
     const group = await ensureGroup({
       groupId,
-      target: prepared.pipeline.config.target,
-      pipelineFile: prepared.pipeline.file,
+      pipeline: prepared.pipeline,
+      baseUrl: options.service.baseUrl,
+      ...(options.createGroup ? { createGroup: true } : {}),
       store,
       creator: prepared.client,
       ...(options.signal ? { signal: options.signal } : {}),
     });
     groupId = group.groupId;
-    if (group.note) prepared.notes.push(group.note);
+    prepared.notes.push(...group.notes);
     applied = await apply(prepared, group.groupId, options);
   } catch (raw) {
     // Nothing else can be written (group creation failed, or the run stopped early): still

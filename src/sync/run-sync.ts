@@ -12,6 +12,7 @@
  */
 import { resolve } from 'node:path';
 import { loadPipeline, type ResolvedPipeline } from '../config/load.js';
+import { LockLostError } from '../apply/apply.js';
 import { buildPlan } from '../plan/build.js';
 import { earlyFailureReport, estimateText } from '../report/build.js';
 import { holdLock } from '../state/lock.js';
@@ -21,7 +22,7 @@ import { clientForPolicy } from './client-for-pipeline.js';
 import { exitCodeOf } from './exit-code.js';
 import { gatherPlanInput } from './gather.js';
 import type { RunOptions, RunResult } from './options.js';
-import { planBindings, savePlanFile } from './plan-file.js';
+import { planBindings, planOptionsOf, savePlanFile } from './plan-file.js';
 import { recordEarlyFailure } from './record.js';
 import { runPlan, type PreparedRun } from './run-plan.js';
 import { newRunId } from './run-id.js';
@@ -40,8 +41,11 @@ export async function runSync(options: RunOptions): Promise<RunResult> {
   try {
     if (!options.dryRun) {
       unlock = holdLock(store, runId, () => {
-        options.logger?.error({ runId, pipeline: pipeline.name }, 'the pipeline lock was taken from this run: stopping');
-        lockLost.abort();
+        // Say exactly what happened: no signal was sent, another run (or `unlock`) took the lock.
+        const holder = store.readLock();
+        const message = `this run lost the pipeline lock: ${holder ? `run ${holder.runId} (${holder.owner} on ${holder.host}, pid ${holder.pid}) took it at ${holder.startedAt}` : 'it was cleared (rostersync unlock)'}`;
+        options.logger?.error({ runId, pipeline: pipeline.name }, `${message}: stopping`);
+        lockLost.abort(new LockLostError(message));
       });
     }
     const startedAt = now();
@@ -52,6 +56,8 @@ export async function runSync(options: RunOptions): Promise<RunResult> {
     if (options.savePlanTo) {
       await savePlanFile(resolve(options.cwd ?? process.cwd(), options.savePlanTo), {
         bindings: planBindings({ pipeline, sourceSha256: prepared.source.sha256, stateSerial, baseUrl: options.service.baseUrl, groupId: prepared.groupId }),
+        options: planOptionsOf(options),
+        secret: store.planSecret(),
         prepared,
         now: now(),
       });

@@ -98,7 +98,7 @@ async function killedSync(emu: RunningEmulator, project: Project, flags: string[
   const base = writesSoFar(emu);
   const k = Math.floor(rng() * plan.writes);
   const extraMs = Math.floor(rng() * 4);
-  await child.run(['sync', project.pipeline, '--report-dir', join(project.dir, 'reports', tag), ...flags], project.dir, serviceEnv(emu));
+  await child.run(['sync', project.pipeline, '--create-group', '--report-dir', join(project.dir, 'reports', tag), ...flags], project.dir, serviceEnv(emu));
   let trigger: string;
   if (plan.groupTrigger) {
     // The narrow window between the service creating the group and the client recording its id.
@@ -173,7 +173,7 @@ describe('crash campaign: SIGKILL at seeded moments, rerun, converge', () => {
 
         // Converged means nothing left to do: one more run writes nothing.
         const before = writesSoFar(emu);
-        const again = await cli(emu, project.dir, ['sync', project.pipeline, '--report-dir', join(project.dir, 'reports', 'again')]);
+        const again = await cli(emu, project.dir, ['sync', project.pipeline, '--create-group', '--report-dir', join(project.dir, 'reports', 'again')]);
         expect(again.code, again.stderr).toBe(0);
         expect(writesSoFar(emu) - before, 'write calls of a rerun after convergence').toBe(0);
         expect((await readReport(join(project.dir, 'reports', 'again'))).counts).toEqual({ create: {}, update: {}, delete: {}, noop: { done: roster.length } });

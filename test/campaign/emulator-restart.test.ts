@@ -37,7 +37,7 @@ describe('emulator killed and restarted mid-run', () => {
     try {
       let writes = roster.length + 1;
       if (scenario === 'update') {
-        const setup = await cli(emu, project.dir, ['sync', project.pipeline, '--report-dir', join(project.dir, 'reports', 'setup')]);
+        const setup = await cli(emu, project.dir, ['sync', project.pipeline, '--create-group', '--report-dir', join(project.dir, 'reports', 'setup')]);
         expect(setup.code, setup.stderr).toBe(0);
         roster = roster.map((p) => (rng() < 0.5 ? changePerson(rng, p) : p));
         writes = roster.filter((p, i) => p !== roster[i]).length || 1;
@@ -45,7 +45,7 @@ describe('emulator killed and restarted mid-run', () => {
       }
 
       const reportDir = join(project.dir, 'reports', 'outage');
-      const child = spawn(process.execPath, [BIN, 'sync', project.pipeline, '--report-dir', reportDir], {
+      const child = spawn(process.execPath, [BIN, 'sync', project.pipeline, '--create-group', '--report-dir', reportDir], {
         cwd: project.dir,
         env: { ...process.env, ...serviceEnv(emu) },
         stdio: ['ignore', 'pipe', 'pipe'],

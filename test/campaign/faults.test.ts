@@ -28,7 +28,7 @@ describe('10 % faults and a rate limit', () => {
     try {
       const started = Date.now();
       const reportDir = join(project.dir, 'reports', 'faults');
-      const run = await cli(emu, project.dir, ['sync', project.pipeline, '--report-dir', reportDir]);
+      const run = await cli(emu, project.dir, ['sync', project.pipeline, '--create-group', '--report-dir', reportDir]);
       const elapsed = Date.now() - started;
       const stats = emu.stats.snapshot();
       const injected = Object.entries(stats.faults).filter(([kind]) => kind !== 'slow').reduce((n, [, count]) => n + count, 0);

@@ -26,7 +26,7 @@ describe('writes the client never learned of', () => {
       expect(fields.code, fields.stderr).toBe(0);
       await writeFile(fieldsFile, fields.stdout);
       const sync = (tag: string, ...flags: string[]) =>
-        cli(emu, project.dir, ['sync', project.pipeline, '--fields-file', fieldsFile, '--report-dir', join(project.dir, 'reports', tag), ...flags]);
+        cli(emu, project.dir, ['sync', project.pipeline, '--create-group', '--fields-file', fieldsFile, '--report-dir', join(project.dir, 'reports', tag), ...flags]);
 
       expect((await sync('first')).code).toBe(0);
 

@@ -8,7 +8,7 @@ import type { DesiredRecord } from '../../src/mapping/types.js';
 import type { Fields } from '../../src/plan/types.js';
 import { estimateText } from '../../src/report/build.js';
 
-const GUARDS = { max_deletes: 50, max_delete_percent: 10, max_source_drop_percent: 50 };
+const GUARDS = { max_deletes: 50, max_delete_percent: 10, max_source_drop_percent: 50, max_identity_changes: 10, max_identity_change_percent: 5 };
 
 function record(clientId: string, fields: Fields, row = 2): DesiredRecord {
   return { clientId, fields, provenance: { file: 'roster.csv', row } };
@@ -44,6 +44,8 @@ describe('deleteLimit', () => {
   });
 });
 
+const swaps = (count: number) => Array.from({ length: count }, (_, i) => ({ clientId: `p${i}`, before: `Person ${i}`, after: `Other ${i}` }));
+
 describe('evaluateGuards', () => {
   const base = { guards: GUARDS, deletes: 0, ownedCount: 100, validCount: 100, previousValidCount: 100, inventoryMissing: false, allow: {} };
   it.each([
@@ -60,6 +62,10 @@ describe('evaluateGuards', () => {
     ['deletes with rows whose id is unreadable', { deletes: 2, unidentifiedRejected: 1 }, ['unreadable_rows']],
     ['unreadable rows allowed by the flag', { deletes: 2, unidentifiedRejected: 1, allow: { deletes: 2 } }, []],
     ['unreadable rows without deletes are fine', { unidentifiedRejected: 3 }, []],
+    ['5 of 100 owned records become other people: at the limit', { identityChanges: swaps(5) }, []],
+    ['6 of 100 owned records become other people', { identityChanges: swaps(6) }, ['identity_changes']],
+    ['identity changes allowed by the flag', { identityChanges: swaps(6), allow: { identityChanges: 6 } }, []],
+    ['one identity change in a small group is fine', { ownedCount: 4, identityChanges: swaps(1) }, []],
   ])('%s', (_name, overrides, tripped) => {
     const results = evaluateGuards({ ...base, ...overrides });
     expect(results.filter((r) => r.tripped).map((r) => r.guard)).toEqual(tripped);

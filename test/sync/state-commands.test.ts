@@ -16,7 +16,7 @@ afterEach(async () => {
 describe('state commands', () => {
   it('shows the inventory, and forget makes the pipeline leave a record alone', async () => {
     const project = await makeProject(people(4));
-    expect((await cli(emu, project.dir, ['sync', project.pipeline])).code).toBe(0);
+    expect((await cli(emu, project.dir, ['sync', project.pipeline, '--create-group'])).code).toBe(0);
     const shown = await cli(emu, project.dir, ['state', 'show', project.pipeline, '--json']);
     expect(shown.code).toBe(0);
     const state = JSON.parse(shown.stdout) as { owned: number; groupId: number; records: { clientId: string }[]; runs: { outcome: string }[] };
@@ -26,7 +26,7 @@ describe('state commands', () => {
 
     expect((await cli(emu, project.dir, ['state', 'forget', project.pipeline, 'p4'])).code).toBe(0);
     await project.writeRoster(people(3));
-    const run = await cli(emu, project.dir, ['sync', project.pipeline]);
+    const run = await cli(emu, project.dir, ['sync', project.pipeline, '--create-group']);
     expect(run.code, run.stderr).toBe(0);
     // Not owned any more: never deleted, although the roster dropped it.
     expect(Object.keys(groupRecords(emu))).toHaveLength(4);
@@ -61,13 +61,16 @@ describe('state commands', () => {
     expect(imported.stdout).toContain('unknown-id');
 
     const before = writes(emu).byRoute;
-    const run = await cli(emu, project.dir, ['sync', project.pipeline]);
+    const run = await cli(emu, project.dir, ['sync', project.pipeline, '--create-group']);
     expect(run.code, run.stderr).toBe(0);
     const after = writes(emu).byRoute;
     const count = (calls: typeof before, route: string) => Object.values(calls[route] ?? {}).reduce((a, b) => a + b, 0);
-    // p3 is new (full POST); p1 and p2 get partial updates of the fields that differ.
+    // p1 and p2 get partial updates of the fields that differ. p3 is not owned in a group this
+    // pipeline did not create: create-if-absent sends a partial POST (404) and then the full POST.
+    const partial = 'POST /api/external/author-from-group/:group_id/:client_id/partial/';
     expect(count(after, 'POST /api/external/author-from-group/:group_id/:client_id/') - count(before, 'POST /api/external/author-from-group/:group_id/:client_id/')).toBe(1);
-    expect(count(after, 'POST /api/external/author-from-group/:group_id/:client_id/partial/') - count(before, 'POST /api/external/author-from-group/:group_id/:client_id/partial/')).toBe(2);
+    expect(count(after, partial) - count(before, partial)).toBe(3);
+    expect((after[partial]?.['404'] ?? 0) - (before[partial]?.['404'] ?? 0)).toBe(1);
     expect(groupRecords(emu).p2!.name).toBe('Person 2');
   });
 });

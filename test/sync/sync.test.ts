@@ -48,7 +48,7 @@ async function postDirect(path: string, body: unknown): Promise<void> {
 describe('sync', () => {
   it('creates every valid record, and an immediate rerun makes zero write calls', async () => {
     const project = await makeProject(people(25));
-    const first = await cli(emu, project.dir, ['sync', project.pipeline]);
+    const first = await cli(emu, project.dir, ['sync', project.pipeline, '--create-group']);
     expect(first.code, first.stderr).toBe(0);
     expect(Object.keys(groupRecords(emu))).toHaveLength(25);
     expect(groupRecords(emu).p2).toMatchObject({ name: 'Person 2', emails: ['person2@example.org'], [LEVEL]: EXPERT, [REVIEWS]: 2 });
@@ -57,7 +57,7 @@ describe('sync', () => {
     expect(calls(FULL)).toBe(25);
 
     const before = writes(emu).total;
-    const second = await cli(emu, project.dir, ['sync', project.pipeline]);
+    const second = await cli(emu, project.dir, ['sync', project.pipeline, '--create-group']);
     expect(second.code, second.stderr).toBe(0);
     expect(writes(emu).total - before).toBe(0);
     expect((await reportOf(second.stdout)).counts.noop.done).toBe(25);
@@ -66,7 +66,7 @@ describe('sync', () => {
   it('sends exactly k partial POSTs carrying only the changed fields, and keeps fields the roster does not manage', async () => {
     const rows = people(20);
     const project = await makeProject(rows);
-    expect((await cli(emu, project.dir, ['sync', project.pipeline])).code).toBe(0);
+    expect((await cli(emu, project.dir, ['sync', project.pipeline, '--create-group'])).code).toBe(0);
     const gid = await groupId();
     // An editor sets a field in the UI that the mapping does not manage.
     await postDirect(`/api/external/author-from-group/${gid}/p2/partial/`, { [NOTES]: 'prefers short papers' });
@@ -77,7 +77,7 @@ describe('sync', () => {
     await project.writeRoster(rows);
     const partialBefore = calls(PARTIAL);
     const fullBefore = calls(FULL);
-    const run = await cli(emu, project.dir, ['sync', project.pipeline]);
+    const run = await cli(emu, project.dir, ['sync', project.pipeline, '--create-group']);
     expect(run.code, run.stderr).toBe(0);
     expect(calls(PARTIAL) - partialBefore).toBe(3);
     expect(calls(FULL) - fullBefore).toBe(0);
@@ -92,9 +92,9 @@ describe('sync', () => {
 
   it('deletes records gone from the roster in mirror mode, and only lists them as orphans in upsert mode', async () => {
     const mirror = await makeProject(people(30), { mode: 'mirror' });
-    expect((await cli(emu, mirror.dir, ['sync', mirror.pipeline])).code).toBe(0);
+    expect((await cli(emu, mirror.dir, ['sync', mirror.pipeline, '--create-group'])).code).toBe(0);
     await mirror.writeRoster(people(28));
-    const run = await cli(emu, mirror.dir, ['sync', mirror.pipeline]);
+    const run = await cli(emu, mirror.dir, ['sync', mirror.pipeline, '--create-group']);
     expect(run.code, run.stderr).toBe(0);
     expect(calls(DELETE)).toBe(2);
     expect(Object.keys(groupRecords(emu)).sort()).toEqual(people(28).map((p) => p.id).sort());
@@ -103,9 +103,9 @@ describe('sync', () => {
     emu = await emulator();
     await emu2.close();
     const upsert = await makeProject(people(30), { mode: 'upsert' });
-    expect((await cli(emu, upsert.dir, ['sync', upsert.pipeline])).code).toBe(0);
+    expect((await cli(emu, upsert.dir, ['sync', upsert.pipeline, '--create-group'])).code).toBe(0);
     await upsert.writeRoster(people(28));
-    const kept = await cli(emu, upsert.dir, ['sync', upsert.pipeline]);
+    const kept = await cli(emu, upsert.dir, ['sync', upsert.pipeline, '--create-group']);
     expect(kept.code, kept.stderr).toBe(0);
     expect(calls(DELETE)).toBe(0);
     expect(Object.keys(groupRecords(emu))).toHaveLength(30);
@@ -114,11 +114,11 @@ describe('sync', () => {
 
   it('refuses an empty roster and a truncated roster with exit 3 and zero deletes; the allow flags let them through', async () => {
     const project = await makeProject(people(40));
-    expect((await cli(emu, project.dir, ['sync', project.pipeline])).code).toBe(0);
+    expect((await cli(emu, project.dir, ['sync', project.pipeline, '--create-group'])).code).toBe(0);
     const before = writes(emu).total;
 
     await project.writeRoster([]);
-    const empty = await cli(emu, project.dir, ['sync', project.pipeline]);
+    const empty = await cli(emu, project.dir, ['sync', project.pipeline, '--create-group']);
     expect(empty.code).toBe(3);
     expect(empty.stdout).toContain('--allow-empty-source');
     const emptyReport = await reportOf(empty.stdout);
@@ -126,18 +126,18 @@ describe('sync', () => {
     expect(emptyReport.guards.filter((g) => g.tripped).map((g) => g.guard)).toEqual(['empty_source', 'max_deletes']);
 
     await project.writeRoster(people(15));
-    const truncated = await cli(emu, project.dir, ['sync', project.pipeline]);
+    const truncated = await cli(emu, project.dir, ['sync', project.pipeline, '--create-group']);
     expect(truncated.code).toBe(3);
     const refused = await reportOf(truncated.stdout);
     expect(refused.guards.find((g) => g.guard === 'max_deletes')).toMatchObject({ tripped: true, allowWith: '--allow-deletes 25' });
     expect(refused.guards.find((g) => g.guard === 'source_drop')).toMatchObject({ tripped: true, allowWith: '--allow-source-drop' });
     // Dry runs run the guards exactly as real runs.
-    expect((await cli(emu, project.dir, ['sync', project.pipeline, '--dry-run'])).code).toBe(3);
+    expect((await cli(emu, project.dir, ['sync', project.pipeline, '--create-group', '--dry-run'])).code).toBe(3);
     expect(writes(emu).total).toBe(before);
 
-    const tooFew = await cli(emu, project.dir, ['sync', project.pipeline, '--allow-deletes', '24', '--allow-source-drop']);
+    const tooFew = await cli(emu, project.dir, ['sync', project.pipeline, '--create-group', '--allow-deletes', '24', '--allow-source-drop']);
     expect(tooFew.code).toBe(3);
-    const allowed = await cli(emu, project.dir, ['sync', project.pipeline, '--allow-deletes', '25', '--allow-source-drop']);
+    const allowed = await cli(emu, project.dir, ['sync', project.pipeline, '--create-group', '--allow-deletes', '25', '--allow-source-drop']);
     expect(allowed.code, allowed.stderr).toBe(0);
     expect(calls(DELETE)).toBe(25);
     expect(Object.keys(groupRecords(emu))).toHaveLength(15);
@@ -146,7 +146,7 @@ describe('sync', () => {
   it('refuses a stale saved plan, naming the binding that changed, and applies a fresh one', async () => {
     const project = await makeProject(people(10));
     const planFile = join(project.dir, 'plan.json');
-    const plan = await cli(emu, project.dir, ['plan', project.pipeline, '--out', planFile]);
+    const plan = await cli(emu, project.dir, ['plan', project.pipeline, '--create-group', '--out', planFile]);
     expect(plan.code, plan.stderr).toBe(0);
     expect(writes(emu).total).toBe(0);
     await project.writeRoster(people(11));
@@ -155,7 +155,7 @@ describe('sync', () => {
     expect(stale.stderr).toMatch(/stale: the source file content changed/);
     expect(writes(emu).total).toBe(0);
 
-    expect((await cli(emu, project.dir, ['plan', project.pipeline, '--out', planFile])).code).toBe(0);
+    expect((await cli(emu, project.dir, ['plan', project.pipeline, '--create-group', '--out', planFile])).code).toBe(0);
     const applied = await cli(emu, project.dir, ['apply', planFile]);
     expect(applied.code, applied.stderr).toBe(0);
     expect(Object.keys(groupRecords(emu))).toHaveLength(11);
@@ -170,29 +170,29 @@ describe('sync', () => {
     const store = openState(loadPipeline(project.pipeline));
     store.acquireLock('other-run', 'night-operator');
     store.close();
-    const run = await cli(emu, project.dir, ['sync', project.pipeline]);
+    const run = await cli(emu, project.dir, ['sync', project.pipeline, '--create-group']);
     expect(run.code).toBe(1);
     expect(run.stderr).toContain('locked by run other-run: night-operator on');
     expect(run.stderr).toContain(`pid ${process.pid}`);
     expect(writes(emu).total).toBe(0);
     const unlock = await cli(emu, project.dir, ['unlock', project.pipeline]);
     expect(unlock.code).toBe(0);
-    expect((await cli(emu, project.dir, ['sync', project.pipeline])).code).toBe(0);
+    expect((await cli(emu, project.dir, ['sync', project.pipeline, '--create-group'])).code).toBe(0);
   });
 
   it('repairs drift with --refresh: a field edited in the UI and a record deleted remotely', async () => {
     const project = await makeProject(people(6));
-    expect((await cli(emu, project.dir, ['sync', project.pipeline])).code).toBe(0);
+    expect((await cli(emu, project.dir, ['sync', project.pipeline, '--create-group'])).code).toBe(0);
     const gid = await groupId();
     await postDirect(`/api/external/author-from-group/${gid}/p1/partial/`, { [REVIEWS]: 99 });
     const del = await fetch(`${emu.url}/api/external/author-from-group/${gid}/p2/`, { method: 'DELETE', headers: { 'X-ApiKey': API_KEY } });
     expect(del.status).toBe(200);
 
     // Without --refresh the inventory says nothing changed.
-    const blind = await cli(emu, project.dir, ['plan', project.pipeline]);
+    const blind = await cli(emu, project.dir, ['plan', project.pipeline, '--create-group']);
     expect((await reportOf(blind.stdout)).records).toHaveLength(0);
 
-    const run = await cli(emu, project.dir, ['sync', project.pipeline, '--refresh=all']);
+    const run = await cli(emu, project.dir, ['sync', project.pipeline, '--create-group', '--refresh=all']);
     expect(run.code, run.stderr).toBe(0);
     const report = await reportOf(run.stdout);
     const byId = Object.fromEntries(report.records.map((r) => [r.clientId, r]));
@@ -206,10 +206,10 @@ describe('sync', () => {
   it('calls out a changed client_id as a delete plus a create', async () => {
     const rows = people(12);
     const project = await makeProject(rows);
-    expect((await cli(emu, project.dir, ['sync', project.pipeline])).code).toBe(0);
+    expect((await cli(emu, project.dir, ['sync', project.pipeline, '--create-group'])).code).toBe(0);
     rows[0] = { ...rows[0]!, id: 'legacy-1' };
     await project.writeRoster(rows);
-    const run = await cli(emu, project.dir, ['sync', project.pipeline]);
+    const run = await cli(emu, project.dir, ['sync', project.pipeline, '--create-group']);
     expect(run.code, run.stderr).toBe(0);
     const report = await reportOf(run.stdout);
     expect(report.records.map((r) => [r.clientId, r.action, r.reason, r.pairedWith])).toEqual([
@@ -224,13 +224,13 @@ describe('sync', () => {
     const store = openState(loadPipeline(project.pipeline));
     store.recordGroupIntent('Sync test group');
     store.close();
-    const run = await cli(emu, project.dir, ['sync', project.pipeline]);
+    const run = await cli(emu, project.dir, ['sync', project.pipeline, '--create-group']);
     expect(run.code).toBe(1);
     expect(run.stderr).toContain('never learned whether it was created');
     expect(run.stderr).toContain('rostersync state set-group');
     expect(calls('POST /api/external/authors-group/create/')).toBe(0);
     expect((await cli(emu, project.dir, ['state', 'set-group', project.pipeline, '--clear'])).code).toBe(0);
-    expect((await cli(emu, project.dir, ['sync', project.pipeline])).code).toBe(0);
+    expect((await cli(emu, project.dir, ['sync', project.pipeline, '--create-group'])).code).toBe(0);
   });
 
   it('stops gracefully on a signal (exit 130, report written) and the next run finishes the job', async () => {
@@ -244,7 +244,7 @@ describe('sync', () => {
     const out = new PassThrough();
     out.on('data', (c: Buffer) => stdout.push(c));
     const { main } = await import('../../src/cli/main.js');
-    const code = await main(['sync', project.pipeline], { stdout: out, stderr: new PassThrough(), cwd: project.dir, env: { SERVICE_BASE_URL: emu.url, SERVICE_API_KEY: API_KEY }, signal: controller.signal });
+    const code = await main(['sync', project.pipeline, '--create-group'], { stdout: out, stderr: new PassThrough(), cwd: project.dir, env: { SERVICE_BASE_URL: emu.url, SERVICE_API_KEY: API_KEY }, signal: controller.signal });
     expect(code).toBe(130);
     const report = await reportOf(Buffer.concat(stdout).toString());
     expect(report.outcome).toBe('interrupted');
@@ -253,7 +253,7 @@ describe('sync', () => {
     expect(done).toBeLessThan(60);
     expect(Object.keys(groupRecords(emu))).toHaveLength(done);
 
-    const rest = await cli(emu, project.dir, ['sync', project.pipeline]);
+    const rest = await cli(emu, project.dir, ['sync', project.pipeline, '--create-group']);
     expect(rest.code, rest.stderr).toBe(0);
     expect((await reportOf(rest.stdout)).counts.create.done).toBe(60 - done);
     expect(Object.keys(groupRecords(emu))).toHaveLength(60);
@@ -263,18 +263,18 @@ describe('sync', () => {
     await emu.close();
     emu = await emulator({ latencyMs: 30 });
     const project = await makeProject(people(60), { concurrency: 2 });
-    const run = await cli(emu, project.dir, ['sync', project.pipeline, '--max-duration', '0.4s']);
+    const run = await cli(emu, project.dir, ['sync', project.pipeline, '--create-group', '--max-duration', '0.4s']);
     expect(run.code, run.stderr).toBe(0);
     const report = await reportOf(run.stdout);
     expect(report.counts.create.skipped).toBeGreaterThan(0);
-    const rest = await cli(emu, project.dir, ['sync', project.pipeline]);
+    const rest = await cli(emu, project.dir, ['sync', project.pipeline, '--create-group']);
     expect(rest.code).toBe(0);
     expect(Object.keys(groupRecords(emu))).toHaveLength(60);
   });
 
   it('writes report files that parse and match the calls the emulator saw', async () => {
     const project = await makeProject([...people(8), person(9, { orcid: '0000-0002-1825-0098' })]);
-    const run = await cli(emu, project.dir, ['sync', project.pipeline]);
+    const run = await cli(emu, project.dir, ['sync', project.pipeline, '--create-group']);
     // The valid records are synced; the rejected row makes the run say so with exit 2.
     expect(run.code).toBe(2);
     const report = await reportOf(run.stdout);
@@ -296,7 +296,7 @@ describe('sync', () => {
   it('writes a failed report when the service refuses the key before planning (exit 4, nothing written)', async () => {
     const project = await makeProject(people(3));
     const reportDir = join(project.dir, 'failed-report');
-    const run = await cli(emu, project.dir, ['sync', project.pipeline, '--report-dir', reportDir], { SERVICE_API_KEY: 'wrong-key-000000' });
+    const run = await cli(emu, project.dir, ['sync', project.pipeline, '--create-group', '--report-dir', reportDir], { SERVICE_API_KEY: 'wrong-key-000000' });
     expect(run.code).toBe(4);
     expect(run.stderr).toContain('401');
     const report = JSON.parse(await readFile(join(reportDir, 'report.json'), 'utf8')) as RunReport;
@@ -309,7 +309,7 @@ describe('sync', () => {
     await emu.close();
     emu = await emulator({ faults: { status503: 0.3 }, seed: 7 });
     const project = await makeProject(people(30));
-    const run = await cli(emu, project.dir, ['sync', project.pipeline]);
+    const run = await cli(emu, project.dir, ['sync', project.pipeline, '--create-group']);
     expect(run.code, run.stderr).toBe(0);
     const report = await reportOf(run.stdout);
     expect(report.records.every((r) => r.outcome === 'done')).toBe(true);
@@ -322,10 +322,10 @@ describe('sync', () => {
   it('never deletes the record of a row rejected for its values, in mirror mode', async () => {
     const rows = people(30);
     const project = await makeProject(rows, { mode: 'mirror' });
-    expect((await cli(emu, project.dir, ['sync', project.pipeline])).code).toBe(0);
+    expect((await cli(emu, project.dir, ['sync', project.pipeline, '--create-group'])).code).toBe(0);
     rows[4] = { ...rows[4]!, level: 'Guru' };
     await project.writeRoster(rows);
-    const run = await cli(emu, project.dir, ['sync', project.pipeline]);
+    const run = await cli(emu, project.dir, ['sync', project.pipeline, '--create-group']);
     expect(run.code, run.stderr).toBe(2);
     expect(calls(DELETE)).toBe(0);
     expect(groupRecords(emu).p5).toBeDefined();
@@ -337,10 +337,10 @@ describe('sync', () => {
   it('refuses deletes while some rejected rows have no readable client_id', async () => {
     const rows = people(30);
     const project = await makeProject(rows, { mode: 'mirror' });
-    expect((await cli(emu, project.dir, ['sync', project.pipeline])).code).toBe(0);
+    expect((await cli(emu, project.dir, ['sync', project.pipeline, '--create-group'])).code).toBe(0);
     rows[4] = { ...rows[4]!, id: '' };
     await project.writeRoster(rows.slice(0, 29));
-    const run = await cli(emu, project.dir, ['sync', project.pipeline]);
+    const run = await cli(emu, project.dir, ['sync', project.pipeline, '--create-group']);
     expect(run.code).toBe(3);
     const report = await reportOf(run.stdout);
     expect(report.guards.find((g) => g.guard === 'unreadable_rows')).toMatchObject({ tripped: true, allowWith: '--allow-deletes 2' });
@@ -349,7 +349,7 @@ describe('sync', () => {
 
   it('recreates a record whose delete was sent but never confirmed when the roster brings it back', async () => {
     const project = await makeProject(people(10));
-    expect((await cli(emu, project.dir, ['sync', project.pipeline])).code).toBe(0);
+    expect((await cli(emu, project.dir, ['sync', project.pipeline, '--create-group'])).code).toBe(0);
     // A mirror run sent DELETE p5 and was killed before recording it; the service did delete it.
     const store = openState(loadPipeline(project.pipeline));
     store.journalSent(store.journalPlanned('killed-run', 'p5', 'delete'));
@@ -357,27 +357,29 @@ describe('sync', () => {
     const del = await fetch(`${emu.url}/api/external/author-from-group/${await groupId()}/p5/`, { method: 'DELETE', headers: { 'X-ApiKey': API_KEY } });
     expect(del.status).toBe(200);
 
-    const run = await cli(emu, project.dir, ['sync', project.pipeline]);
+    const run = await cli(emu, project.dir, ['sync', project.pipeline, '--create-group']);
     expect(run.code, run.stderr).toBe(0);
     expect((await reportOf(run.stdout)).records).toEqual([expect.objectContaining({ clientId: 'p5', action: 'create', reason: 'retry_failed', outcome: 'done' })]);
     expect(groupRecords(emu).p5).toMatchObject({ name: 'Person 5' });
-    const again = await cli(emu, project.dir, ['sync', project.pipeline]);
+    const again = await cli(emu, project.dir, ['sync', project.pipeline, '--create-group']);
     expect((await reportOf(again.stdout)).records).toEqual([]);
   });
 
   it('does not delete a replaced record when the create of its new client_id failed', async () => {
     const rows = people(12);
     const project = await makeProject(rows);
-    expect((await cli(emu, project.dir, ['sync', project.pipeline])).code).toBe(0);
+    expect((await cli(emu, project.dir, ['sync', project.pipeline, '--create-group'])).code).toBe(0);
     rows[0] = { ...rows[0]!, id: 'legacy-1' };
     await project.writeRoster(rows);
     // The service fails every call for a while; the custom fields come from a saved listing.
     const fields = join(project.dir, 'fields.json');
     const listing = await fetch(`${emu.url}/api/external/custom-fields/all/`, { headers: { 'X-ApiKey': API_KEY } });
     await writeFile(fields, await listing.text());
+    // The same service (same port, same world) now failing: the state is bound to this base URL.
+    const { port } = emu;
     await emu.close();
-    emu = await emulator({ world: emu.world, faults: { status500: 1 } });
-    const run = await cli(emu, project.dir, ['sync', project.pipeline, '--fields-file', fields]);
+    emu = await emulator({ world: emu.world, port, faults: { status500: 1 } });
+    const run = await cli(emu, project.dir, ['sync', project.pipeline, '--create-group', '--fields-file', fields]);
     expect(run.code).toBe(2);
     expect(calls(FULL)).toBeGreaterThan(0);
     expect(calls(DELETE)).toBe(0);

@@ -47,8 +47,8 @@ export const demoCommand: CommandFactory = (ctx) => ({
         cwd: ctx.io.cwd,
         ...(ctx.io.signal ? { signal: ctx.io.signal } : {}),
       };
-      out.write('first sync: every valid record of the roster is created\n');
-      const first = await runSync(options);
+      out.write('first sync: the group is created (an explicit first run: --create-group) with every valid record of the roster\n');
+      const first = await runSync({ ...options, createGroup: true });
       printResult(first, {}, ctx.io);
       if (first.exitCode !== 0) return first.exitCode;
 

@@ -11,6 +11,7 @@ import { UserFacingError } from '../../errors.js';
 import { adoptRecords } from '../../sync/adopt.js';
 import { newRunId } from '../../sync/run-id.js';
 import { holdLock } from '../../state/lock.js';
+import { retargetState } from '../../state/binding.js';
 import { openState } from '../../state/paths.js';
 import type { StateBackend } from '../../state/backend.js';
 import { connectState, sharedStateUrl } from '../../state/postgres/connect.js';
@@ -124,12 +125,16 @@ export const stateCommand: CommandFactory = (ctx) => ({
             const runId = newRunId(Date.now());
             const unlock = holdLock(store, runId);
             try {
-              const result = await adoptRecords({ pipeline, store, client: connectService(args, ctx.io).client, clientIds, runId });
+              const service = connectService(args, ctx.io);
+              const result = await adoptRecords({ pipeline, store, client: service.client, baseUrl: service.config.baseUrl, clientIds, runId });
               ctx.io.stdout.write(`adopted ${result.adopted.length} records into the inventory of "${pipeline.name}".\n`);
+              if (result.claimedElsewhere.size > 0) {
+                ctx.io.stdout.write(`owned by another pipeline (skipped): ${[...result.claimedElsewhere].slice(0, 20).map(([id, owner]) => `${id} (${owner})`).join(', ')}\n`);
+              }
               if (result.notFound.length > 0) {
                 ctx.io.stdout.write(`not in the group (skipped): ${result.notFound.length}: ${result.notFound.slice(0, 20).join(', ')}${result.notFound.length > 20 ? ', ...' : ''}\n`);
               }
-              return result.notFound.length > 0 ? 2 : 0;
+              return result.notFound.length > 0 || result.claimedElsewhere.size > 0 ? 2 : 0;
             } finally {
               unlock();
             }
@@ -193,29 +198,45 @@ export const stateCommand: CommandFactory = (ctx) => ({
       })
       .command({
         command: 'set-group <pipeline> [group-id]',
-        describe: 'Record the target group id by hand (after an ambiguous group creation), or --clear the creation intent',
+        describe: 'Record the target group id by hand (after an ambiguous group creation or a lost state), or --clear the creation intent',
         builder: (s: Argv) =>
           pipelineArg(s)
             .positional('group-id', { type: 'number', describe: 'The group id shown in the service UI' })
-            .option('clear', { type: 'boolean', default: false, describe: 'Forget an unfinished group creation (the group does not exist)' }),
+            .option('clear', { type: 'boolean', default: false, describe: 'Forget an unfinished group creation (the group does not exist)' })
+            .option('release-owned', { type: 'boolean', default: false, describe: 'Move a state that owns records to another group; they stay behind, no longer owned' }),
         handler: action(ctx, async (args: StateArgs) =>
           withState(ctx, args, async (store) => {
             if (args.clear) {
               store.clearGroupIntent();
-              ctx.io.stdout.write('cleared the group creation intent; the next run creates the group.\n');
+              ctx.io.stdout.write('cleared the group creation intent; the next run with --create-group creates the group.\n');
               return 0;
             }
             const groupId = Number(args['group-id']);
             if (!Number.isInteger(groupId) || groupId <= 0) {
               throw new UserFacingError('set-group needs the group id (a positive integer) or --clear.', { hint: 'rostersync state set-group pipelines/x.yaml 42' });
             }
-            store.setGroupId(groupId);
-            ctx.io.stdout.write(`pipeline "${store.pipeline}" now targets group ${groupId}.\n`);
+            ctx.io.stdout.write(`${retargetState(store, { groupId }, { releaseOwned: args['release-owned'] === true })}\n`);
             return 0;
           }),
         ),
       })
-      .demandCommand(1, 'Name a state command: show, forget, import, export, migrate or set-group.'),
+      .command({
+        command: 'rebind <pipeline>',
+        describe: 'Bind the state to another service (and group): after a move from staging to production, say',
+        builder: (s: Argv) =>
+          pipelineArg(s)
+            .option('base-url', { type: 'string', demandOption: true, describe: 'The service the state is to be used against from now on' })
+            .option('group-id', { type: 'number', describe: 'The group on that service (default: the same id)' })
+            .option('release-owned', { type: 'boolean', default: false, describe: 'Let the owned records go (they stay behind, no longer owned); needed when the state owns records' }),
+        handler: action(ctx, async (args: StateArgs) =>
+          withState(ctx, args, async (store) => {
+            const to = { baseUrl: String(args['base-url']), ...(args['group-id'] !== undefined ? { groupId: Number(args['group-id']) } : {}) };
+            ctx.io.stdout.write(`${retargetState(store, to, { releaseOwned: args['release-owned'] === true })}\n`);
+            return 0;
+          }),
+        ),
+      })
+      .demandCommand(1, 'Name a state command: show, forget, import, export, migrate, set-group or rebind.'),
   handler: () => {},
 });
 

@@ -29,6 +29,8 @@ interface RunArgs extends ConnectionArgs {
   'allow-deletes'?: number;
   'allow-source-drop'?: boolean;
   'allow-empty-source'?: boolean;
+  'allow-identity-changes'?: number;
+  'create-group'?: boolean;
   [flag: string]: unknown;
   'max-rps'?: number;
   concurrency?: number;
@@ -57,7 +59,9 @@ function guardOptions<T>(y: Argv<T>) {
   return y
     .option('allow-deletes', { type: 'number', describe: 'Allow up to N deletes above the configured limit' })
     .option('allow-source-drop', { type: 'boolean', describe: 'Allow a source much smaller than at the last successful run' })
-    .option('allow-empty-source', { type: 'boolean', describe: 'Allow an empty source to delete (with --allow-deletes)' });
+    .option('allow-empty-source', { type: 'boolean', describe: 'Allow an empty source to delete (with --allow-deletes)' })
+    .option('allow-identity-changes', { type: 'number', describe: 'Allow up to N owned records to become other people (name changed, no email or ORCID kept)' })
+    .option('create-group', { type: 'boolean', describe: 'First run: create the group the pipeline names (never implied, so a lost state cannot create a second group)' });
 }
 
 /** Parses `90s`, `30m`, `2h` or plain seconds. */
@@ -86,11 +90,13 @@ function commonRunOptions(args: RunArgs, io: CliIo): Omit<RunOptions, 'pipelineP
   };
 }
 
-function guardRunOptions(args: { 'allow-deletes'?: number; 'allow-source-drop'?: boolean; 'allow-empty-source'?: boolean }): Partial<RunOptions> {
+function guardRunOptions(args: RunArgs): Partial<RunOptions> {
   return {
     ...(args['allow-deletes'] !== undefined ? { allowDeletes: args['allow-deletes'] } : {}),
     ...(args['allow-source-drop'] ? { allowSourceDrop: true } : {}),
     ...(args['allow-empty-source'] ? { allowEmptySource: true } : {}),
+    ...(args['allow-identity-changes'] !== undefined ? { allowIdentityChanges: args['allow-identity-changes'] } : {}),
+    ...(args['create-group'] ? { createGroup: true } : {}),
   };
 }
 

@@ -157,7 +157,7 @@ export async function recover(emu: RunningEmulator, project: Project, flags: str
     const reportDir = join(project.dir, 'reports', `recover-${attempt}`);
     const GROUP_CREATE = 'POST /api/external/authors-group/create/';
     const before = { ...emu.stats.snapshot().writes, groups: emu.stats.count(GROUP_CREATE, 200) };
-    const run = await cli(emu, project.dir, ['sync', project.pipeline, '--report-dir', reportDir, ...flags]);
+    const run = await cli(emu, project.dir, ['sync', project.pipeline, '--create-group', '--report-dir', reportDir, ...flags]);
     log.reruns++;
     if (run.code === 0) {
       // Not misreported: every record the report calls done was one successful write the service
