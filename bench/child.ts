@@ -30,6 +30,8 @@ async function plan(pipelinePath: string, stateDir: string, fieldsFile: string, 
     // A dry run with a saved custom-fields listing makes no call; the URL is never contacted.
     service: { baseUrl: 'http://127.0.0.1:9', apiKey: 'demo-key-0123456789' },
     dryRun: true,
+    // An empty state is a first run: the group is to be created (dry: nothing is).
+    createGroup: true,
     stateDir,
     fieldsFile,
     reportDir,

@@ -161,7 +161,8 @@ interface SyncRun {
 async function timedSync(emulator: RunningEmulator, options: Omit<RunOptions, 'service'>): Promise<SyncRun> {
   const before = emulator.stats.snapshot();
   const started = performance.now();
-  const result = await runSync({ ...options, service: { baseUrl: emulator.url, apiKey: API_KEY } });
+  // Each benchmark project's first run creates its group (an explicit first run); later runs know it.
+  const result = await runSync({ ...options, createGroup: true, service: { baseUrl: emulator.url, apiKey: API_KEY } });
   const ms = performance.now() - started;
   const after = emulator.stats.snapshot();
   const failed = Object.values(result.report.counts).reduce((sum, byOutcome) => sum + ((byOutcome as { failed?: number }).failed ?? 0), 0);
