@@ -43,7 +43,7 @@ export async function writeReportOrFallback(report: RunReport, options: WriteRep
     const primaryReason = reason(primary);
     try {
       // No run history in the fallback place: it is not the pipeline's report folder.
-      const written = await writeReport(report, { dir, env: options.env });
+      const written = await writeReport(report, { dir, env: options.env, ...(options.rejectedCsv ? { rejectedCsv: options.rejectedCsv } : {}) });
       written.warnings.unshift(`Could not write the report to ${options.dir}: ${primaryReason}. It was written to ${written.dir} instead.`);
       return written;
     } catch (fallback) {

@@ -9,6 +9,8 @@
  * UTF-8 with a BOM (so Excel picks the right encoding) and CRLF line ends (RFC 4180).
  */
 import { chmod, open } from 'node:fs/promises';
+import iconv from 'iconv-lite';
+import type { SourceConfig } from '../config/pipeline.js';
 import type { RejectedRow } from '../mapping/types.js';
 import type { CellValue } from '../sources/types.js';
 
@@ -18,6 +20,32 @@ export interface RejectedCsvOptions {
    * first rejected rows lack some. @default the union of the rows' keys, in first-seen order
    */
   headers?: readonly string[];
+  /**
+   * The CSV settings the pipeline reads its roster with, so the fixed rows can be read back by the
+   * same pipeline (issue 12): its delimiter, its encoding (Windows-1252 without BOM, else UTF-8
+   * with BOM) and its header row (title lines above the header). @default comma, UTF-8, line 1
+   */
+  dialect?: CsvDialect;
+}
+
+/** The CSV settings rejected.csv is written in. */
+export interface CsvDialect {
+  delimiter: ',' | ';' | '\t' | '|';
+  encoding: 'utf-8' | 'windows-1252';
+  headerRow: number;
+}
+
+/**
+ * The dialect that the pipeline's own `source.csv` settings read back. Settings left on `auto`
+ * detect the default (comma, UTF-8 with BOM) again, so only explicit ones need following.
+ */
+export function dialectFor(source: Pick<SourceConfig, 'csv'>): CsvDialect {
+  const csv = source.csv;
+  return {
+    delimiter: csv?.delimiter === undefined || csv.delimiter === 'auto' ? ',' : csv.delimiter,
+    encoding: csv?.encoding === 'windows-1252' ? 'windows-1252' : 'utf-8',
+    headerRow: csv?.header_row ?? 1,
+  };
 }
 
 /** Error columns appended after the original ones. */
@@ -31,17 +59,18 @@ export function escapeFormula(text: string): string {
   return FORMULA_START.test(text) && !PLAIN_NUMBER.test(text) ? `'${text}` : text;
 }
 
-function quote(text: string): string {
-  return /[",\r\n]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
+function quote(text: string, delimiter = ','): string {
+  return /["\r\n]/.test(text) || text.includes(delimiter) ? `"${text.replace(/"/g, '""')}"` : text;
 }
 
-function cell(value: CellValue | undefined): string {
+function cell(value: CellValue | undefined, delimiter: string): string {
   if (value === null || value === undefined) return '';
-  return quote(escapeFormula(String(value)));
+  return quote(escapeFormula(String(value)), delimiter);
 }
 
 /** Renders the CSV text (without BOM). Exposed for tests and for callers that stream elsewhere. */
 export function renderRejectedCsv(rows: readonly RejectedRow[], options: RejectedCsvOptions = {}): string {
+  const delimiter = options.dialect?.delimiter ?? ',';
   const headers = [...(options.headers ?? unionOfKeys(rows))];
   const taken = new Set(headers);
   const errorHeaders = ERROR_COLUMNS.map((name) => {
@@ -49,9 +78,13 @@ export function renderRejectedCsv(rows: readonly RejectedRow[], options: Rejecte
     while (taken.has(unique)) unique = `_${unique}`;
     return unique;
   });
-  const lines = [[...headers, ...errorHeaders].map((h) => quote(escapeFormula(h))).join(',')];
+  // The pipeline skips the lines above its header row: say there what the file is.
+  const titles = Array.from({ length: (options.dialect?.headerRow ?? 1) - 1 }, (_, i) =>
+    i === 0 ? quote('Rows rostersync rejected - fix them and read this file with the same pipeline', delimiter) : '',
+  );
+  const lines = [...titles, [...headers, ...errorHeaders].map((h) => quote(escapeFormula(h), delimiter)).join(delimiter)];
   for (const row of rows) {
-    const original = headers.map((h) => cell(row.values[h]));
+    const original = headers.map((h) => cell(row.values[h], delimiter));
     const describe = (p: RejectedRow['problems'][number]): string =>
       `${p.column ? `[${p.column}] ` : ''}${p.message}${p.value !== undefined ? ` (value: ${p.value})` : ''}`;
     const errors = [
@@ -59,8 +92,8 @@ export function renderRejectedCsv(rows: readonly RejectedRow[], options: Rejecte
       row.problems.map((p) => p.code).join('; '),
       row.problems.map(describe).join(' | '),
       [...new Set(row.problems.map((p) => p.hint).filter((h): h is string => Boolean(h)))].join(' | '),
-    ].map((text) => quote(escapeFormula(text)));
-    lines.push([...original, ...errors].join(','));
+    ].map((text) => quote(escapeFormula(text), delimiter));
+    lines.push([...original, ...errors].join(delimiter));
   }
   return `${lines.join('\r\n')}\r\n`;
 }
@@ -81,7 +114,9 @@ export async function writeRejectedCsv(
   try {
     // An existing file keeps its old mode through open(); tighten it explicitly.
     await chmod(path, 0o600);
-    await handle.writeFile(`\uFEFF${renderRejectedCsv(rows, options)}`, 'utf8');
+    const text = renderRejectedCsv(rows, options);
+    // Windows-1252 has no BOM; a BOM on such a file would read as "ï»¿" in the first header.
+    await handle.writeFile(options.dialect?.encoding === 'windows-1252' ? iconv.encode(text, 'windows-1252') : `\uFEFF${text}`);
   } finally {
     await handle.close();
   }

@@ -12,7 +12,7 @@ import { REPORT_DIR_MODE, tempPathFor, writeFileAtomic } from './atomic-file.js'
 import { appendHistory, INDEX_FILE, summarizeRun, whereItRan, writeHistoryIndex } from './history.js';
 import { REJECTED_CSV, renderHtml } from './html.js';
 import { renderMarkdown } from './markdown.js';
-import { writeRejectedCsv } from './rejected-csv.js';
+import { writeRejectedCsv, type RejectedCsvOptions } from './rejected-csv.js';
 import { pruneReports, type KeepPolicy } from './retention.js';
 import type { RunReport } from './types.js';
 
@@ -33,6 +33,8 @@ export interface WriteReportOptions {
    * default) or anywhere else (`--report-dir`, never pruned).
    */
   history?: { root: string; keep: KeepPolicy; now: number };
+  /** How rejected.csv is written (the pipeline's CSV dialect, so it can be read back). */
+  rejectedCsv?: RejectedCsvOptions;
 }
 
 export interface WrittenReport {
@@ -65,10 +67,10 @@ function cannotWrite(path: string, error: unknown): UserFacingError {
 }
 
 /** rejected.csv through `writeRejectedCsv` (formula escaping, BOM, 0600), made atomic by a rename. */
-async function writeRejectedCsvAtomic(path: string, rows: RunReport['rejectedRows']): Promise<void> {
+async function writeRejectedCsvAtomic(path: string, rows: RunReport['rejectedRows'], options: RejectedCsvOptions = {}): Promise<void> {
   const temp = tempPathFor(path);
   try {
-    await writeRejectedCsv(temp, rows);
+    await writeRejectedCsv(temp, rows, options);
     await rename(temp, path);
   } catch (error) {
     await rm(temp, { force: true });
@@ -107,7 +109,7 @@ export async function writeReport(report: RunReport, options: WriteReportOptions
   if (report.rejectedRows.length > 0) {
     const path = join(dir, REJECTED_CSV);
     try {
-      await writeRejectedCsvAtomic(path, report.rejectedRows);
+      await writeRejectedCsvAtomic(path, report.rejectedRows, options.rejectedCsv);
       files.rejectedCsv = path;
     } catch (error) {
       throw cannotWrite(path, error);

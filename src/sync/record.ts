@@ -7,6 +7,7 @@ import { reportDirFor, reportRootFor } from '../report/location.js';
 import { parseKeep } from '../report/retention.js';
 import type { RunReport } from '../report/types.js';
 import { writeReportOrFallback } from '../report/fallback.js';
+import { dialectFor } from '../report/rejected-csv.js';
 import { writeReport, type WrittenReport } from '../report/write.js';
 import { fileSystemHint, fileSystemProblem } from '../file-system-problem.js';
 import type { StateBackend } from '../state/backend.js';
@@ -37,6 +38,11 @@ export async function recordRun(input: RecordInput): Promise<WrittenReport> {
     { runId: report.runId, pipeline: pipeline.name, outcome: report.outcome, exitCode: report.exitCode, counts: report.counts, durationMs: report.durationMs },
     'run finished',
   );
+  if (report.rejectedRows.length > 0 && report.source.format === 'xlsx') {
+    report.notes.push(
+      'rejected.csv is a CSV file while this pipeline reads a workbook: copy the fixed rows back into the sheet, or read rejected.csv with a copy of the pipeline whose source is `{ file: rejected.csv, format: csv }`.',
+    );
+  }
   const written = await writeReportOrFallback(report, reportOptions(pipeline, report, options));
   if (stateProblem) written.warnings.push(stateProblem);
   return written;
@@ -48,6 +54,8 @@ function reportOptions(pipeline: ResolvedPipeline, report: RunReport, options: R
     dir: reportDirFor(pipeline, report.runId, options),
     env: options.env ?? process.env,
     history: { root: reportRootFor(pipeline, options.env), keep: parseKeep(pipeline.config.policy.reports.keep), now: Date.parse(report.finishedAt) },
+    // rejected.csv in the pipeline's own CSV settings, so the fixed rows can be fed back as they are.
+    rejectedCsv: { dialect: dialectFor(pipeline.config.source) },
   };
 }
 

@@ -1,5 +1,6 @@
 import { readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
+import iconv from 'iconv-lite';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { loadPipeline } from '../../src/config/load.js';
 import type { DesiredRecord } from '../../src/mapping/index.js';
@@ -92,13 +93,14 @@ describe('validate on the samples (offline, --fields-file)', () => {
     expect(code).toBe(2);
     expect(stdout).toContain('Rejected rows written to');
     expect(statSync(out).mode & 0o777).toBe(0o600);
-    const lines = readFileSync(out, 'utf8').replace(/^\uFEFF/, '').trimEnd().split('\r\n');
-    expect(lines[0]).toBe('PersonID,Name,E-mail,ORCID,Institution,Level,Areas,Reviews,Last review,Status,Remarks,error_row,error_codes,error_messages,error_hints');
-    expect(lines).toHaveLength(8);
-    expect(lines.find((l) => l.includes('Guru'))).toMatch(/,15,unknown_option,/);
+    // In the pipeline's own dialect (Windows-1252, ";", header on line 2), so it can be fed back.
+    const lines = iconv.decode(readFileSync(out), 'windows-1252').trimEnd().split('\r\n');
+    expect(lines[1]).toBe('PersonID;Name;E-mail;ORCID;Institution;Level;Areas;Reviews;Last review;Status;Remarks;error_row;error_codes;error_messages;error_hints');
+    expect(lines).toHaveLength(9);
+    expect(lines.find((l) => l.includes('Guru'))).toMatch(/;15;unknown_option;/);
     // both rows of the duplicated id carry their original cells (the first one through a second read)
     const dupes = lines.filter((l) => l.includes('duplicate_client_id'));
     expect(dupes).toHaveLength(2);
-    expect(dupes.every((l) => l.startsWith('70117,'))).toBe(true);
+    expect(dupes.every((l) => l.startsWith('70117;'))).toBe(true);
   });
 });
