@@ -6,11 +6,11 @@
  */
 import type { Argv } from 'yargs';
 import { createClient, resolveServiceConfig, type ServiceClient, type ServiceConfig } from '../client/index.js';
-import { LOG_LEVELS, resolveLogLevel } from '../logging/level.js';
+import { resolveLogLevel } from '../logging/level.js';
 import { createLogger, type Logger, type LogLevel } from '../logging/logger.js';
 import type { CliIo } from './io.js';
 
-/** Flags added by `withConnectionOptions`; optional because yargs hands handlers an index-signature object. */
+/** Connection flags (`--log-level` is global); optional because yargs hands handlers an index-signature object. */
 export interface ConnectionArgs {
   'base-url'?: string;
   'api-key-file'?: string;
@@ -23,12 +23,11 @@ export interface ServiceArgs extends ConnectionArgs {
   json?: boolean;
 }
 
-/** Adds `--base-url`, `--api-key-file` and `--log-level`. */
+/** Adds `--base-url` and `--api-key-file` (`--log-level` is global: cli/main.ts). */
 export function withConnectionOptions<T>(yargs: Argv<T>): Argv<T> {
   return yargs
     .option('base-url', { type: 'string', describe: 'Service base URL (default: $SERVICE_BASE_URL); http:// only on loopback' })
-    .option('api-key-file', { type: 'string', describe: 'File holding only the API key (default: $SERVICE_API_KEY)' })
-    .option('log-level', { type: 'string', describe: `Log level on stderr: ${LOG_LEVELS.join(', ')} (default: $ROSTERSYNC_LOG_LEVEL)` }) as unknown as Argv<T>;
+    .option('api-key-file', { type: 'string', describe: 'File holding only the API key (default: $SERVICE_API_KEY)' }) as unknown as Argv<T>;
 }
 
 /** Adds the connection options and `--json`. */
