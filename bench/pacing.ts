@@ -27,11 +27,15 @@ export interface PacingCase {
   clientMaxRps: number | null;
   records: number;
   concurrency: number;
+  /** Clients sharing one limiter (several pipelines on one budget). */
+  clients: number;
   runs: number;
   /** Successful writes per second / R, from the first to the last answer. */
   achievedOverR: Spread;
   /** The same after the first SETTLE_SECONDS (the steady state). */
   settledOverR: Spread;
+  /** settledOverR / the baseline's in the same run (what the machine could pace then); null for the baseline itself. */
+  settledOverBaseline: Spread | null;
   rateLimited: Spread;
   /** 429s answered after the first SETTLE_SECONDS. */
   lateRateLimited: Spread;
@@ -41,6 +45,8 @@ export interface PacingCase {
   /** Rate the limiter settled on / R (its pace at the end). */
   finalPaceOverR: Spread;
   seconds: Spread;
+  /** Seconds between the first and the last client to finish, over the run's duration (0 = all together). */
+  finishSpreadOverDuration: Spread;
 }
 
 interface RunningChild {
@@ -203,13 +209,14 @@ export async function pacingRun(input: PacingRunInput): Promise<PacingRun> {
   }
 }
 
-export async function pacingCase(input: Omit<PacingRunInput, 'timeoutMs'> & { runs: number; log?: (m: string) => void }): Promise<PacingCase> {
-  const runs: PacingRun[] = [];
-  const expectedSeconds = input.records / (input.clientMaxRps ?? input.serverRps);
-  for (let run = 0; run < input.runs; run++) {
-    input.log?.(`pacing ${input.kind} R=${input.serverRps} max_rps=${input.clientMaxRps ?? 'none'}: run ${run + 1}/${input.runs}`);
-    runs.push(await pacingRun({ ...input, timeoutMs: Math.max(30_000, expectedSeconds * 3000) }));
-  }
+type CaseInput = Omit<PacingRunInput, 'timeoutMs'>;
+
+function timeoutOf(input: CaseInput): number {
+  return Math.max(30_000, (input.records / (input.clientMaxRps ?? input.serverRps)) * 3000);
+}
+
+/** Summarises the runs of one case; `baselines` (same run index) give the ratio to what the machine could pace. */
+function summarise(input: CaseInput, runs: PacingRun[], baselines: PacingRun[] | null): PacingCase {
   const pick = (f: (r: PacingRun) => number) => spread(runs.map(f));
   return {
     kind: input.kind,
@@ -217,41 +224,74 @@ export async function pacingCase(input: Omit<PacingRunInput, 'timeoutMs'> & { ru
     clientMaxRps: input.clientMaxRps,
     records: input.records,
     concurrency: input.concurrency,
-    runs: input.runs,
+    clients: input.clients ?? 1,
+    runs: runs.length,
     achievedOverR: pick((r) => r.achievedOverR),
     settledOverR: pick((r) => r.settledOverR),
+    settledOverBaseline: baselines ? spread(runs.map((r, i) => r.settledOverR / baselines[i]!.settledOverR)) : null,
     rateLimited: pick((r) => r.rateLimited),
     lateRateLimited: pick((r) => r.lateRateLimited),
     failed: pick((r) => r.failed),
     peakSecondOverR: pick((r) => r.peakSecondOverR),
     finalPaceOverR: pick((r) => r.finalPaceOverR),
     seconds: pick((r) => r.seconds),
+    finishSpreadOverDuration: pick((r) => (Math.max(...r.clientFinishSeconds) - Math.min(...r.clientFinishSeconds)) / r.seconds),
   };
 }
 
-/** The `pacing` section of `npm run bench`. */
+export async function pacingCase(input: CaseInput & { runs: number; log?: (m: string) => void }): Promise<PacingCase> {
+  const runs: PacingRun[] = [];
+  for (let run = 0; run < input.runs; run++) {
+    input.log?.(`pacing ${input.kind} R=${input.serverRps} max_rps=${input.clientMaxRps ?? 'none'} clients=${input.clients ?? 1}: run ${run + 1}/${input.runs}`);
+    runs.push(await pacingRun({ ...input, timeoutMs: timeoutOf(input) }));
+  }
+  return summarise(input, runs, null);
+}
+
+/**
+ * The `pacing` section of `npm run bench`. The cases take turns within each run, after a
+ * baseline — the same client at max_rps R against an emulator with no limit, i.e. what this
+ * machine can pace right now — so a loaded machine shows as a low baseline, and "settled /
+ * baseline" compares each limit kind with it under the same load.
+ */
 export async function pacingBenchmark(quick: boolean, log: (m: string) => void): Promise<PacingCase[]> {
   const runs = quick ? 1 : 3;
   const R = 50;
-  const seconds = quick ? 8 : 12;
-  const cases: PacingCase[] = [];
-  for (const kind of RATE_LIMIT_KINDS) {
-    cases.push(await pacingCase({ kind, serverRps: R, clientMaxRps: null, records: R * seconds, concurrency: 8, runs, log }));
+  const seconds = quick ? 8 : 10;
+  const baseline: CaseInput = { kind: 'unlimited', serverRps: R, clientMaxRps: R, records: R * seconds, concurrency: 8 };
+  const inputs: CaseInput[] = [
+    ...RATE_LIMIT_KINDS.map((kind): CaseInput => ({ kind, serverRps: R, clientMaxRps: null, records: R * seconds, concurrency: 8 })),
+    // max_rps configured at the limit of the strictest kind.
+    { kind: 'sliding-window', serverRps: R, clientMaxRps: R, records: R * seconds, concurrency: 8 },
+    // Twenty pipelines' clients sharing one limiter (as `sync a.yaml b.yaml …` wires them), no max_rps.
+    { kind: 'sliding-window', serverRps: R, clientMaxRps: null, records: R * seconds, concurrency: 4, clients: 20 },
+    // Issue 13's example: five calls in any sliding second, no max_rps (no baseline: at 5 req/s load does not matter).
+    { kind: 'sliding-window', serverRps: 5, clientMaxRps: null, records: quick ? 60 : 100, concurrency: 8 },
+  ];
+  const baselineRuns: PacingRun[] = [];
+  const caseRuns: PacingRun[][] = inputs.map(() => []);
+  for (let run = 0; run < runs; run++) {
+    log(`pacing run ${run + 1}/${runs}: baseline (no limit, max_rps ${R})`);
+    baselineRuns.push(await pacingRun({ ...baseline, timeoutMs: timeoutOf(baseline) }));
+    for (const [i, input] of inputs.entries()) {
+      log(`pacing run ${run + 1}/${runs}: ${input.kind} R=${input.serverRps} max_rps=${input.clientMaxRps ?? 'none'} clients=${input.clients ?? 1}`);
+      caseRuns[i]!.push(await pacingRun({ ...input, timeoutMs: timeoutOf(input) }));
+    }
   }
-  // Issue 13's example: five calls in any sliding second, 150 writes, no max_rps.
-  cases.push(await pacingCase({ kind: 'sliding-window', serverRps: 5, clientMaxRps: null, records: quick ? 60 : 150, concurrency: 8, runs, log }));
-  // max_rps configured: at the limit of a sliding window, and as a ceiling the client must never pass.
-  cases.push(await pacingCase({ kind: 'sliding-window', serverRps: R, clientMaxRps: R, records: R * seconds, concurrency: 8, runs, log }));
-  cases.push(await pacingCase({ kind: 'unlimited', serverRps: R, clientMaxRps: R, records: R * 6, concurrency: 8, runs, log }));
-  return cases;
+  return [
+    summarise(baseline, baselineRuns, null),
+    ...inputs.map((input, i) => summarise(input, caseRuns[i]!, input.serverRps === R ? baselineRuns : null)),
+  ];
 }
 
 function summary(c: PacingCase): string {
   const f = (s: Spread, d = 3) => `${s.median.toFixed(d)} (${s.min.toFixed(d)}–${s.max.toFixed(d)})`;
   return [
-    `${c.kind} R=${c.serverRps} max_rps=${c.clientMaxRps ?? 'none'} records=${c.records} n=${c.runs}:`,
+    `${c.kind} R=${c.serverRps} max_rps=${c.clientMaxRps ?? 'none'} clients=${c.clients} records=${c.records} n=${c.runs}:`,
     `achieved/R ${f(c.achievedOverR)}`,
     `settled/R ${f(c.settledOverR)}`,
+    ...(c.settledOverBaseline ? [`settled/baseline ${f(c.settledOverBaseline)}`] : []),
+    ...(c.clients > 1 ? [`finish spread ${f(c.finishSpreadOverDuration)}`] : []),
     `429s ${f(c.rateLimited, 0)}, late ${f(c.lateRateLimited, 0)}`,
     `failed ${f(c.failed, 0)}`,
     `peak 1s/R ${f(c.peakSecondOverR, 2)}`,
