@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { createClient, RateLimiter, type RateLimiterOptions } from '../../src/client/index.js';
+import { createClient, DEFAULT_RETRY_POLICY, decideRetry, RateLimiter, type RateLimiterOptions } from '../../src/client/index.js';
 import { createServerRateLimit, RATE_LIMIT_KINDS, type RateLimitKind } from '../../src/emulator/rate-limits.js';
 import { seededRandom } from '../../src/seeded-random.js';
 import { startEmulator, type RunningEmulator } from '../../src/emulator/server.js';
@@ -231,6 +231,36 @@ describe('pacing against every limit the emulator plays (simulated clock)', () =
     expect(result.peakInOneSecond).toBeLessThanOrEqual(21);
     expect(result.lateRefusals).toBe(0);
     expect(result.limiter.rateLimited).toBe(0);
+  });
+});
+
+describe('the retry of a 429', () => {
+  const policy = DEFAULT_RETRY_POLICY;
+  const random = () => 0.5;
+  const rateLimited = (retryAfterMs?: number) => ({ kind: 'status' as const, status: 429, retryAfterMs });
+
+  it('goes back to the pace at once when Retry-After asks for a second or less, or says nothing', () => {
+    for (const retryAfterMs of [undefined, 0, 1000]) {
+      expect(decideRetry({ outcome: rateLimited(retryAfterMs), attempt: 1, rateLimitedAttempts: 1, elapsedMs: 0, mode: 'idempotent', policy, random })).toEqual({
+        retry: true,
+        delayMs: 0,
+        reason: 'paced',
+      });
+    }
+  });
+
+  it('waits out a longer Retry-After', () => {
+    expect(decideRetry({ outcome: rateLimited(5000), attempt: 1, rateLimitedAttempts: 1, elapsedMs: 0, mode: 'idempotent', policy, random })).toMatchObject({ delayMs: 5000, reason: 'retry-after' });
+  });
+
+  it('has its own budget: 429s do not use up the attempts of other failures, nor the reverse', () => {
+    const decide = (attempt: number, rateLimitedAttempts: number, outcome: Parameters<typeof decideRetry>[0]['outcome']) =>
+      decideRetry({ outcome, attempt, rateLimitedAttempts, elapsedMs: 0, mode: 'idempotent', policy, random }).retry;
+    expect(decide(10, 10, rateLimited())).toBe(true);
+    expect(decide(policy.maxRateLimitedAttempts, policy.maxRateLimitedAttempts, rateLimited())).toBe(false);
+    // Ten 429s then a 503: the 503 is the first failure of its kind.
+    expect(decide(11, 10, { kind: 'status', status: 503 })).toBe(true);
+    expect(decide(policy.maxAttempts + 10, 10, { kind: 'status', status: 503 })).toBe(false);
   });
 });
 
