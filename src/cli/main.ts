@@ -169,18 +169,11 @@ export function reportError(error: unknown, io: CliIo, options: { json?: boolean
 }
 
 function describeError(error: unknown): ErrorShape {
-  if (error instanceof UserFacingError || isExitCoded(error)) {
-    const e = error as Error & { hint?: string; exitCode: number };
-    return { message: e.message, hint: e.hint, exitCode: e.exitCode, unexpected: false };
-  }
+  if (error instanceof UserFacingError) return { message: error.message, hint: error.hint, exitCode: error.exitCode, unexpected: false };
   return {
     message: error instanceof Error ? error.message : String(error),
     hint: 'this is a bug in rostersync; rerun with ROSTERSYNC_DEBUG=1 and report the output.',
     exitCode: EXIT.usage,
     unexpected: true,
   };
-}
-
-function isExitCoded(error: unknown): boolean {
-  return error instanceof Error && typeof (error as { exitCode?: unknown }).exitCode === 'number';
 }
