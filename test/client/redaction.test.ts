@@ -9,6 +9,7 @@ import { createLogger } from '../../src/logging/logger.js';
 import { redactSecrets } from '../../src/logging/redact.js';
 import { UserFacingError } from '../../src/errors.js';
 import { sendJson, startTinyServer, type TinyServer } from './helpers.js';
+import { runCli } from '../support/cli.js';
 
 /** A key with characters that URL encoding changes, and letters whose case can change. */
 const KEY = 'Key/With+Plus=And Space&Amp-0123';
@@ -89,5 +90,18 @@ describe('credentials in a base URL are never echoed', () => {
     expect(text).not.toContain('hunter2');
     expect(text).not.toContain('bob');
     expect(text).toContain('[credentials]@h:70000');
+  });
+});
+
+describe('through the CLI', () => {
+  it.each([
+    ['fields with a bad port in SERVICE_BASE_URL', ['fields'], { SERVICE_BASE_URL: 'https://alice:s3cr3tpw@service.example.org:99999', SERVICE_API_KEY: 'k' }],
+    ['fields with a bad scheme in --base-url', ['fields', '--base-url', 'ftp://alice:s3cr3tpw@service.example.org/'], { SERVICE_API_KEY: 'k' }],
+    ['webhook send-test to a URL with a bad port', ['webhook', 'send-test', 'https://alice:s3cr3tpw@hooks.example.org:99999/x'], { SERVICE_WEBHOOK_KEY: 'k' }],
+  ])('%s: exit 1, no credentials, no stack', async (_what, argv, env) => {
+    const run = await runCli(argv, { env });
+    expect(run.code).toBe(1);
+    expect(`${run.stdout}${run.stderr}`).toMatch(/\[credentials\]@/);
+    expect(`${run.stdout}${run.stderr}`).not.toMatch(/s3cr3tpw|alice|this is a bug/);
   });
 });

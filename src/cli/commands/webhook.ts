@@ -7,7 +7,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { isLoopback } from '../../client/config.js';
+import { isLoopback, urlForMessage } from '../../client/config.js';
 import { EXIT, UserFacingError } from '../../errors.js';
 import { escapeFormula } from '../../report/rejected-csv.js';
 import { DEFAULT_SELECTION_STORE, openSelectionStore, sendTestWebhook, startWebhookReceiver, type StoredSelection } from '../../webhook/index.js';
@@ -105,9 +105,19 @@ export const webhookCommand: CommandFactory = (ctx) => ({
         handler: action(ctx, async (args: WebhookArgs) => {
           const key = resolveWebhookKey(ctx.io, args['key-file']);
           const url = String(args.url);
+          // Messages never echo `user:password@` of the URL.
+          const shown = urlForMessage(url);
+          let parsed: URL;
+          try {
+            parsed = new URL(url);
+          } catch {
+            throw new UserFacingError(`webhook URL "${shown}" is not a valid URL`, {
+              hint: 'Give an absolute URL such as https://hooks.example.org/rostersync (a port, when given, is a number up to 65535).',
+            });
+          }
           // The webhook key travels in the body: the same https rule as the service's base URL.
-          if (/^http:/i.test(url) && !isLoopback(new URL(url).hostname)) {
-            throw new UserFacingError(`refusing plain http:// to ${new URL(url).hostname}: the webhook key would travel unencrypted`, {
+          if (parsed.protocol === 'http:' && !isLoopback(parsed.hostname)) {
+            throw new UserFacingError(`refusing plain http:// to ${parsed.hostname}: the webhook key would travel unencrypted`, {
               hint: 'Use an https:// URL; http:// is accepted only for loopback hosts (127.0.0.1, ::1, localhost).',
             });
           }
@@ -115,9 +125,9 @@ export const webhookCommand: CommandFactory = (ctx) => ({
           try {
             result = await sendTestWebhook(url, key);
           } catch (error) {
-            throw new UserFacingError(`could not reach ${url}: ${(error as Error).message}`, { exitCode: EXIT.unavailable, hint: 'Is the receiver running, and is the URL right?' });
+            throw new UserFacingError(`could not reach ${shown}: ${(error as Error).message}`, { exitCode: EXIT.unavailable, hint: 'Is the receiver running, and is the URL right?' });
           }
-          ctx.io.stdout.write(`${url} answered ${result.status}${result.bodySnippet ? `: ${result.bodySnippet}` : ''}\n`);
+          ctx.io.stdout.write(`${shown} answered ${result.status}${result.bodySnippet ? `: ${result.bodySnippet}` : ''}\n`);
           if (result.status === 200) return EXIT.ok;
           return result.status === 401 || result.status === 403 ? EXIT.auth : EXIT.unavailable;
         }),
