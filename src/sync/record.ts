@@ -11,6 +11,7 @@ import { dialectFor } from '../report/rejected-csv.js';
 import { writeReport, type WrittenReport } from '../report/write.js';
 import { fileSystemHint, fileSystemProblem } from '../file-system-problem.js';
 import type { StateBackend } from '../state/backend.js';
+import { StateUnavailableError } from '../state/postgres/sync-connection.js';
 import type { RunOptions } from './options.js';
 
 export interface RecordInput {
@@ -30,9 +31,14 @@ export async function recordRun(input: RecordInput): Promise<WrittenReport> {
   try {
     store.finishRun({ id: report.runId, outcome: report.outcome, validRecords: input.validRecords, counts: report.counts });
   } catch (error) {
-    const problem = fileSystemProblem(error);
-    if (!problem) throw error;
-    stateProblem = `The state could not record the end of this run: ${problem.words} (${problem.code}). ${fileSystemHint(problem, '--state-dir')}`;
+    if (error instanceof StateUnavailableError) {
+      // The database went away mid-run: the report still says what was done (exit 6 follows).
+      stateProblem = `The state could not record the end of this run: ${error.message}. Writes in flight were journaled as sent and are written again by the next run.`;
+    } else {
+      const problem = fileSystemProblem(error);
+      if (!problem) throw error;
+      stateProblem = `The state could not record the end of this run: ${problem.words} (${problem.code}). ${fileSystemHint(problem, '--state-dir')}`;
+    }
   }
   options.logger?.info(
     { runId: report.runId, pipeline: pipeline.name, outcome: report.outcome, exitCode: report.exitCode, counts: report.counts, durationMs: report.durationMs },

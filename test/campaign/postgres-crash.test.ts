@@ -158,6 +158,10 @@ describe('crash campaign on PostgreSQL: kill rostersync or the database mid-run,
             expect(exit.stderr).toContain('state database');
             expect(exit.stderr).not.toMatch(/\n\s+at /);
             expect(log.afterDeath).toBeLessThanOrEqual(8);
+            // The report is still written, saying the run failed with that code.
+            const report = await readReport(join(project.dir, 'reports', 'killed'));
+            expect(report.outcome).toBe('failed');
+            expect(report.exitCode).toBe(6);
           }
           // While the database is down, a run refuses at once with the same exit code.
           const down = await cli(emu, project.dir, ['sync', project.pipeline, '--create-group'], envFor(emu, url));
