@@ -8,6 +8,7 @@ import type { Argv } from 'yargs';
 import { createClient, resolveServiceConfig, type ServiceClient, type ServiceConfig } from '../client/index.js';
 import { resolveLogLevel } from '../logging/level.js';
 import { createLogger, type Logger, type LogLevel } from '../logging/logger.js';
+import { useColor } from './color.js';
 import type { CliIo } from './io.js';
 
 /** Connection flags (`--log-level` is global); optional because yargs hands handlers an index-signature object. */
@@ -43,7 +44,7 @@ export function serviceConfigFrom(args: ConnectionArgs, io: CliIo): ServiceConfi
 /** A logger on stderr at the level asked for (`--log-level`, `ROSTERSYNC_LOG_LEVEL`, else `fallback`), the key redacted. */
 export function cliLogger(args: ConnectionArgs, io: CliIo, input: { apiKey: string; fallback: LogLevel }): Logger {
   const level = resolveLogLevel({ flag: args['log-level'], env: io.env, fallback: input.fallback });
-  return createLogger({ level, destination: io.stderr, secrets: [input.apiKey] });
+  return createLogger({ level, destination: io.stderr, color: useColor(io.stderr, io.env), secrets: [input.apiKey] });
 }
 
 export interface ServiceConnection {

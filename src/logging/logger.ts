@@ -29,6 +29,11 @@ export interface CreateLoggerOptions {
    * @default true when `destination` is a TTY
    */
   pretty?: boolean;
+  /**
+   * ANSI colours in pretty lines (the CLI decides by FORCE_COLOR / NO_COLOR, src/cli/color.ts).
+   * @default true when `destination` is a TTY
+   */
+  color?: boolean;
   /** Strings that must never appear in a log line, e.g. the API key. */
   secrets?: readonly (string | undefined)[];
 }
@@ -83,7 +88,7 @@ export function createLogger(options: CreateLoggerOptions = {}): Logger {
   const isTty = 'isTTY' in destination && destination.isTTY === true;
   const usePretty = options.pretty ?? isTty;
   const stream: DestinationStream = usePretty
-    ? pretty({ destination, colorize: isTty, sync: true, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname' })
+    ? pretty({ destination, colorize: options.color ?? isTty, sync: true, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname' })
     : (destination as DestinationStream);
   return pino(
     {
