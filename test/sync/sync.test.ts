@@ -10,6 +10,7 @@ import { loadPipeline } from '../../src/config/load.js';
 import { openState } from '../../src/state/paths.js';
 import type { RunReport } from '../../src/report/types.js';
 import { API_KEY, cli, emulator, groupRecords, makeProject, people, person, writes } from './project.js';
+import { emulatorEnv, runCli } from '../support/cli.js';
 
 const LEVEL = '0b6f7a3e-1c2d-4e5f-8a9b-0c1d2e3f4a51';
 const REVIEWS = '2d8f9c5a-3e4f-4071-8cbd-2e3f4a5b6c73';
@@ -239,14 +240,9 @@ describe('sync', () => {
     const project = await makeProject(people(60), { concurrency: 2 });
     const controller = new AbortController();
     setTimeout(() => controller.abort(), 400);
-    const stdout: Buffer[] = [];
-    const { PassThrough } = await import('node:stream');
-    const out = new PassThrough();
-    out.on('data', (c: Buffer) => stdout.push(c));
-    const { main } = await import('../../src/cli/main.js');
-    const code = await main(['sync', project.pipeline, '--create-group'], { stdout: out, stderr: new PassThrough(), cwd: project.dir, env: { SERVICE_BASE_URL: emu.url, SERVICE_API_KEY: API_KEY }, signal: controller.signal });
-    expect(code).toBe(130);
-    const report = await reportOf(Buffer.concat(stdout).toString());
+    const stopped = await runCli(['sync', project.pipeline, '--create-group'], { cwd: project.dir, env: emulatorEnv(emu), signal: controller.signal });
+    expect(stopped.code).toBe(130);
+    const report = await reportOf(stopped.stdout);
     expect(report.outcome).toBe('interrupted');
     const done = report.counts.create.done ?? 0;
     expect(done).toBeGreaterThan(0);

@@ -242,7 +242,7 @@ describe('rostersync webhook serve and send-test', () => {
     const ok = await cli(['webhook', 'send-test', url!]);
     expect(ok.code).toBe(0);
     expect(ok.stdout).toContain('answered 200');
-    const wrong = await main(['webhook', 'send-test', url!], { stdout: new PassThrough(), stderr: new PassThrough(), env: { SERVICE_WEBHOOK_KEY: 'wrong' }, cwd: process.cwd() });
+    const wrong = (await runCli(['webhook', 'send-test', url!], { env: { SERVICE_WEBHOOK_KEY: 'wrong' } })).code;
     expect(wrong).toBe(4);
     const remote = await cli(['webhook', 'send-test', 'http://hooks.example.org/referees']);
     expect(remote.code).toBe(1);
