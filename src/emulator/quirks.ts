@@ -46,6 +46,11 @@ export interface Quirks {
    * control characters, more than 255 characters (`client/path-rules.ts`). @default false
    */
   strictClientIds: boolean;
+  /**
+   * Error answers and `{"ok": false}` answers quote the request's X-ApiKey, URL-encoded and
+   * upper-cased, as the debug page of a misconfigured service might. @default false
+   */
+  echoKey: boolean;
 }
 
 export const DEFAULT_QUIRKS: Quirks = {
@@ -56,6 +61,7 @@ export const DEFAULT_QUIRKS: Quirks = {
   slashRedirect: false,
   unknownKindField: false,
   strictClientIds: false,
+  echoKey: false,
 };
 
 /** Body of `POST /_emulator/quirks` and the `quirks` option: every key optional. */
@@ -67,6 +73,7 @@ export const quirksPatchSchema = z.strictObject({
   slashRedirect: z.boolean().optional(),
   unknownKindField: z.boolean().optional(),
   strictClientIds: z.boolean().optional(),
+  echoKey: z.boolean().optional(),
 });
 export type QuirksPatch = z.infer<typeof quirksPatchSchema>;
 
@@ -93,6 +100,19 @@ export function updateQuirks(runtime: EmulatorRuntime, patch: QuirksPatch): Quir
 export function refusesWrite(runtime: EmulatorRuntime, clientId: string): boolean {
   const { okFalse } = quirksOf(runtime);
   return okFalse.includes('*') || okFalse.includes(clientId);
+}
+
+/** The key as the echoKey quirk quotes it: changed, so only a redaction of its other forms hides it. */
+export function echoedKey(header: string | string[] | undefined): string {
+  const key = Array.isArray(header) ? (header[0] ?? '') : (header ?? '');
+  return encodeURIComponent(key).toUpperCase();
+}
+
+/** Quirk echoKey on an error answer: its message ends with the request's key (see `echoedKey`). */
+export function withEchoedKey(reply: Reply, header: string | string[] | undefined): Reply {
+  const body = reply.body as { error?: { code?: string; message?: unknown } } | undefined;
+  if (reply.status < 400 || typeof body?.error?.message !== 'string') return reply;
+  return { ...reply, body: { ...body, error: { ...body.error, message: `${body.error.message} (request key: ${echoedKey(header)})` } } };
 }
 
 /** The api_id of the field `unknownKindField` adds. */

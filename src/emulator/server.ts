@@ -16,7 +16,7 @@ import { allRoutes } from './routes/index.js';
 import { rateLimitedReply, type RateLimitKind } from './rate-limits.js';
 import { EmulatorRuntime, type EmulatorStats, type FaultPhase, type FaultProbabilities } from './runtime.js';
 import { World } from './world.js';
-import { quirksOf, shapeErrorReply, updateQuirks, type ErrorShape, type QuirksPatch } from './quirks.js';
+import { quirksOf, shapeErrorReply, updateQuirks, withEchoedKey, type ErrorShape, type QuirksPatch } from './quirks.js';
 
 export interface EmulatorOptions {
   /** TCP port; 0 picks a free one. @default 0 */
@@ -241,6 +241,7 @@ async function handleRequest(scope: RequestScope): Promise<void> {
     answerFault(res, afterFault);
     return;
   }
+  if (!isControl && quirksOf(runtime).echoKey) reply = withEchoedKey(reply, req.headers['x-apikey']);
   record(reply.status);
   send(res, reply);
 }

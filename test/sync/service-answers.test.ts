@@ -186,3 +186,21 @@ describe('client_ids a URL path cannot carry', () => {
     expect(emu.stats.snapshot().calls['POST /api/external/author-from-group/:group_id/:client_id/']).toEqual({ '200': 2 });
   });
 });
+
+describe('the API key echoed back by the service', () => {
+  it('is redacted, in any case and encoding, from the console, the logs and every report file', async () => {
+    await setQuirks({ echoKey: true, okFalse: ['p2'] });
+    const project = await makeProject(people(3));
+    await pinGroup(project.pipeline);
+    const run = await cli(emu, project.dir, ['sync', project.pipeline], { ROSTERSYNC_LOG_LEVEL: 'debug' });
+    expect(run.code).toBe(2);
+    const { report } = await reportOf(run.stdout);
+    expect(report.records.find((r) => r.clientId === 'p2')?.error).toContain('refused for key [redacted]');
+    const dir = join(/json\s+(\S+report\.json)/.exec(run.stdout)![1]!, '..');
+    const files = await Promise.all(['report.json', 'report.md', 'report.html'].map((name) => readFile(join(dir, name), 'utf8')));
+    for (const text of [run.stdout, run.stderr, ...files]) {
+      expect(text.toLowerCase()).not.toContain(API_KEY.toLowerCase());
+      expect(text.toLowerCase()).not.toContain(encodeURIComponent(API_KEY).toLowerCase());
+    }
+  });
+});

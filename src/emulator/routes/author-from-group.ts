@@ -6,7 +6,7 @@ import type { AuthenticatedContext, Route } from '../router.js';
 import { json, notFound, type Reply } from '../reply.js';
 import { applyPartial, fullRecord, validateWriteBody } from '../record-validation.js';
 import type { GroupState, OrgState, StoredRecord, World } from '../world.js';
-import { quirksOf, refusesWrite } from '../quirks.js';
+import { echoedKey, quirksOf, refusesWrite } from '../quirks.js';
 import { clientIdPathProblem } from '../../client/path-rules.js';
 import type { EmulatorRuntime } from '../runtime.js';
 
@@ -33,7 +33,8 @@ function recordOf(group: GroupState, clientId: string): StoredRecord {
 }
 
 /** Quirk okFalse: the service refuses the write with 200 `{"ok": false}` and changes nothing. */
-const REFUSED = (): Reply => json({ ok: false });
+const REFUSED = (ctx: AuthenticatedContext): Reply =>
+  json(quirksOf(ctx.runtime).echoKey ? { ok: false, detail: `refused for key ${echoedKey(ctx.headers['x-apikey'])}` } : { ok: false });
 
 /**
  * Quirk optionOrder `service`: multi_option values come back in the reverse order of the field's
@@ -92,7 +93,7 @@ export const routes: Route[] = [
       const group = groupOf(ctx);
       const body = ctx.jsonObject();
       validateWriteBody(ctx.org, body, 'full');
-      if (refusesWrite(ctx.runtime, ctx.params.client_id!)) return REFUSED();
+      if (refusesWrite(ctx.runtime, ctx.params.client_id!)) return REFUSED(ctx);
       // Spec § 2 / Records 3: created when absent, fully replaced when present.
       group.records.set(ctx.params.client_id!, fullRecord(body));
       return json({ ok: true });
@@ -107,7 +108,7 @@ export const routes: Route[] = [
       const record = recordOf(group, ctx.params.client_id!);
       const body = ctx.jsonObject();
       validateWriteBody(ctx.org, body, 'partial');
-      if (refusesWrite(ctx.runtime, ctx.params.client_id!)) return REFUSED();
+      if (refusesWrite(ctx.runtime, ctx.params.client_id!)) return REFUSED(ctx);
       applyPartial(record, body);
       return json({ ok: true });
     },
@@ -119,7 +120,7 @@ export const routes: Route[] = [
     handle(ctx) {
       const group = groupOf(ctx);
       recordOf(group, ctx.params.client_id!);
-      if (refusesWrite(ctx.runtime, ctx.params.client_id!)) return REFUSED();
+      if (refusesWrite(ctx.runtime, ctx.params.client_id!)) return REFUSED(ctx);
       group.records.delete(ctx.params.client_id!);
       return json({ ok: true });
     },
