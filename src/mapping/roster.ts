@@ -21,6 +21,7 @@
 import type { CellValue, OpenedSource, Provenance } from '../sources/types.js';
 import { truncate } from './coerce.js';
 import type { CompiledMapping } from './compile.js';
+import type { MapRowResult } from './map-row.js';
 import type { DesiredRecord, FilteredRow, RejectedRow, RowProblem } from './types.js';
 
 export interface RosterCounts {
@@ -110,18 +111,27 @@ export async function mapRoster(
     counts.rowsRead++;
     if (item.kind === 'error') {
       counts.rejected++;
-      unidentifiedRejected++;
       const { error } = item;
+      // The reader may still give the cells it could read (an XLSX row with an error cell): their
+      // client_id says whose row it is, so that record is neither written nor deleted.
+      const identity = error.values ? identityOf(compiled.mapRow({ values: error.values, provenance: error.provenance })) : {};
+      if (identity.clientId !== undefined) {
+        rejectedClientIds.add(identity.clientId);
+        const rows = rejectedRowsById.get(identity.clientId);
+        if (rows) rows.push(error.provenance.row);
+        else rejectedRowsById.set(identity.clientId, [error.provenance.row]);
+      } else unidentifiedRejected++;
       keep({
         provenance: error.provenance,
-        values: {},
+        ...identity,
+        values: error.values ?? {},
         problems: [
           {
             provenance: error.provenance,
             code: 'unreadable_row',
             message: error.message,
             ...(error.raw !== undefined ? { value: truncate(error.raw) } : {}),
-            hint: 'Fix the line in the file (often an unbalanced quote); the other rows were read.',
+            hint: error.hint ?? 'Fix the line in the file (often an unbalanced quote); the other rows were read.',
           },
         ],
       });
@@ -281,4 +291,12 @@ async function collectValues(
       remaining--;
     }
   }
+}
+
+/** client_id and name of a row, whatever became of it (for rows a reader rejected). */
+function identityOf(result: MapRowResult): { clientId?: string; name?: string } {
+  if (result.kind === 'filtered') return result.identify();
+  if (result.kind === 'rejected') return { ...(result.clientId !== undefined ? { clientId: result.clientId } : {}), ...(result.name !== undefined ? { name: result.name } : {}) };
+  const name = result.record.fields.name;
+  return { clientId: result.record.clientId, ...(typeof name === 'string' && name !== '' ? { name } : {}) };
 }

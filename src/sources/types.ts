@@ -28,6 +28,13 @@ export interface SourceRowError {
   message: string;
   /** The raw text of the line when the format has one, truncated. */
   raw?: string;
+  /**
+   * The cells that could be read, when the row was rejected for some of them (an XLSX error cell):
+   * the mapping reads the row's client_id from them, so the person's record is kept as it is.
+   */
+  values?: Record<string, CellValue>;
+  /** How to fix it, when the reader knows better than the generic advice. */
+  hint?: string;
 }
 
 export type SourceItem = { kind: 'row'; row: SourceRow } | { kind: 'error'; error: SourceRowError };

@@ -274,14 +274,19 @@ class SheetReading {
     const provenance = { file: this.file, sheet: this.sheetName, row: row.number };
     if (problems || extra) {
       const parts: string[] = [];
-      if (problems) parts.push(this.describeProblems(row.number, problems));
-      if (extra) {
-        parts.push(
-          `Row ${row.number} of sheet "${this.sheetName}" has values in columns without a header (${extra.join(', ')}). ` +
-            'Give those columns a name in the header row, or clear the cells.',
+      const hints: string[] = [];
+      if (problems) {
+        parts.push(this.describeProblems(row.number, problems));
+        hints.push(
+          'Correct the formula or value in the workbook (a formula without a saved result: open and save the file in Excel or LibreOffice), or clear the cell.',
         );
       }
-      return { kind: 'error', error: { provenance, message: parts.join(' ') } };
+      if (extra) {
+        parts.push(`Row ${row.number} of sheet "${this.sheetName}" has values in columns without a header (${extra.join(', ')}).`);
+        hints.push('Give those columns a name in the header row, or clear the cells.');
+      }
+      // The readable cells go along: the mapping tells from them whose row it is.
+      return { kind: 'error', error: { provenance, message: parts.join(' '), hint: hints.join(' '), values } };
     }
     if (filled === 0) return undefined;
     return { kind: 'row', row: { values, provenance } };
@@ -294,11 +299,7 @@ class SheetReading {
       return `cell ${columnLetter(cell.column)}${rowNumber}${column} ${cell.problem}`;
     });
     const more = problems.length > PROBLEMS_SHOWN ? `, and ${problems.length - PROBLEMS_SHOWN} more cell(s)` : '';
-    return (
-      `Row ${rowNumber} of sheet "${this.sheetName}" cannot be read: ${shown.join('; ')}${more}. ` +
-      'The row is not synced rather than synced with empty values. Fix the formula or value in the workbook ' +
-      '(formulas without a saved result: open and save the file in Excel or LibreOffice), or clear the cell.'
-    );
+    return `Row ${rowNumber} of sheet "${this.sheetName}" cannot be read: ${shown.join('; ')}${more}. The row is not synced rather than synced with empty values.`;
   }
 
   private addClosingNotes(): void {
