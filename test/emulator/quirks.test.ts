@@ -4,6 +4,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { RunningEmulator } from '../../src/emulator/server.js';
 import { UNKNOWN_KIND_FIELD } from '../../src/emulator/quirks.js';
 import { call, FIELD, KEY, OPTION, PRESET_GROUP_ID, recordPath, startTestEmulator } from './helpers.js';
+import { main } from '../../src/cli/main.js';
+import { outputSink, runCli } from '../support/cli.js';
 
 let emulator: RunningEmulator | undefined;
 afterEach(async () => {
@@ -140,5 +142,37 @@ describe('groupCreatedStatus, slashRedirect, unknownKindField', () => {
     const emu = await start({ quirks: { unknownKindField: true } });
     const res = await call(emu, 'GET', '/api/external/custom-fields/all/');
     expect(res.body.author_from_group).toContainEqual(expect.objectContaining({ api_id: UNKNOWN_KIND_FIELD.api_id, data_kind: 'rich_text' }));
+  });
+});
+
+describe('rostersync emulator --quirks', () => {
+  it('refuses an unknown quirk naming it, and a value that is not JSON', async () => {
+    const unknown = await runCli(['emulator', '--quirks', '{"okfalse":[]}']);
+    expect(unknown.code).toBe(1);
+    expect(unknown.stderr).toMatch(/--quirks: .*okfalse/);
+    const notJson = await runCli(['emulator', '--quirks', 'okFalse']);
+    expect(notJson.code).toBe(1);
+    expect(notJson.stderr).toMatch(/--quirks must be a JSON object/);
+  });
+
+  it('serves with the quirks given', async () => {
+    const stop = new AbortController();
+    const out = outputSink();
+    const err = outputSink();
+    const done = main(['emulator', '--quirks', '{"groupCreatedStatus":201}'], { stdout: out.stream, stderr: err.stream, env: {}, cwd: process.cwd(), signal: stop.signal });
+    let url: string | undefined;
+    for (let i = 0; i < 250 && url === undefined; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      url = /listening on (\S+)/.exec(out.text())?.[1];
+    }
+    try {
+      expect(url, err.text()).toBeDefined();
+      const body = { group_name: 'G', owner_team: 'Editorial Office', editor_teams: [], viewer_teams: [] };
+      const res = await call({ url: url! }, 'POST', '/api/external/authors-group/create/', { body, key: 'demo-key-0123456789' });
+      expect(res.status).toBe(201);
+    } finally {
+      stop.abort();
+    }
+    expect(await done).toBe(0);
   });
 });
