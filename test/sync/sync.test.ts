@@ -239,7 +239,14 @@ describe('sync', () => {
     emu = await emulator({ latencyMs: 30 });
     const project = await makeProject(people(60), { concurrency: 2 });
     const controller = new AbortController();
-    setTimeout(() => controller.abort(), 400);
+    // The signal comes mid-apply: after a few writes landed (not after a fixed time, which a loaded
+    // machine may spend before the first call).
+    const poll = setInterval(() => {
+      if (writes(emu).total >= 6) {
+        clearInterval(poll);
+        controller.abort();
+      }
+    }, 2);
     const stopped = await runCli(['sync', project.pipeline, '--create-group'], { cwd: project.dir, env: emulatorEnv(emu), signal: controller.signal });
     expect(stopped.code).toBe(130);
     const report = await reportOf(stopped.stdout);
