@@ -43,6 +43,13 @@ const ZIP_TAIL_BYTES = 22 + 0xffff;
 /** Problem cells listed in one row's message; the rest are counted. */
 const PROBLEMS_SHOWN = 3;
 
+/**
+ * Closes the workbook of a source that is dropped without reading its rows to the end (a caller
+ * that stops at the headers, e.g. when a mapped column is missing): the file is closed when the
+ * source object is collected, not when the process ends.
+ */
+const closeWhenDropped = new FinalizationRegistry<ZipPackage>((zip) => zip.close());
+
 export async function openXlsx({ path, file, options, signal }: XlsxOpenArgs): Promise<OpenedSource> {
   const wantedSheet = options?.sheet ?? 1;
   const headerRow = options?.header_row ?? 1;
@@ -76,7 +83,7 @@ export async function openXlsx({ path, file, options, signal }: XlsxOpenArgs): P
     const hasRows = await reading.peek();
     if (!hasRows) notes.push(`Sheet "${sheet.name}" of ${file} has a header row but no data rows.`);
     const opened = rows;
-    return {
+    const source: OpenedSource = {
       file,
       path,
       format: 'xlsx',
@@ -84,9 +91,15 @@ export async function openXlsx({ path, file, options, signal }: XlsxOpenArgs): P
       headers: reading.headers,
       notes,
       items: {
-        [Symbol.asyncIterator]: () => reading.items(signal, () => closeAll(opened, zip)),
+        [Symbol.asyncIterator]: () =>
+          reading.items(signal, async () => {
+            closeWhenDropped.unregister(source);
+            await closeAll(opened, zip);
+          }),
       },
     };
+    closeWhenDropped.register(source, zip, source);
+    return source;
   } catch (error) {
     await closeAll(rows, zip);
     throw error;

@@ -5,6 +5,8 @@
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import JSZip from 'jszip';
 import { afterAll, describe, expect, it } from 'vitest';
 import { openSource, SourceError } from '../../src/sources/index.js';
@@ -192,6 +194,21 @@ describe('damaged workbooks get a message that says what is wrong', () => {
     expect(await readAll(file)).toEqual([{ Name: 'Ada' }]);
     // Closing is asynchronous: give the last closes a moment.
     await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(openFiles()).toBeLessThanOrEqual(before + 2);
+  });
+
+  it('closes the file of a source dropped without reading its rows (e.g. a missing mapped column)', async () => {
+    const file = await writeWorkbook(workbookParts());
+    const openFiles = (): number => readdirSync('/proc/self/fd').length;
+    setFlagsFromString('--expose-gc');
+    const gc = runInNewContext('gc') as () => void;
+    const before = openFiles();
+    for (let i = 0; i < 40; i++) await openSource({ file }, { baseDir: dir });
+    expect(openFiles()).toBeGreaterThanOrEqual(before + 40);
+    for (let attempt = 0; attempt < 20 && openFiles() > before + 2; attempt++) {
+      gc();
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
     expect(openFiles()).toBeLessThanOrEqual(before + 2);
   });
 });

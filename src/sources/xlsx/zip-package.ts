@@ -14,6 +14,9 @@ import { checkInflatedSize } from './zip-bomb-guard.js';
 const DAMAGED_HINT = 'Copy or download the workbook again, or open it in Excel (which may repair it) and save it again.';
 
 export class ZipPackage {
+  /** Part streams not yet finished: closing the package ends them, so the file is closed even mid-read. */
+  private readonly open = new Set<Readable>();
+
   private constructor(
     private readonly zip: ZipFile,
     /** Part name → entry; keys are lower-cased because OPC part names are case-insensitive. */
@@ -90,6 +93,7 @@ export class ZipPackage {
     const stream = await new Promise<Readable>((resolve, reject) => {
       this.zip.openReadStream(entry, (error, opened) => (error ? reject(damaged(this.file, error, name)) : resolve(opened)));
     });
+    this.open.add(stream);
     let decoder: StringDecoder | undefined;
     let inflated = 0;
     try {
@@ -111,6 +115,7 @@ export class ZipPackage {
       if (error instanceof SourceError) throw error;
       throw damaged(this.file, error, name);
     } finally {
+      this.open.delete(stream);
       stream.destroy();
     }
   }
@@ -122,7 +127,10 @@ export class ZipPackage {
     return text;
   }
 
+  /** Closes the file, ending any part still being read. Safe to call more than once. */
   close(): void {
+    for (const stream of this.open) stream.destroy();
+    this.open.clear();
     this.zip.close();
   }
 }
