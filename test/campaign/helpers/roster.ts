@@ -122,7 +122,8 @@ export function expectedManaged(p: Person): Record<string, unknown> {
     emails: p.emails.length ? p.emails.map((e) => e.toLowerCase()) : null,
     orcids: p.orcid ? [p.orcid] : null,
     [FIELD.level]: p.level ? LEVELS[p.level]! : null,
-    [FIELD.areas]: p.areas.length ? p.areas.map((a) => AREAS[a]!) : null,
+    // Multi-option values are sets: the mapping emits their option ids sorted.
+    [FIELD.areas]: p.areas.length ? p.areas.map((a) => AREAS[a]!).sort() : null,
     [FIELD.reviews]: p.reviews,
   };
 }
