@@ -266,7 +266,7 @@ export async function pacingBenchmark(quick: boolean, log: (m: string) => void):
     // Twenty pipelines' clients sharing one limiter (as `sync a.yaml b.yaml …` wires them), no max_rps.
     { kind: 'sliding-window', serverRps: R, clientMaxRps: null, records: R * seconds, concurrency: 4, clients: 20 },
     // Issue 13's example: five calls in any sliding second, no max_rps (no baseline: at 5 req/s load does not matter).
-    { kind: 'sliding-window', serverRps: 5, clientMaxRps: null, records: quick ? 60 : 100, concurrency: 8 },
+    { kind: 'sliding-window', serverRps: 5, clientMaxRps: null, records: quick ? 60 : 75, concurrency: 8 },
   ];
   const baselineRuns: PacingRun[] = [];
   const caseRuns: PacingRun[][] = inputs.map(() => []);

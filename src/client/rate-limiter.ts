@@ -80,8 +80,12 @@ const HOLD_MS = 10_000;
 const PROBE_STEP = 0.01;
 /** Admissions and refusals are counted over this window (the usual window of a rate limit). */
 const WINDOW_MS = 1000;
-/** 429s within one window from which the pace is known to be still above the limit. */
+/**
+ * The pace is above the limit when, within one window, at least this many requests were refused
+ * and they are at least this share of all answered: rarer 429s are jitter or faults.
+ */
 const OVERSHOOT_429S = 3;
+const OVERSHOOT_SHARE = 0.05;
 /**
  * Lateness of a timer (a busy event loop) that the next turns may make up, at most half an
  * interval: any window of T ms then holds at most (T + 25) / interval + 1 requests, within the
@@ -193,24 +197,32 @@ export class RateLimiter {
   }
 
   /**
-   * A 429: estimate the limit from the requests the service admitted in the last window and
-   * settle under it. Answers to requests sent before the last slow-down are ignored.
+   * A 429. Only a share of refusals says the pace is above the limit: then the limit is estimated
+   * from the requests the service admitted in the last window, and the pace settles under it. A
+   * lone 429 at the estimated limit (timing jitter, or the probe touching it) brings the pace back
+   * to its settled value, a hair lower; a lone 429 far under it is not about the pace (a fault) and changes
+   * nothing. Answers to requests sent before the last slow-down are ignored.
    */
   onRateLimited(): void {
     const now = this.now();
     this.rateLimitedCount += 1;
     this.refused.add(now);
     if (now < this.holdoffUntil) return;
-    const admitted = this.admitted.count(now) * (1000 / WINDOW_MS);
-    let ceiling: number;
-    if (admitted === 0) ceiling = this.rate / 2;
-    else if (!Number.isFinite(this.ceiling)) ceiling = admitted;
-    // Still above the limit (a bucket's burst is still in the window): the admitted count is the bound.
-    else if (this.refused.count(now) >= OVERSHOOT_429S) ceiling = Math.min(this.ceiling, admitted);
-    // A lone 429 at the known limit is timing jitter (requests bunched on the way): a nudge.
-    else if (admitted >= 0.9 * this.ceiling) ceiling = this.ceiling * 0.995;
-    // The limit dropped (another client spends the budget too): follow it.
-    else ceiling = admitted;
+    const admittedCount = this.admitted.count(now);
+    const refusedCount = this.refused.count(now);
+    const admitted = admittedCount * (1000 / WINDOW_MS);
+    const overshooting = refusedCount >= OVERSHOOT_429S && refusedCount >= OVERSHOOT_SHARE * (refusedCount + admittedCount);
+    if (!overshooting) {
+      if (Number.isFinite(this.ceiling) && admitted >= 0.9 * this.ceiling) {
+        // A nudge: against a fixed window, a pace a hair too high meets a 429 at every edge.
+        this.ceiling = Math.max(this.minRps, this.ceiling * 0.99);
+        this.probeMs = 0;
+        this.rate = Math.max(this.minRps, Math.min(this.maxRps, this.rate, this.ceiling * SETTLE));
+      }
+      return;
+    }
+    // Still above the limit (a bucket's burst may still be in the window): the admitted count bounds it.
+    const ceiling = admitted === 0 ? this.rate / 2 : Number.isFinite(this.ceiling) ? Math.min(this.ceiling, admitted) : admitted;
     this.ceiling = Math.max(this.minRps, ceiling);
     this.rate = Math.max(this.minRps, Math.min(this.maxRps, this.ceiling * SETTLE));
     this.probeMs = 0;

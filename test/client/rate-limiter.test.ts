@@ -108,7 +108,8 @@ describe('pacing (simulated clock)', () => {
     // One second at 100 rps admitted, then a 429: the service's limit is about 100.
     const first = await turns(clock, limiter, 100);
     first.forEach(() => limiter.onSuccess());
-    limiter.onRateLimited();
+    // Refusals worth 5 % of the answers say the pace is at the limit.
+    for (let i = 0; i < 6; i++) limiter.onRateLimited();
     const { currentRps, estimatedLimitRps } = limiter.stats();
     expect(estimatedLimitRps).toBe(100);
     expect(currentRps).toBeGreaterThanOrEqual(95);
@@ -118,15 +119,24 @@ describe('pacing (simulated clock)', () => {
     expect(next[0]! - first.at(-1)!).toBeLessThanOrEqual(11);
   });
 
+  it('a lone 429 far under the pace (a fault, not the limit) changes nothing', async () => {
+    const clock = simClock();
+    const limiter = limiterOn(clock, { rps: 100 });
+    (await turns(clock, limiter, 100)).forEach(() => limiter.onSuccess());
+    limiter.onRateLimited();
+    expect(limiter.stats()).toMatchObject({ currentRps: 100, estimatedLimitRps: 0, rateLimited: 1 });
+  });
+
   it('two limiters do not share state', async () => {
     const clock = simClock();
     const a = limiterOn(clock, { rps: 1 });
     const b = limiterOn(clock, { rps: 1 });
     await turns(clock, a, 1);
-    a.onRateLimited();
+    for (let i = 0; i < 3; i++) a.onRateLimited();
+    expect(a.stats().estimatedLimitRps).toBeGreaterThan(0);
     expect(await turns(clock, b, 1)).toEqual([clock.now()]);
-    expect(b.stats().rateLimited).toBe(0);
-    expect(a.stats().rateLimited).toBe(1);
+    expect(b.stats()).toMatchObject({ rateLimited: 0, estimatedLimitRps: 0, currentRps: 1 });
+    expect(a.stats().rateLimited).toBe(3);
   });
 
   it('an aborted waiter leaves the queue and the others keep their pace', async () => {
