@@ -85,17 +85,15 @@ async function runAuthor(verb: Verb, args: AuthorArgs, ctx: CommandContext): Pro
     return EXIT.ok;
   }
 
+  // An {"ok": false} answer throws RefusedError in the client, so an answer here is a success.
   let answer: OkResponse;
   if (verb === 'put') answer = await client.putAuthor(groupId, clientId, body as AuthorWrite, options);
   else if (verb === 'patch') answer = await client.patchAuthor(groupId, clientId, body as AuthorPatch, options);
   else answer = await client.deleteAuthor(groupId, clientId, options);
 
-  if (args.json) io.stdout.write(`${JSON.stringify(answer)}\n`);
-  if (!answer.ok) {
-    io.stderr.write(`error: the service answered {"ok": false} to ${verb} of author "${clientId}" in group ${groupId}\n`);
-    return EXIT.partial;
-  }
-  if (!args.json) {
+  if (args.json) {
+    io.stdout.write(`${JSON.stringify(answer)}\n`);
+  } else {
     const done = { put: 'written (full replace)', patch: 'updated', delete: 'deleted' }[verb];
     io.stdout.write(`author "${clientId}" in group ${groupId} ${done}\n`);
   }
