@@ -22,7 +22,7 @@ import { fileURLToPath } from 'node:url';
 import ExcelJS from 'exceljs';
 import type { Cell, Row } from 'exceljs';
 import { openSource } from '../src/sources/index.js';
-import { normaliseCell, type CellIssue } from '../src/sources/normalise-cell.js';
+import { normaliseCell, type CellIssue } from './baseline/normalise-cell.js';
 import type { CellValue } from '../src/sources/types.js';
 import { HEADERS, makeRows, writeXlsx } from './generate.js';
 

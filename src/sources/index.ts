@@ -2,7 +2,6 @@
 export { openSource, type OpenSourceOptions } from './open-source.js';
 export { sha256File } from './sha256-file.js';
 export { SourceError } from './source-error.js';
-export { normaliseCell, formatDate, serialToDate, type CellIssue, type NormaliseContext } from './normalise-cell.js';
 export { detectDelimiter, type CsvDelimiter, type CsvEncoding } from './csv-sniff.js';
 export type {
   CellValue,

@@ -1,12 +1,12 @@
 /**
- * exceljs cell values (as its streaming reader produces them) as `CellValue`s (types.ts): text
+ * exceljs cell values (as its streaming reader produces them) as `CellValue`s (src/sources/types.ts): text
  * trimmed (empty → null), numbers, booleans, dates as `YYYY-MM-DD`, rich text flattened,
  * hyperlinks by their text, formulas by their cached result.
  *
- * The XLSX reader no longer uses exceljs (issue 16: see src/sources/xlsx/); this stays for code
- * that holds exceljs cells, such as bench/xlsx-readers.ts, which measures the replaced reader.
+ * This is how the replaced exceljs-based XLSX reader read cells. The reader in src/sources/xlsx/
+ * (issue 16) does not use it; bench/xlsx-readers.ts keeps it as the baseline it measures against.
  */
-import type { CellValue } from './types.js';
+import type { CellValue } from '../../src/sources/types.js';
 
 /** Something worth a note: a value read as null because it held no usable data. */
 export type CellIssue = 'formula-error' | 'error-value' | 'formula-no-result' | 'unsupported';
