@@ -7,21 +7,15 @@
 import { copyFile, mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { startEmulator, type RunningEmulator } from '../../src/emulator/server.js';
 import { WarmChild } from './helpers/child.js';
 import { campaignGroups, makeProject, serviceEnv } from './helpers/project.js';
 import { randomPerson, rngFor, rosterCsv } from './helpers/roster.js';
-import { startTestPostgres, type TestPostgres } from '../support/postgres-server.js';
+import { postgresForFile } from '../support/postgres-server.js';
 import { cli } from '../sync/project.js';
 
-let server: TestPostgres;
-beforeAll(async () => {
-  server = await startTestPostgres();
-}, 60_000);
-afterAll(async () => {
-  await server.stop();
-});
+const server = postgresForFile();
 
 /** The same pipeline file in another directory: what a second host has checked out. */
 async function cloneProject(dir: string): Promise<{ dir: string; pipeline: string }> {
@@ -39,8 +33,8 @@ describe('two hosts contend for one pipeline in PostgreSQL', () => {
     try {
       const hostA = await makeProject(roster, { maxRps: 30, concurrency: 2 });
       const hostB = await cloneProject(hostA.dir);
-      const url = await server.createDatabase('hosts');
-      const env = (host: string) => ({ ...serviceEnv(emu), ROSTERSYNC_STATE_URL: url, PGPASSWORD: server.password, ROSTERSYNC_HOSTNAME: host });
+      const url = await server().createDatabase('hosts');
+      const env = (host: string) => ({ ...serviceEnv(emu), ROSTERSYNC_STATE_URL: url, PGPASSWORD: server().password, ROSTERSYNC_HOSTNAME: host });
       expect((await cli(emu, hostA.dir, ['state', 'migrate', hostA.pipeline], env('host-a'))).code).toBe(0);
 
       const a = new WarmChild();

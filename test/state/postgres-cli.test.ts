@@ -5,19 +5,13 @@
  */
 import { readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { RunningEmulator } from '../../src/emulator/server.js';
-import { startTestPostgres, type TestPostgres } from '../support/postgres-server.js';
+import { postgresForFile } from '../support/postgres-server.js';
 import { cli, emulator, groupRecords, makeProject, people, writes } from '../sync/project.js';
 
-let server: TestPostgres;
+const server = postgresForFile();
 let emu: RunningEmulator;
-beforeAll(async () => {
-  server = await startTestPostgres();
-}, 60_000);
-afterAll(async () => {
-  await server.stop();
-});
 beforeEach(async () => {
   emu = await emulator();
 });
@@ -25,11 +19,11 @@ afterEach(async () => {
   await emu.close();
 });
 
-const pgEnv = (url: string) => ({ ROSTERSYNC_STATE_URL: url, PGPASSWORD: server.password });
+const pgEnv = (url: string) => ({ ROSTERSYNC_STATE_URL: url, PGPASSWORD: server().password });
 
 describe('PostgreSQL state through the CLI', () => {
   it('refuses a run until `state migrate`, then syncs with the state in PostgreSQL', async () => {
-    const url = await server.createDatabase('cli');
+    const url = await server().createDatabase('cli');
     const project = await makeProject(people(5));
     const refused = await cli(emu, project.dir, ['sync', project.pipeline, '--create-group'], pgEnv(url));
     expect(refused.code).toBe(1);
@@ -39,7 +33,7 @@ describe('PostgreSQL state through the CLI', () => {
     const migrated = await cli(emu, project.dir, ['state', 'migrate', project.pipeline], pgEnv(url));
     expect(migrated.code, migrated.stderr).toBe(0);
     expect(migrated.stdout).toMatch(/applied migration 1: /);
-    expect(migrated.stdout).not.toContain(server.password);
+    expect(migrated.stdout).not.toContain(server().password);
     const again = await cli(emu, project.dir, ['state', 'migrate', project.pipeline], pgEnv(url));
     expect(again.stdout).toContain('schema already at version');
 
@@ -48,7 +42,7 @@ describe('PostgreSQL state through the CLI', () => {
     expect(Object.keys(groupRecords(emu))).toHaveLength(5);
     const shown = JSON.parse((await cli(emu, project.dir, ['state', 'show', project.pipeline, '--json'], pgEnv(url))).stdout) as { owned: number; path: string };
     expect(shown.owned).toBe(5);
-    expect(shown.path).toContain(`127.0.0.1:${server.port}`);
+    expect(shown.path).toContain(`127.0.0.1:${server().port}`);
     // Nothing in the state directory: the state is in the database.
     expect(() => statSync(join(project.dir, '.rostersync', 'pipeline.sqlite'))).toThrow();
     const before = writes(emu).total;
@@ -58,11 +52,11 @@ describe('PostgreSQL state through the CLI', () => {
   });
 
   it('refuses a password written in the pipeline file, and a wrong password with a hint', async () => {
-    const url = await server.createDatabase('pw');
+    const url = await server().createDatabase('pw');
     const project = await makeProject(people(2));
     const withPassword = url.replace('rostersync@', 'rostersync:secret@');
     writeFileSync(project.pipeline, `${readFileSync(project.pipeline, 'utf8')}state: ${withPassword}\n`);
-    const refused = await cli(emu, project.dir, ['state', 'migrate', project.pipeline], { PGPASSWORD: server.password });
+    const refused = await cli(emu, project.dir, ['state', 'migrate', project.pipeline], { PGPASSWORD: server().password });
     expect(refused.code).toBe(1);
     expect(refused.stderr).toContain('carries a password');
     expect(refused.stderr).not.toContain('secret');
@@ -75,7 +69,7 @@ describe('PostgreSQL state through the CLI', () => {
 
     // From a password file (a mounted secret), with the URL from the pipeline file.
     const secret = join(project.dir, 'pg-password');
-    writeFileSync(secret, `${server.password}\n`, { mode: 0o600 });
+    writeFileSync(secret, `${server().password}\n`, { mode: 0o600 });
     const fromFile = await cli(emu, project.dir, ['state', 'migrate', project.pipeline], { ROSTERSYNC_STATE_PASSWORD_FILE: secret });
     expect(fromFile.code, fromFile.stderr).toBe(0);
   });
@@ -91,7 +85,7 @@ describe('PostgreSQL state through the CLI', () => {
     expect(exported.stdout).toContain('exported 12 records');
     expect(statSync(exportFile).mode & 0o777).toBe(0o600);
 
-    const url = await server.createDatabase('moved');
+    const url = await server().createDatabase('moved');
     expect((await cli(emu, project.dir, ['state', 'migrate', project.pipeline], pgEnv(url))).code).toBe(0);
     const imported = await cli(emu, project.dir, ['state', 'import', project.pipeline, '--jsonl', exportFile], pgEnv(url));
     expect(imported.code, imported.stderr).toBe(0);
@@ -126,7 +120,7 @@ describe('PostgreSQL state through the CLI', () => {
     expect((await cli(emu, project.dir, ['state', 'export', project.pipeline, '--out', exportFile])).code).toBe(0);
     const lines = readFileSync(exportFile, 'utf8').trimEnd().split('\n');
     writeFileSync(exportFile, `${lines.slice(0, -2).join('\n')}\n`);
-    const url = await server.createDatabase('cut');
+    const url = await server().createDatabase('cut');
     expect((await cli(emu, project.dir, ['state', 'migrate', project.pipeline], pgEnv(url))).code).toBe(0);
     const imported = await cli(emu, project.dir, ['state', 'import', project.pipeline, '--jsonl', exportFile], pgEnv(url));
     expect(imported.code).toBe(1);

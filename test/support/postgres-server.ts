@@ -15,6 +15,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
+import { afterAll, beforeAll } from 'vitest';
 
 export interface TestPostgres {
   readonly port: number;
@@ -68,6 +69,24 @@ function freePort(): Promise<number> {
       server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
     });
   });
+}
+
+/**
+ * One server for the calling test file: started before its first test, stopped after its last.
+ * Returns a getter to call inside tests and hooks.
+ */
+export function postgresForFile(): () => TestPostgres {
+  let server: TestPostgres | undefined;
+  beforeAll(async () => {
+    server = await startTestPostgres();
+  }, 60_000);
+  afterAll(async () => {
+    await server?.stop();
+  });
+  return () => {
+    if (!server) throw new Error('the PostgreSQL test server did not start');
+    return server;
+  };
 }
 
 export async function startTestPostgres(): Promise<TestPostgres> {

@@ -11,13 +11,12 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll } from 'vitest';
 import type { StateBackend } from '../../src/state/backend.js';
 import { connectState } from '../../src/state/postgres/connect.js';
 import { migrate } from '../../src/state/postgres/migrations.js';
 import { PgStateStore } from '../../src/state/postgres/pg-store.js';
 import { StateStore, type StateStoreOptions } from '../../src/state/store.js';
-import { startTestPostgres, type TestPostgres } from './postgres-server.js';
+import { postgresForFile, type TestPostgres } from './postgres-server.js';
 
 export interface StateLocationForTest {
   open(pipeline: string, options?: StateStoreOptions): StateBackend;
@@ -63,21 +62,9 @@ export function withPassword<T>(server: TestPostgres, body: () => T): T {
 
 /** Both backends; the PostgreSQL server starts once for the calling test file. */
 export function stateBackends(): BackendUnderTest[] {
-  let server: TestPostgres | undefined;
-  beforeAll(async () => {
-    server = await startTestPostgres();
-  }, 60_000);
-  afterAll(async () => {
-    await server?.stop();
-  });
+  const server = postgresForFile();
   return [
     { name: 'sqlite', location: async () => sqliteLocation() },
-    {
-      name: 'postgres',
-      location: async () => {
-        if (!server) throw new Error('the PostgreSQL test server did not start');
-        return postgresLocation(server);
-      },
-    },
+    { name: 'postgres', location: async () => postgresLocation(server()) },
   ];
 }

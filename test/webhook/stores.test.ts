@@ -10,13 +10,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { request } from 'undici';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { WebhookEnvelope } from '../../src/client/index.js';
 import { seededRandom } from '../../src/seeded-random.js';
 import { connectState } from '../../src/state/postgres/connect.js';
 import { migrate } from '../../src/state/postgres/migrations.js';
 import { PgSelectionStore, SqliteSelectionStore, openSelectionStore } from '../../src/webhook/index.js';
-import { startTestPostgres, type TestPostgres } from '../support/postgres-server.js';
+import { postgresForFile } from '../support/postgres-server.js';
 import { withPassword } from '../support/state-backends.js';
 
 const KEY = 'whk-stores-key-7';
@@ -59,17 +59,11 @@ function envelope(order: number, manuscriptId: number): WebhookEnvelope {
   };
 }
 
-let server: TestPostgres;
-beforeAll(async () => {
-  server = await startTestPostgres();
-}, 60_000);
-afterAll(async () => {
-  await server.stop();
-});
+const server = postgresForFile();
 
 async function migratedDatabase(): Promise<string> {
-  const url = await server.createDatabase('webhook');
-  withPassword(server, () => {
+  const url = await server().createDatabase('webhook');
+  withPassword(server(), () => {
     const connection = connectState(url, { origin: 'test', fromEnvironment: true });
     migrate(connection);
     connection.close();
@@ -82,7 +76,7 @@ describe('webhook selection stores', () => {
     const store =
       kind === 'sqlite'
         ? SqliteSelectionStore.open(join(mkdtempSync(join(tmpdir(), 'rostersync-wh-')), 'referees.sqlite'), () => new Date())
-        : await openSelectionStore(await migratedDatabase(), { env: { PGPASSWORD: server.password } });
+        : await openSelectionStore(await migratedDatabase(), { env: { PGPASSWORD: server().password } });
     try {
       expect(await store.apply(envelope(5, 1))).toBe('applied');
       expect(await store.apply(envelope(5, 1))).toBe('stale');
@@ -102,9 +96,9 @@ describe('webhook selection stores', () => {
   });
 
   it('refuses a PostgreSQL store whose schema is behind, naming `state migrate`', async () => {
-    const url = await server.createDatabase('bare');
-    await expect(openSelectionStore(url, { env: { PGPASSWORD: server.password } })).rejects.toThrow(/schema version 0/);
-    await expect(openSelectionStore(url, { env: { PGPASSWORD: server.password } })).rejects.toMatchObject({ hint: expect.stringContaining('rostersync state migrate') });
+    const url = await server().createDatabase('bare');
+    await expect(openSelectionStore(url, { env: { PGPASSWORD: server().password } })).rejects.toThrow(/schema version 0/);
+    await expect(openSelectionStore(url, { env: { PGPASSWORD: server().password } })).rejects.toMatchObject({ hint: expect.stringContaining('rostersync state migrate') });
   });
 
   it('two receiver processes share one PostgreSQL store: each delivery stored exactly once, in order', { timeout: 60_000 }, async () => {
@@ -113,7 +107,7 @@ describe('webhook selection stores', () => {
     try {
       for (let i = 0; i < 2; i++) {
         const child = spawn(process.execPath, [CLI, 'webhook', 'serve', '--port', '0', '--store', url], {
-          env: { ...process.env, PGPASSWORD: server.password, SERVICE_WEBHOOK_KEY: KEY, NO_COLOR: '1' },
+          env: { ...process.env, PGPASSWORD: server().password, SERVICE_WEBHOOK_KEY: KEY, NO_COLOR: '1' },
           stdio: ['ignore', 'pipe', 'pipe'],
         });
         const listening = await new Promise<string>((resolve, reject) => {
@@ -151,7 +145,7 @@ describe('webhook selection stores', () => {
         );
         expect(statuses.every((status) => status === 200)).toBe(true);
       }
-      const store = (await openSelectionStore(url, { env: { PGPASSWORD: server.password } })) as PgSelectionStore;
+      const store = (await openSelectionStore(url, { env: { PGPASSWORD: server().password } })) as PgSelectionStore;
       try {
         const deliveries = await store.deliveries();
         expect(deliveries.map((d) => d.order)).toEqual(events.map((e) => e.order));
