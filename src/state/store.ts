@@ -21,6 +21,7 @@ import { fileSystemHint, fileSystemProblem } from '../file-system-problem.js';
 import type { FieldValue } from '../mapping/types.js';
 import { normalizeServiceUrl, type StateIdentity, type Target } from './identity.js';
 import { processAlive, processStartOf } from './liveness.js';
+import { toOwned, toRun, type RecordRow, type RunDbRow } from './rows.js';
 
 export type { StateIdentity, Target } from './identity.js';
 
@@ -582,24 +583,6 @@ export class StateStore {
   }
 }
 
-interface RecordRow {
-  client_id: string;
-  fields_json: string;
-  hash: string;
-  run_id: string;
-  source_row: number | null;
-  updated_at: string;
-}
-interface RunDbRow {
-  id: string;
-  started_at: string;
-  finished_at: string | null;
-  outcome: string | null;
-  dry_run: number;
-  valid_records: number | null;
-  source_sha256: string | null;
-  counts_json: string | null;
-}
 interface LockDbRow {
   owner: string;
   host: string;
@@ -610,24 +593,6 @@ interface LockDbRow {
   run_id: string;
 }
 
-function toOwned(row: RecordRow): OwnedRecord {
-  return { clientId: row.client_id, fieldsJson: row.fields_json, hash: row.hash, runId: row.run_id, sourceRow: row.source_row };
-}
-
-function toRun(row: RunDbRow): RunRow {
-  return {
-    id: row.id,
-    startedAt: row.started_at,
-    finishedAt: row.finished_at,
-    outcome: row.outcome,
-    dryRun: row.dry_run === 1,
-    validRecords: row.valid_records,
-    sourceSha256: row.source_sha256,
-    countsJson: row.counts_json,
-  };
-}
-
-/** Creates the file owner-only before SQLite opens it (SQLite gives its -wal and -shm files the same mode). */
 /**
  * Why a state database would not open. A sound database that cannot be written (a read-only mount,
  * a permission, a full disk) is not called damaged: following "move it aside" would lose the state.
@@ -667,6 +632,7 @@ function looksLikeSqlite(path: string): boolean {
   }
 }
 
+/** Creates the file owner-only before SQLite opens it (SQLite gives its -wal and -shm files the same mode). */
 function createOwnerOnly(path: string): void {
   if (!existsSync(path)) closeSync(openSync(path, 'a', 0o600));
 }

@@ -82,6 +82,8 @@ describe.each(backends)('state store on $name', (backend) => {
     store.startRun({ id: 'r5', dryRun: false, sourceSha256: 'x' });
     store.finishRun({ id: 'r5', outcome: 'partial', validRecords: 90, counts: {} });
     expect(store.lastSuccessfulRun()).toMatchObject({ id: 'r5', validRecords: 90 });
+    const dryRuns = new Map(store.recentRuns().map((run) => [run.id, run.dryRun]));
+    expect(dryRuns).toEqual(new Map([['r1', false], ['r2', true], ['r3', false], ['r4', false], ['r5', false]]));
     store.close();
   });
 

@@ -16,6 +16,7 @@ import { hostname } from 'node:os';
 import type { FieldValue } from '../../mapping/types.js';
 import { normalizeServiceUrl, type StateIdentity, type Target } from '../identity.js';
 import { processStartOf } from '../liveness.js';
+import { toOwned, toRun, type RecordRow, type RunDbRow } from '../rows.js';
 import {
   HASH_BATCH,
   StateError,
@@ -566,23 +567,6 @@ function batches<T>(items: readonly T[], size: number): T[][] {
   return result;
 }
 
-interface RecordRow {
-  client_id: string;
-  fields_json: string;
-  hash: string;
-  run_id: string;
-  source_row: number | null;
-}
-interface RunDbRow {
-  id: string;
-  started_at: string;
-  finished_at: string | null;
-  outcome: string | null;
-  dry_run: boolean;
-  valid_records: number | null;
-  source_sha256: string | null;
-  counts_json: string | null;
-}
 interface LockDbRow {
   owner: string;
   host: string;
@@ -591,21 +575,4 @@ interface LockDbRow {
   started_at: string;
   heartbeat_at: string;
   run_id: string;
-}
-
-function toOwned(row: RecordRow): OwnedRecord {
-  return { clientId: row.client_id, fieldsJson: row.fields_json, hash: row.hash, runId: row.run_id, sourceRow: row.source_row };
-}
-
-function toRun(row: RunDbRow): RunRow {
-  return {
-    id: row.id,
-    startedAt: row.started_at,
-    finishedAt: row.finished_at,
-    outcome: row.outcome,
-    dryRun: row.dry_run,
-    validRecords: row.valid_records,
-    sourceSha256: row.source_sha256,
-    countsJson: row.counts_json,
-  };
 }

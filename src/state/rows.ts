@@ -1,0 +1,42 @@
+/**
+ * Rows of the `records` and `runs` tables as both backends return them (the column names are the
+ * same), turned into the store's types. Only `runs.dry_run` differs: SQLite keeps 0/1, PostgreSQL
+ * a boolean.
+ */
+import type { OwnedRecord, RunRow } from './store.js';
+
+export interface RecordRow {
+  client_id: string;
+  fields_json: string;
+  hash: string;
+  run_id: string;
+  source_row: number | null;
+}
+
+export interface RunDbRow {
+  id: string;
+  started_at: string;
+  finished_at: string | null;
+  outcome: string | null;
+  dry_run: number | boolean;
+  valid_records: number | null;
+  source_sha256: string | null;
+  counts_json: string | null;
+}
+
+export function toOwned(row: RecordRow): OwnedRecord {
+  return { clientId: row.client_id, fieldsJson: row.fields_json, hash: row.hash, runId: row.run_id, sourceRow: row.source_row };
+}
+
+export function toRun(row: RunDbRow): RunRow {
+  return {
+    id: row.id,
+    startedAt: row.started_at,
+    finishedAt: row.finished_at,
+    outcome: row.outcome,
+    dryRun: row.dry_run === true || row.dry_run === 1,
+    validRecords: row.valid_records,
+    sourceSha256: row.source_sha256,
+    countsJson: row.counts_json,
+  };
+}
