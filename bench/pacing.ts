@@ -40,7 +40,7 @@ export interface PacingCase {
   /** 429s answered after the first SETTLE_SECONDS. */
   lateRateLimited: Spread;
   failed: Spread;
-  /** Most successful answers within any one second / R (≤ 1 + 1/R when the client never exceeds R). */
+  /** Most requests sent within any one second / R (≤ 1 + 1/R when the client never exceeds R). */
   peakSecondOverR: Spread;
   /** Rate the limiter settled on / R (its pace at the end). */
   finalPaceOverR: Spread;
@@ -108,6 +108,18 @@ function peakInOneSecond(times: number[]): number {
   return peak;
 }
 
+/** The limiter, noting when each request is sent: "never above max_rps" is judged on sending, not on answers. */
+class SendRecordingLimiter extends RateLimiter {
+  readonly sentAt: number[] = [];
+
+  override run<T>(task: () => Promise<T>, signal?: AbortSignal): Promise<T> {
+    return super.run(() => {
+      this.sentAt.push(performance.now());
+      return task();
+    }, signal);
+  }
+}
+
 export interface PacingRunInput {
   kind: RateLimitKind | 'unlimited';
   serverRps: number;
@@ -138,7 +150,7 @@ export async function pacingRun(input: PacingRunInput): Promise<PacingRun> {
   const emulator = await startEmulatorProcess(args);
   try {
     const clientsCount = input.clients ?? 1;
-    const limiter = new RateLimiter({
+    const limiter = new SendRecordingLimiter({
       ...(input.clientMaxRps !== null ? { rps: input.clientMaxRps } : {}),
       maxInFlight: input.concurrency,
       now: performance.now.bind(performance),
@@ -199,7 +211,7 @@ export async function pacingRun(input: PacingRunInput): Promise<PacingRun> {
       lateRateLimited: refusedAt.filter((t) => t >= settleFrom).length,
       // Calls that threw, and any the deadline left unmade.
       failed: Math.max(failed, perClient * clientsCount - successes.length),
-      peakSecondOverR: peakInOneSecond(successes) / input.serverRps,
+      peakSecondOverR: peakInOneSecond(limiter.sentAt) / input.serverRps,
       finalPaceOverR: limiter.stats().currentRps / input.serverRps,
       seconds: (last - first) / 1000,
       clientFinishSeconds: finish.map((t) => (t - first) / 1000),

@@ -100,8 +100,10 @@ export class RateLimiter {
   private readonly sleep: Sleep;
   private readonly limit: LimitFunction;
   private rate: number;
-  /** Estimated limit of the service; Infinity until the first 429. */
+  /** Estimated limit of the service; Infinity until the first 429s. */
   private ceiling = Infinity;
+  /** The last estimate made from a share of refusals: nudges never go below 0.9 of it. */
+  private anchor = Infinity;
   /** When the next turn is due, in clock milliseconds. */
   private nextSlotAt = -Infinity;
   private lastTurnAt = -Infinity;
@@ -214,19 +216,33 @@ export class RateLimiter {
     const overshooting = refusedCount >= OVERSHOOT_429S && refusedCount >= OVERSHOOT_SHARE * (refusedCount + admittedCount);
     if (!overshooting) {
       if (Number.isFinite(this.ceiling) && admitted >= 0.9 * this.ceiling) {
-        // A nudge: against a fixed window, a pace a hair too high meets a 429 at every edge.
-        this.ceiling = Math.max(this.minRps, this.ceiling * 0.99);
-        this.probeMs = 0;
-        this.rate = Math.max(this.minRps, Math.min(this.maxRps, this.rate, this.ceiling * SETTLE));
+        // A nudge: against a fixed window, a pace a hair too high meets a 429 at every edge. Never
+        // below 0.9 of the last estimate, so random 429s cannot ratchet the pace down.
+        this.ceiling = Math.max(this.minRps, 0.9 * this.anchor, this.ceiling * 0.99);
+        this.settle();
+      } else if (!Number.isFinite(this.ceiling) && admitted >= 0.9 * this.rate) {
+        // The first 429 while the service answered at nearly the full pace: the limit is about here
+        // (e.g. max_rps set exactly at the limit).
+        this.estimate(admitted, now);
       }
       return;
     }
     // Still above the limit (a bucket's burst may still be in the window): the admitted count bounds it.
-    const ceiling = admitted === 0 ? this.rate / 2 : Number.isFinite(this.ceiling) ? Math.min(this.ceiling, admitted) : admitted;
+    this.estimate(admitted === 0 ? this.rate / 2 : Number.isFinite(this.ceiling) ? Math.min(this.ceiling, admitted) : admitted, now);
+  }
+
+  /** The service's limit is `ceiling`: settle under it, and ignore the answers to requests already sent. */
+  private estimate(ceiling: number, now: number): void {
     this.ceiling = Math.max(this.minRps, ceiling);
+    this.anchor = this.ceiling;
+    this.settle();
+    this.holdoffUntil = Math.max(now, this.nextSlotAt) + Math.max(50, 2 * this.latencyMs);
+  }
+
+  /** Back to the settled pace under the estimated limit; the probe starts over. */
+  private settle(): void {
     this.rate = Math.max(this.minRps, Math.min(this.maxRps, this.ceiling * SETTLE));
     this.probeMs = 0;
-    this.holdoffUntil = Math.max(now, this.nextSlotAt) + Math.max(50, 2 * this.latencyMs);
   }
 
   stats(): RateLimiterStats {

@@ -122,9 +122,24 @@ describe('pacing (simulated clock)', () => {
   it('a lone 429 far under the pace (a fault, not the limit) changes nothing', async () => {
     const clock = simClock();
     const limiter = limiterOn(clock, { rps: 100 });
-    (await turns(clock, limiter, 100)).forEach(() => limiter.onSuccess());
+    // 40 answers in the last second at a pace of 100: the demand, not the limit, set the rate.
+    (await turns(clock, limiter, 40)).forEach(() => limiter.onSuccess());
     limiter.onRateLimited();
     expect(limiter.stats()).toMatchObject({ currentRps: 100, estimatedLimitRps: 0, rateLimited: 1 });
+  });
+
+  it('a lone 429 while answered at the full pace (max_rps at the limit) settles just under it', async () => {
+    const clock = simClock();
+    const limiter = limiterOn(clock, { rps: 100 });
+    (await turns(clock, limiter, 100)).forEach(() => limiter.onSuccess());
+    limiter.onRateLimited();
+    expect(limiter.stats()).toMatchObject({ currentRps: 97, estimatedLimitRps: 100 });
+    // Later lone 429s nudge the estimate, never below 0.9 of it (random 429s cannot ratchet it down).
+    for (let i = 0; i < 50; i++) {
+      (await turns(clock, limiter, 90)).forEach(() => limiter.onSuccess());
+      limiter.onRateLimited();
+    }
+    expect(limiter.stats().estimatedLimitRps).toBeCloseTo(90, 5);
   });
 
   it('two limiters do not share state', async () => {
