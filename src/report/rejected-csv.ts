@@ -6,7 +6,9 @@
  *   leading `'`; a plain number such as `-3` or `+4.5` is left alone, since Excel reads it as a
  *   number and escaping it would corrupt the value when the file is fed back;
  * - the file holds names and emails, so it is written mode 0600.
- * UTF-8 with a BOM (so Excel picks the right encoding) and CRLF line ends (RFC 4180).
+ * Written in the pipeline's own CSV settings (`dialectFor`: delimiter, encoding, header row), so the
+ * fixed file reads back through the same pipeline; by default comma-separated UTF-8 with a BOM (so
+ * Excel picks the right encoding). CRLF line ends (RFC 4180).
  */
 import { chmod, open } from 'node:fs/promises';
 import iconv from 'iconv-lite';

@@ -3,7 +3,8 @@
  * report.json, report.md, report.html and, when rows were rejected, rejected.csv.
  * The directory is created 0700 and every file is 0600, because reports hold roster names and
  * emails. Each file is written to a temporary name and renamed, so a reader (or a crash) never
- * sees half a report.
+ * sees half a report. Then, when asked, the run joins the pipeline's run history (history.ts:
+ * summary, index page, retention.ts pruning) and report.md is appended to GITHUB_STEP_SUMMARY.
  */
 import { appendFile, chmod, mkdir, rename, rm } from 'node:fs/promises';
 import { basename, isAbsolute, join, relative, resolve, sep } from 'node:path';
@@ -66,7 +67,7 @@ function cannotWrite(path: string, error: unknown): UserFacingError {
   });
 }
 
-/** rejected.csv through `writeRejectedCsv` (formula escaping, BOM, 0600), made atomic by a rename. */
+/** rejected.csv through `writeRejectedCsv` (formula escaping, the pipeline's CSV settings, 0600), made atomic by a rename. */
 async function writeRejectedCsvAtomic(path: string, rows: RunReport['rejectedRows'], options: RejectedCsvOptions = {}): Promise<void> {
   const temp = tempPathFor(path);
   try {

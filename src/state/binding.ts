@@ -4,8 +4,9 @@
  * `checkBinding` runs before planning, in dry runs too: it refuses a run against another service
  * or group than the state's, a group creation that is not an explicit first run, and a second
  * pipeline on a group unless both declare the sharing. It only reads the state.
- * `bindState` runs in real runs once the group is known (apply/group.ts): it records the service,
- * the group and this pipeline's registration on it, and claims every owned record there.
+ * `bindState` runs in real runs once the group is known (apply/group.ts), and in `state import`
+ * (sync/adopt.ts): it records the service, the group and this pipeline's registration on it, and
+ * claims every owned record there.
  */
 import type { ResolvedPipeline } from '../config/load.js';
 import { EXIT, UserFacingError } from '../errors.js';

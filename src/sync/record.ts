@@ -1,6 +1,10 @@
 /**
  * Record: the last phase of a run. The run's end is journaled in the state (its outcome and the
- * valid count the source-drop guard compares with next time) and the report is written, mode 0600.
+ * valid count the source-drop guard compares with next time) and the report is written, mode 0600,
+ * and joins the pipeline's run history. Neither a state that cannot record the end nor a report
+ * directory that cannot be written hides what the run did: the report still goes out (to a
+ * fallback directory if need be, report/fallback.ts) with the problem as a warning.
+ * `recordEarlyFailure` leaves the same trace for a run that failed before its plan existed.
  */
 import type { ResolvedPipeline } from '../config/load.js';
 import { reportDirFor, reportRootFor } from '../report/location.js';
