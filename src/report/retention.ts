@@ -12,9 +12,6 @@ import { join } from 'node:path';
 
 export type KeepPolicy = { runs: number } | { days: number } | 'all';
 
-/** The default: the last 30 runs' reports (a month of nightly runs, with room for dry runs). */
-export const DEFAULT_KEEP: KeepPolicy = { runs: 30 };
-
 /** Run ids (sync/run-id.ts) start with the UTC start time: `20261123T031500Z-4f2a`. */
 const RUN_ID = /^(\d{4})(\d{2})(\d{2})T(\d{2})(\d{2})(\d{2})Z-[0-9a-f]{4,}$/;
 

@@ -93,8 +93,3 @@ export const lazyCommands: readonly LazyCommand[] = [
 export function commandName(entry: Pick<LazyCommand, 'command'>): string {
   return entry.command.split(' ')[0]!;
 }
-
-/** Every command factory, loaded (for tests and tools that need the whole command tree). */
-export async function loadAllCommands(): Promise<CommandFactory[]> {
-  return Promise.all(lazyCommands.map((entry) => entry.load()));
-}

@@ -16,7 +16,6 @@ import { action } from '../command.js';
 import type { CliIo } from '../io.js';
 import { renderTable } from './manuscript.js';
 
-export const DEFAULT_WEBHOOK_STORE = DEFAULT_SELECTION_STORE;
 export const DEFAULT_WEBHOOK_PORT = 8787;
 
 interface WebhookArgs {
