@@ -58,18 +58,16 @@ export async function pruneReports(input: PruneInput): Promise<string[]> {
   } catch {
     return [];
   }
-  const runs: { name: string; time: number }[] = [];
+  const runs: { name: string; time: number; written: number }[] = [];
   for (const name of names) {
     const time = runIdTime(name);
     if (time === undefined) continue;
-    const isReport = await stat(join(input.root, name, 'report.json')).then(
-      (s) => s.isFile(),
-      () => false,
-    );
-    if (isReport) runs.push({ name, time });
+    const report = await stat(join(input.root, name, 'report.json')).catch(() => undefined);
+    if (report?.isFile()) runs.push({ name, time, written: report.mtimeMs });
   }
-  // Newest first; run ids sort by time, the suffix breaks ties.
-  runs.sort((a, b) => b.time - a.time || b.name.localeCompare(a.name));
+  // Newest first. A run id holds its start time to the second and then a random suffix, so runs
+  // started in the same second (a dry run, then the real one) go by when their report was written.
+  runs.sort((a, b) => b.time - a.time || b.written - a.written || b.name.localeCompare(a.name));
   const keep = input.keep;
   const doomed = runs.filter((run, index) => {
     if (index === 0 || run.name === input.current) return false;

@@ -2,7 +2,7 @@
  * The run history of a report folder and the retention of old report folders (issue 15), on real
  * files in a temporary directory.
  */
-import { mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, rm, stat, utimes, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -60,6 +60,16 @@ describe('pruneReports', () => {
 
     expect(removed).toEqual(names.slice(0, 3));
     expect((await readdir(root)).sort()).toEqual([runId(T0 - DAY, 'ffff'), ...names.slice(3), HISTORY_DIR, 'notes'].sort());
+  });
+
+  it('of runs started in the same second, keeps the one whose report was written last', async () => {
+    // The random suffixes sort against the order the runs happened in.
+    const [earlier, later, latest] = [runId(T0, 'ffff'), runId(T0, '0000'), runId(T0 + DAY)];
+    for (const name of [earlier, later, latest]) await reportFolder(name);
+    await utimes(join(root, earlier, 'report.json'), new Date(T0), new Date(T0 + 100));
+    await utimes(join(root, later, 'report.json'), new Date(T0), new Date(T0 + 900));
+
+    expect(await pruneReports({ root, keep: { runs: 2 }, now: T0 + DAY })).toEqual([earlier]);
   });
 
   it('by days: removes folders older than the limit but always keeps the newest run', async () => {
