@@ -101,10 +101,18 @@ export async function mapRoster(
     else rejectedNotStored++;
   };
   let lastProvenance: Provenance | undefined;
-  const rejectedClientIds = new Set<string>();
   /** Row numbers of rows rejected for their values, by client_id (a valid row may share the id). */
   const rejectedRowsById = new Map<string, number[]>();
   let unidentifiedRejected = 0;
+  const noteRejected = (clientId: string | undefined, rowNumber: number): void => {
+    if (clientId === undefined) {
+      unidentifiedRejected++;
+      return;
+    }
+    const rows = rejectedRowsById.get(clientId);
+    if (rows) rows.push(rowNumber);
+    else rejectedRowsById.set(clientId, [rowNumber]);
+  };
 
   for await (const item of source.items) {
     if (options.signal?.aborted) break;
@@ -115,12 +123,7 @@ export async function mapRoster(
       // The reader may still give the cells it could read (an XLSX row with an error cell): their
       // client_id says whose row it is, so that record is neither written nor deleted.
       const identity = error.values ? identityOf(compiled.mapRow({ values: error.values, provenance: error.provenance })) : {};
-      if (identity.clientId !== undefined) {
-        rejectedClientIds.add(identity.clientId);
-        const rows = rejectedRowsById.get(identity.clientId);
-        if (rows) rows.push(error.provenance.row);
-        else rejectedRowsById.set(identity.clientId, [error.provenance.row]);
-      } else unidentifiedRejected++;
+      noteRejected(identity.clientId, error.provenance.row);
       keep({
         provenance: error.provenance,
         ...identity,
@@ -147,12 +150,7 @@ export async function mapRoster(
     }
     if (result.kind === 'rejected') {
       counts.rejected++;
-      if (result.clientId !== undefined) {
-        rejectedClientIds.add(result.clientId);
-        const rows = rejectedRowsById.get(result.clientId);
-        if (rows) rows.push(row.provenance.row);
-        else rejectedRowsById.set(result.clientId, [row.provenance.row]);
-      } else unidentifiedRejected++;
+      noteRejected(result.clientId, row.provenance.row);
       keep({
         provenance: row.provenance,
         ...(result.clientId !== undefined ? { clientId: result.clientId } : {}),
@@ -270,7 +268,7 @@ export async function mapRoster(
     rejectedNotStored,
     duplicateClientIds,
     warnings,
-    rejectedClientIds,
+    rejectedClientIds: new Set(rejectedRowsById.keys()),
     unidentifiedRejected,
     filteredRows,
     filteredRowsNotStored: counts.filtered - filteredRows.length,
