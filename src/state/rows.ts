@@ -1,9 +1,9 @@
 /**
- * Rows of the `records` and `runs` tables as both backends return them (the column names are the
- * same), turned into the store's types. Only `runs.dry_run` differs: SQLite keeps 0/1, PostgreSQL
- * a boolean.
+ * Rows of the `records`, `runs` and lock tables as both backends return them (the column names are
+ * the same; PostgreSQL's lock owner names its process start `proc_start` when read), turned into
+ * the store's types. Only `runs.dry_run` differs: SQLite keeps 0/1, PostgreSQL a boolean.
  */
-import type { OwnedRecord, RunRow } from './store.js';
+import type { LockInfo, OwnedRecord, RunRow } from './store.js';
 
 export interface RecordRow {
   client_id: string;
@@ -39,4 +39,18 @@ export function toRun(row: RunDbRow): RunRow {
     sourceSha256: row.source_sha256,
     countsJson: row.counts_json,
   };
+}
+
+export interface LockDbRow {
+  owner: string;
+  host: string;
+  pid: number;
+  proc_start: string | null;
+  started_at: string;
+  heartbeat_at: string;
+  run_id: string;
+}
+
+export function toLock(row: LockDbRow): LockInfo {
+  return { owner: row.owner, host: row.host, pid: row.pid, processStart: row.proc_start, startedAt: row.started_at, heartbeatAt: row.heartbeat_at, runId: row.run_id };
 }

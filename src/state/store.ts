@@ -21,7 +21,7 @@ import { fileSystemHint, fileSystemProblem } from '../file-system-problem.js';
 import type { FieldValue } from '../mapping/types.js';
 import { normalizeServiceUrl, type StateIdentity, type Target } from './identity.js';
 import { processAlive, processStartOf } from './liveness.js';
-import { toOwned, toRun, type RecordRow, type RunDbRow } from './rows.js';
+import { toLock, toOwned, toRun, type LockDbRow, type RecordRow, type RunDbRow } from './rows.js';
 
 export type { StateIdentity, Target } from './identity.js';
 
@@ -561,9 +561,7 @@ export class StateStore {
 
   readLock(): LockInfo | undefined {
     const row = this.db.prepare('SELECT * FROM lock WHERE id = 1').get() as LockDbRow | undefined;
-    return row
-      ? { owner: row.owner, host: row.host, pid: row.pid, processStart: row.proc_start, startedAt: row.started_at, heartbeatAt: row.heartbeat_at, runId: row.run_id }
-      : undefined;
+    return row ? toLock(row) : undefined;
   }
 
   /** Removes the lock whatever its state (`rostersync unlock`). Returns what was removed. */
@@ -581,16 +579,6 @@ export class StateStore {
     if (lock.host === hostname()) return !processAlive(lock.pid, lock.processStart);
     return this.now() - Date.parse(lock.heartbeatAt) > STALE_LOCK_MS;
   }
-}
-
-interface LockDbRow {
-  owner: string;
-  host: string;
-  pid: number;
-  proc_start: string | null;
-  started_at: string;
-  heartbeat_at: string;
-  run_id: string;
 }
 
 /**

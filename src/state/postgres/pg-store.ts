@@ -16,7 +16,7 @@ import { hostname } from 'node:os';
 import type { FieldValue } from '../../mapping/types.js';
 import { normalizeServiceUrl, type StateIdentity, type Target } from '../identity.js';
 import { processStartOf } from '../liveness.js';
-import { toOwned, toRun, type RecordRow, type RunDbRow } from '../rows.js';
+import { toLock, toOwned, toRun, type LockDbRow, type RecordRow, type RunDbRow } from '../rows.js';
 import {
   HASH_BATCH,
   StateError,
@@ -518,14 +518,13 @@ export class PgStateStore implements StateBackend {
 
   readLock(): LockInfo | undefined {
     const row = this.connection.query<LockDbRow>(
-      `SELECT o.* FROM ${S}.lock_owners o WHERE o.pipeline = $1 AND EXISTS (
+      `SELECT o.owner, o.host, o.pid, o.process_started_at AS proc_start, o.started_at, o.heartbeat_at, o.run_id
+       FROM ${S}.lock_owners o WHERE o.pipeline = $1 AND EXISTS (
          SELECT 1 FROM pg_locks l WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 1
            AND l.classid = (($2::bigint >> 32) & 4294967295)::oid AND l.objid = ($2::bigint & 4294967295)::oid)`,
       [this.pipeline, this.lockKey],
     )[0];
-    return row
-      ? { owner: row.owner, host: row.host, pid: row.pid, processStart: row.process_started_at, startedAt: row.started_at, heartbeatAt: row.heartbeat_at, runId: row.run_id }
-      : undefined;
+    return row ? toLock(row) : undefined;
   }
 
   /**
@@ -565,14 +564,4 @@ function batches<T>(items: readonly T[], size: number): T[][] {
   const result: T[][] = [];
   for (let start = 0; start < items.length; start += size) result.push(items.slice(start, start + size));
   return result;
-}
-
-interface LockDbRow {
-  owner: string;
-  host: string;
-  pid: number;
-  process_started_at: string | null;
-  started_at: string;
-  heartbeat_at: string;
-  run_id: string;
 }
