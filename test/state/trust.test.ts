@@ -10,12 +10,9 @@ import type { RunningEmulator } from '../../src/emulator/server.js';
 import type { RunReport } from '../../src/report/types.js';
 import { StateStore } from '../../src/state/store.js';
 import { planDigest, type PlanFile } from '../../src/sync/plan-file.js';
-import { cli, emulator, makeProject, people, type Project, type RosterRow } from '../sync/project.js';
+import { cli, DELETE, emulator, FULL, makeProject, PARTIAL, people, type Project, type RosterRow } from '../sync/project.js';
 import { existingGroupFixture, EXISTING_GROUP_ID, NOTES, COI, COI_YES, uiSet, uiGroup, writeCalls, recordsOf } from './helpers.js';
 
-const FULL = 'POST /api/external/author-from-group/:group_id/:client_id/';
-const PARTIAL = 'POST /api/external/author-from-group/:group_id/:client_id/partial/';
-const DELETE = 'DELETE /api/external/author-from-group/:group_id/:client_id/';
 const GROUP_CREATE = 'POST /api/external/authors-group/create/';
 
 let emu: RunningEmulator;

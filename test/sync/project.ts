@@ -97,6 +97,11 @@ export function groupRecords(running: RunningEmulator): Record<string, Record<st
   return {};
 }
 
+/** The emulator's route keys (`stats.calls`) of the three record writes. */
+export const FULL = 'POST /api/external/author-from-group/:group_id/:client_id/';
+export const PARTIAL = 'POST /api/external/author-from-group/:group_id/:client_id/partial/';
+export const DELETE = 'DELETE /api/external/author-from-group/:group_id/:client_id/';
+
 export function writes(running: RunningEmulator): { total: number; byRoute: Record<string, Record<string, number>> } {
   const stats = running.stats.snapshot();
   return { total: stats.writes.total, byRoute: stats.calls };

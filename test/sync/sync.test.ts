@@ -9,16 +9,13 @@ import type { RunningEmulator } from '../../src/emulator/server.js';
 import { loadPipeline } from '../../src/config/load.js';
 import { openState } from '../../src/state/paths.js';
 import type { RunReport } from '../../src/report/types.js';
-import { API_KEY, cli, emulator, groupRecords, makeProject, people, person, writes } from './project.js';
+import { API_KEY, cli, DELETE, emulator, FULL, groupRecords, makeProject, PARTIAL, people, person, writes } from './project.js';
 import { emulatorEnv, runCli } from '../support/cli.js';
 
 const LEVEL = '0b6f7a3e-1c2d-4e5f-8a9b-0c1d2e3f4a51';
 const REVIEWS = '2d8f9c5a-3e4f-4071-8cbd-2e3f4a5b6c73';
 const NOTES = '4f0b1e7c-5061-4293-8edf-4a5b6c7d8e95';
 const EXPERT = '5a1e0f6c-0001-4a00-8000-000000000003';
-const PARTIAL = 'POST /api/external/author-from-group/:group_id/:client_id/partial/';
-const FULL = 'POST /api/external/author-from-group/:group_id/:client_id/';
-const DELETE = 'DELETE /api/external/author-from-group/:group_id/:client_id/';
 
 let emu: RunningEmulator;
 beforeEach(async () => {
