@@ -59,9 +59,13 @@ function indexSegments(dir: string, root: string): string[] {
   return relative(dir, join(root, INDEX_FILE)).split(sep);
 }
 
+/** The system's code for a failed write (`EACCES`), else the error as text. */
+function codeOf(error: unknown): string {
+  return error instanceof Error && 'code' in error ? String(error.code) : String(error);
+}
+
 function cannotWrite(path: string, error: unknown): UserFacingError {
-  const reason = error instanceof Error && 'code' in error ? String(error.code) : String(error);
-  return new UserFacingError(`Cannot write the report to ${path} (${reason}).`, {
+  return new UserFacingError(`Cannot write the report to ${path} (${codeOf(error)}).`, {
     hint: 'Check that the directory exists or can be created and is writable, or choose another one with --report-dir.',
     cause: error,
   });
@@ -126,8 +130,7 @@ export async function writeReport(report: RunReport, options: WriteReportOptions
       await appendFile(stepSummary, `${markdown}\n`, 'utf8');
       written.stepSummary = stepSummary;
     } catch (error) {
-      const reason = error instanceof Error && 'code' in error ? String(error.code) : String(error);
-      written.warnings.push(`Could not append the summary to GITHUB_STEP_SUMMARY (${stepSummary}): ${reason}.`);
+      written.warnings.push(`Could not append the summary to GITHUB_STEP_SUMMARY (${stepSummary}): ${codeOf(error)}.`);
     }
   }
   return written;
@@ -148,7 +151,6 @@ async function recordHistory(report: RunReport, dir: string, options: WriteRepor
     written.pruned = await pruneReports({ root, keep: history.keep, now: history.now, ...(current ? { current } : {}) });
     written.files.index = await writeHistoryIndex(root, report.pipeline, history.keep);
   } catch (error) {
-    const reason = error instanceof Error && 'code' in error ? String(error.code) : String(error);
-    written.warnings.push(`Could not update the run history in ${root}: ${reason}.`);
+    written.warnings.push(`Could not update the run history in ${root}: ${codeOf(error)}.`);
   }
 }
