@@ -10,6 +10,7 @@ import {
   failedRecords,
   formatDuration,
   outcomesPresent,
+  plain,
   redactEmails,
   trippedGuards,
 } from './format.js';
@@ -36,11 +37,6 @@ const OUTCOME_STYLE: Record<RunReport['outcome'], Style> = {
   failed: 'red',
   interrupted: 'yellow',
 };
-
-/** Roster and service text must not move the cursor or recolour the terminal: control characters become `?`. */
-function plain(text: string): string {
-  return text.replace(/[\u0000-\u001f\u007f-\u009f]/g, '?');
-}
 
 /** How many failures the console lists before pointing at the report. */
 const CONSOLE_FAILURES = 5;

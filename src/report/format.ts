@@ -69,6 +69,11 @@ export function redactEmails(text: string): string {
   return text.replace(EMAIL_PATTERN, '<email>');
 }
 
+/** Roster and service text on a terminal must not move the cursor or recolour it: control characters become `?`. */
+export function plain(text: string): string {
+  return text.replace(/[\u0000-\u001f\u007f-\u009f]/g, '?');
+}
+
 /** Ends text with a full stop unless it already ends with punctuation, so a following sentence reads right. */
 export function sentence(text: string): string {
   return /[.!?…]$/.test(text.trim()) ? text.trim() : `${text.trim()}.`;

@@ -8,7 +8,7 @@
  * and the shape of each change stay visible.
  */
 import type { FieldValue } from '../mapping/types.js';
-import { ACTION_SYMBOL, formatProvenance } from './format.js';
+import { ACTION_SYMBOL, formatProvenance, plain } from './format.js';
 import type { FieldChange, PlanAction, RecordEntry, RunReport } from './types.js';
 
 export interface PlanDiffOptions {
@@ -32,11 +32,6 @@ const REASON_TEXT: Record<string, string> = {
   gone_from_roster: 'gone from the roster',
   client_id_changed: 'client_id changed',
 };
-
-/** Roster text must not move the cursor or recolour the terminal: control characters become `?`. */
-function plain(text: string): string {
-  return text.replace(/[\u0000-\u001f\u007f-\u009f]/g, '?');
-}
 
 /** A value as Terraform shows it: strings quoted, lists bracketed, `null` for a cleared field. */
 export function diffValue(value: FieldValue | undefined, mask: boolean): string {
