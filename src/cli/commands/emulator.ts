@@ -6,6 +6,7 @@
 import { resolve } from 'node:path';
 import type { CommandFactory } from '../command.js';
 import { action } from '../command.js';
+import { untilStopped } from '../until-stopped.js';
 import { EXIT, UserFacingError } from '../../errors.js';
 import { loadFixture, type Fixture } from '../../emulator/fixture.js';
 import { RATE_LIMIT_KINDS, type RateLimitKind } from '../../emulator/rate-limits.js';
@@ -145,22 +146,4 @@ function checkNumber(flag: string, value: number | undefined, rule: { min?: numb
       .join(' ');
     throw new UserFacingError(`${flag} must be ${range}, got ${String(value)}`);
   }
-}
-
-/** Resolves on the injected abort signal, or on SIGINT/SIGTERM when running as a process. */
-function untilStopped(signal: AbortSignal | undefined): Promise<void> {
-  return new Promise((resolvePromise) => {
-    if (signal) {
-      if (signal.aborted) resolvePromise();
-      else signal.addEventListener('abort', () => resolvePromise(), { once: true });
-      return;
-    }
-    const stop = (): void => {
-      process.off('SIGINT', stop);
-      process.off('SIGTERM', stop);
-      resolvePromise();
-    };
-    process.on('SIGINT', stop);
-    process.on('SIGTERM', stop);
-  });
 }

@@ -14,6 +14,7 @@ import { DEFAULT_SELECTION_STORE, openSelectionStore, sendTestWebhook, startWebh
 import type { CommandFactory } from '../command.js';
 import { action } from '../command.js';
 import type { CliIo } from '../io.js';
+import { untilStopped } from '../until-stopped.js';
 import { renderTable } from './manuscript.js';
 
 export const DEFAULT_WEBHOOK_PORT = 8787;
@@ -167,22 +168,6 @@ async function serve(io: CliIo, args: WebhookArgs): Promise<number> {
   return EXIT.ok;
 }
 
-function untilStopped(signal: AbortSignal | undefined): Promise<void> {
-  return new Promise((done) => {
-    if (signal) {
-      if (signal.aborted) done();
-      else signal.addEventListener('abort', () => done(), { once: true });
-      return;
-    }
-    const stop = (): void => {
-      process.off('SIGINT', stop);
-      process.off('SIGTERM', stop);
-      done();
-    };
-    process.on('SIGINT', stop);
-    process.on('SIGTERM', stop);
-  });
-}
 
 const REFEREE_COLUMNS = ['origin_id', 'manuscript_id', 'order', 'author_id', 'name', 'email', 'orcid', 'score', 'marked_by', 'groups'] as const;
 
