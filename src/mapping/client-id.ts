@@ -7,7 +7,7 @@ import type { ConfigProblem } from '../config-error.js';
 import type { SourceRow } from '../sources/types.js';
 import { cellText, isEmptyCell, sourceColumns } from './field-plan.js';
 import type { ClientIdSpec, MappingFile } from './schema.js';
-import { truncate } from './coerce.js';
+import { truncate } from '../sources/headers.js';
 import { applyTransform, normaliseOrcid } from './transforms.js';
 import type { FieldValue, RowProblem } from './types.js';
 

@@ -3,6 +3,7 @@
  * group, "Custom field value shapes"): number → JSON number, date → `YYYY-MM-DD`, options →
  * option api_ids. Pure functions; a failure is a value, not an exception.
  */
+import { truncate } from '../sources/headers.js';
 import type { CellValue } from '../sources/types.js';
 import type { DATE_FORMATS } from './schema.js';
 
@@ -177,8 +178,4 @@ export function coerceOption(label: string, index: OptionIndex): Coerced<string>
     `"${truncate(label, 40)}" is not one of the allowed labels: ${index.labels.join(', ')}`,
     'Use one of the allowed labels, or map this legacy label with `values:` in the mapping.',
   );
-}
-
-export function truncate(text: string, max = 80): string {
-  return text.length <= max ? text : `${text.slice(0, max - 1)}…`;
 }

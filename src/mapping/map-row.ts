@@ -4,7 +4,7 @@
  */
 import type { CellValue, SourceRow } from '../sources/types.js';
 import type { ClientIdPlan } from './client-id.js';
-import { truncate } from './coerce.js';
+import { truncate } from '../sources/headers.js';
 import { cellText, coerceValue, isEmptyCell, LIST_KINDS, type FieldPlan } from './field-plan.js';
 import { applyTransform, dedupe, splitValue } from './transforms.js';
 import type { DesiredRecord, FieldValue, RowProblem } from './types.js';

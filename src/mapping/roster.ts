@@ -19,7 +19,7 @@
  * a second time, only to collect those rows' cells. Without `reopen` they are left empty.
  */
 import type { CellValue, OpenedSource, Provenance } from '../sources/types.js';
-import { truncate } from './coerce.js';
+import { truncate } from '../sources/headers.js';
 import type { CompiledMapping } from './compile.js';
 import type { MapRowResult } from './map-row.js';
 import type { DesiredRecord, FilteredRow, RejectedRow, RowProblem } from './types.js';
