@@ -8,7 +8,18 @@
  * hold by construction. The PostgreSQL backend keeps that contract by running its client in a
  * worker thread and waiting for each answer (src/state/postgres/sync-connection.ts).
  */
+import { EXIT, UserFacingError } from '../errors.js';
 import type { StateStore } from './store.js';
 
 export type StateBackend = { [K in keyof StateStore]: StateStore[K] };
 
+/** The database stopped answering: the run must stop before sending another write. */
+export class StateUnavailableError extends UserFacingError {
+  override name = 'StateUnavailableError';
+  constructor(label: string, detail: string) {
+    super(`the state database ${label} is unreachable: ${detail}`, {
+      exitCode: EXIT.stateUnavailable,
+      hint: 'No write was sent after the database went away; writes in flight were journaled as sent and are written again on the next run. Bring the database back and run again: the run converges.',
+    });
+  }
+}

@@ -15,7 +15,7 @@ import { dialectFor } from '../report/rejected-csv.js';
 import { writeReport, type WrittenReport } from '../report/write.js';
 import { fileSystemHint, fileSystemProblem } from '../file-system-problem.js';
 import type { StateBackend } from '../state/backend.js';
-import { StateUnavailableError } from '../state/postgres/sync-connection.js';
+import { StateUnavailableError } from '../state/backend.js';
 import type { RunOptions } from './options.js';
 
 export interface RecordInput {

@@ -12,7 +12,8 @@
  */
 import { createRequire } from 'node:module';
 import { MessageChannel, receiveMessageOnPort, Worker, type MessagePort } from 'node:worker_threads';
-import { EXIT, UserFacingError } from '../../errors.js';
+import { UserFacingError } from '../../errors.js';
+import { StateUnavailableError } from '../backend.js';
 
 export interface Statement {
   text: string;
@@ -33,17 +34,6 @@ export interface ConnectionOptions {
   label: string;
   /** Longest wait for one answer before the database counts as gone. @default 30 s */
   timeoutMs?: number;
-}
-
-/** The database stopped answering: the run must stop before sending another write. */
-export class StateUnavailableError extends UserFacingError {
-  override name = 'StateUnavailableError';
-  constructor(label: string, detail: string) {
-    super(`the state database ${label} is unreachable: ${detail}`, {
-      exitCode: EXIT.stateUnavailable,
-      hint: 'No write was sent after the database went away; writes in flight were journaled as sent and are written again on the next run. Bring the database back and run again: the run converges.',
-    });
-  }
 }
 
 /** A statement the database refused (not a lost connection). */
