@@ -42,8 +42,9 @@ export function coerceNumber(cell: CellValue, decimal: '.' | ',' = '.'): Coerced
     decimal === '.' ? text.replace(/,/g, '') : text.replace(/[. \u00a0\u202f]/g, '').replace(',', '.');
   const value = Number(normalised);
   // A JSON number is a double: 99999999999999999999 would be sent as 1e20. Refuse what does not
-  // come back as written, rather than send another number.
-  if (canonicalDecimal(normalised) !== canonicalDecimal(plainDecimal(value))) {
+  // come back as written, rather than send another number. Text that is already the number's own
+  // spelling ("42", "3.5": most cells) round-trips by definition; only the rest needs the comparison.
+  if (normalised !== String(value) && canonicalDecimal(normalised) !== canonicalDecimal(plainDecimal(value))) {
     return fail(
       'inexact_number',
       `has more digits than a JSON number carries exactly (it would be sent as ${String(value)})`,

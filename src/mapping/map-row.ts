@@ -28,20 +28,29 @@ export interface RowRules {
 }
 
 export function mapRowWith(rules: RowRules, row: SourceRow): MapRowResult {
-  const mapFields = () => {
-    const rowProblems: RowProblem[] = [];
-    const fields: Record<string, FieldValue> = {};
-    for (const plan of rules.plans) fields[plan.key] = mapField(plan, row, rowProblems);
-    return { rowProblems, fields, id: rules.clientId.compute(row, fields, rowProblems) };
-  };
   for (const filter of rules.filters) {
     if (!filter.matches(row.values)) continue;
-    return { kind: 'filtered', reason: filter.reason, identify: () => identityOf(mapFields()) };
+    return { kind: 'filtered', reason: filter.reason, identify: () => identityOf(mapFields(rules, row)) };
   }
-  const mapped = mapFields();
-  const { rowProblems, fields, id } = mapped;
-  if (rowProblems.length || id === null) return { kind: 'rejected', problems: rowProblems, ...identityOf(mapped) };
+  // No closure or intermediate object per row: this is the per-row path of every plan.
+  const rowProblems: RowProblem[] = [];
+  const fields = fieldsOf(rules, row, rowProblems);
+  const id = rules.clientId.compute(row, fields, rowProblems);
+  if (rowProblems.length || id === null) return { kind: 'rejected', problems: rowProblems, ...identityOf({ fields, id }) };
   return { kind: 'record', record: { clientId: id, fields, provenance: row.provenance } };
+}
+
+function fieldsOf(rules: RowRules, row: SourceRow, rowProblems: RowProblem[]): Record<string, FieldValue> {
+  const fields: Record<string, FieldValue> = {};
+  for (const plan of rules.plans) fields[plan.key] = mapField(plan, row, rowProblems);
+  return fields;
+}
+
+/** A filtered row's fields and client_id, mapped only when the report names it. */
+function mapFields(rules: RowRules, row: SourceRow): { fields: Record<string, FieldValue>; id: string | null } {
+  const rowProblems: RowProblem[] = [];
+  const fields = fieldsOf(rules, row, rowProblems);
+  return { fields, id: rules.clientId.compute(row, fields, rowProblems) };
 }
 
 function problemFor(plan: FieldPlan, row: SourceRow, value: string, f: { code: string; message: string; hint: string }): RowProblem {
