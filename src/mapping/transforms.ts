@@ -136,8 +136,14 @@ export function dedupe(values: string[]): string[] {
 /** Splits a cell on any of the separators; pieces are trimmed and empty pieces dropped. */
 export function splitValue(value: string, separators: readonly string[]): string[] {
   let pieces = [value];
-  for (const sep of separators) pieces = pieces.flatMap((p) => p.split(sep));
-  return pieces.map((p) => p.trim()).filter((p) => p !== '');
+  for (const sep of separators) pieces = pieces.length === 1 ? pieces[0]!.split(sep) : pieces.flatMap((p) => p.split(sep));
+  // One pass, no intermediate arrays: this runs per cell of every split column.
+  const out: string[] = [];
+  for (const piece of pieces) {
+    const trimmed = piece.trim();
+    if (trimmed !== '') out.push(trimmed);
+  }
+  return out;
 }
 
 /** Levenshtein distance, for "did you mean" suggestions. */
