@@ -10,6 +10,7 @@ import type { BenchResults, Spread } from './run.js';
 const ANALYSIS = new URL('./analysis.md', import.meta.url);
 /** The XLSX readers' comparison (bench/xlsx-readers.ts writes its figures there), appended verbatim too. */
 const XLSX_READERS = new URL('./xlsx-readers.md', import.meta.url);
+const OTHER_BENCHMARKS = new URL('./other-benchmarks.md', import.meta.url);
 
 const fmt = (value: number, digits = 2) => (Number.isFinite(value) ? value.toFixed(digits) : '–');
 const cell = (s: Spread, digits = 2, unit = '') => `${fmt(s.median, digits)}${unit} (${fmt(s.min, digits)}–${fmt(s.max, digits)}, n=${s.n})`;
@@ -177,8 +178,9 @@ export function renderDoc(results: BenchResults): string {
     );
     lines.push('');
   }
-  // Hand-written sections kept verbatim: the analysis of missed targets, then the XLSX readers' comparison.
-  for (const section of [ANALYSIS, XLSX_READERS]) {
+  // Hand-written sections kept verbatim: the analysis of missed targets, the XLSX readers' comparison,
+  // then the separate scripts' recorded figures.
+  for (const section of [ANALYSIS, XLSX_READERS, OTHER_BENCHMARKS]) {
     if (!existsSync(section)) continue;
     lines.push(readFileSync(section, 'utf8').trim());
     lines.push('');
