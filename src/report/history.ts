@@ -127,13 +127,17 @@ export async function readHistory(root: string): Promise<RunSummary[]> {
   return runs.sort((a, b) => (a.startedAt === b.startedAt ? b.runId.localeCompare(a.runId) : b.startedAt.localeCompare(a.startedAt)));
 }
 
-/** Writes one run's summary and drops the oldest beyond HISTORY_LIMIT. */
-export async function appendHistory(root: string, summary: RunSummary): Promise<void> {
+/**
+ * Writes one run's summary and drops the oldest beyond HISTORY_LIMIT. Returns the summaries kept,
+ * newest first, so the index is built from this one read of the history folder.
+ */
+export async function appendHistory(root: string, summary: RunSummary): Promise<RunSummary[]> {
   const dir = join(root, HISTORY_DIR);
   await mkdir(dir, { recursive: true, mode: REPORT_DIR_MODE });
   await writeFileAtomic(join(dir, historyFileName(summary.runId)), `${JSON.stringify(summary, null, 2)}\n`);
   const runs = await readHistory(root);
   for (const old of runs.slice(HISTORY_LIMIT)) await rm(join(dir, historyFileName(old.runId)), { force: true });
+  return runs.slice(0, HISTORY_LIMIT);
 }
 
 function absoluteReportDir(root: string, run: RunSummary): string {
@@ -246,10 +250,13 @@ ${filtersBar(runs)}
   return pageShell({ title: escapeHtml(`rostersync · ${pipeline} · run history`), body });
 }
 
-/** Rebuilds `<root>/index.html` from the history files; returns its path. */
-export async function writeHistoryIndex(root: string, pipeline: string, keep?: KeepPolicy): Promise<string> {
+/**
+ * Rebuilds `<root>/index.html` from the history's summaries (appendHistory's answer, so the folder
+ * is read once per run); returns its path.
+ */
+export async function writeHistoryIndex(root: string, pipeline: string, runs: readonly RunSummary[], keep?: KeepPolicy): Promise<string> {
   const path = join(root, INDEX_FILE);
-  await writeFileAtomic(path, renderHistoryIndex({ pipeline, root, runs: await readHistory(root), ...(keep ? { keep } : {}) }));
+  await writeFileAtomic(path, renderHistoryIndex({ pipeline, root, runs, ...(keep ? { keep } : {}) }));
   return path;
 }
 

@@ -145,11 +145,11 @@ async function recordHistory(report: RunReport, dir: string, options: WriteRepor
   const root = resolve(history.root);
   try {
     await mkdir(root, { recursive: true, mode: REPORT_DIR_MODE });
-    await appendHistory(root, summarizeRun(report, { root, reportDir: dir, where: whereItRan(options.env) }));
+    const runs = await appendHistory(root, summarizeRun(report, { root, reportDir: dir, where: whereItRan(options.env) }));
     const inside = relative(root, dir);
     const current = inside && !inside.startsWith('..') && !isAbsolute(inside) ? basename(dir) : undefined;
     written.pruned = await pruneReports({ root, keep: history.keep, now: history.now, ...(current ? { current } : {}) });
-    written.files.index = await writeHistoryIndex(root, report.pipeline, history.keep);
+    written.files.index = await writeHistoryIndex(root, report.pipeline, runs, history.keep);
   } catch (error) {
     written.warnings.push(`Could not update the run history in ${root}: ${codeOf(error)}.`);
   }
