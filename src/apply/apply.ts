@@ -90,6 +90,7 @@ export async function applyPlan(options: ApplyOptions): Promise<ApplyResult> {
   const outcomes = new Map<string, ItemOutcome>();
   let stopped: ApplyResult['stopped'];
   let consecutiveUnavailable = 0;
+  const writer = groupAware(options.writer, options.groupId);
 
   for (const repair of plan.stateRepairs) {
     store.adopt({ clientId: repair.clientId, fieldsJson: repair.fieldsJson, hash: repair.hash, runId });
@@ -114,7 +115,7 @@ export async function applyPlan(options: ApplyOptions): Promise<ApplyResult> {
     let attempts = 1;
     const write: WriteOptions = { onSucceeded: (count) => (attempts = count) };
     try {
-      const sent = await send(options, item, write);
+      const sent = await send(writer, options.groupId, item, write);
       outcome = { outcome: 'done', httpStatus: 200, attempts, ...(sent === 'recreated' ? { recreated: true } : sent === 'adopted' ? { adopted: true } : {}) };
       consecutiveUnavailable = 0;
       if (item.action === 'delete') store.recordDeleted({ journalId, clientId: item.clientId, status: 200, attempts });
@@ -202,9 +203,7 @@ export async function applyPlan(options: ApplyOptions): Promise<ApplyResult> {
  * Sends one planned write. `recreated`: a partial update found the record deleted remotely and
  * recreated it; `adopted`: a create-if-absent found the record existing and wrote only managed fields.
  */
-async function send(options: ApplyOptions, item: PlanItem, write: WriteOptions): Promise<'written' | 'recreated' | 'adopted'> {
-  const { groupId } = options;
-  const writer = groupAware(options.writer, groupId);
+async function send(writer: RecordWriter, groupId: number, item: PlanItem, write: WriteOptions): Promise<'written' | 'recreated' | 'adopted'> {
   switch (item.action) {
     case 'create':
       if (item.ifAbsent) {
@@ -262,6 +261,5 @@ function managedFields(item: PlanItem): Fields {
 }
 
 function fullBody(item: PlanItem): Fields {
-  const fields = JSON.parse(item.desired!.fieldsJson) as Fields;
-  return Object.fromEntries(Object.entries(fields).filter(([, value]) => value !== null));
+  return Object.fromEntries(Object.entries(managedFields(item)).filter(([, value]) => value !== null));
 }
