@@ -150,7 +150,7 @@ export class RateLimiter {
    */
   turn(signal?: AbortSignal): Promise<void> {
     return new Promise<void>((resolve, reject) => {
-      const waiter: Waiter = { resolve, reject, signal };
+      const waiter: Waiter = { resolve, signal };
       if (signal) {
         waiter.onAbort = () => {
           const index = this.waiters.indexOf(waiter);
@@ -270,7 +270,6 @@ export class RateLimiter {
 
 interface Waiter {
   resolve: () => void;
-  reject: (reason: unknown) => void;
   signal: AbortSignal | undefined;
   onAbort?: () => void;
 }
