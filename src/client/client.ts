@@ -279,10 +279,10 @@ export function createClient(options: ClientOptions): ServiceClient {
       return { ok: false, error, outcome };
     }
     if (spec.okRequired && (parsed.data as { ok?: unknown }).ok !== true) {
-      const said = describeErrorBody(text, contentType, true).message;
-      const reason = said !== undefined && said !== '' ? `: ${excerpt(redactSecret(said, apiKey))}` : '';
+      const said = describeErrorBody(text, contentType, true);
+      const reason = said.message !== undefined && said.message !== '' ? `: ${excerpt(redactSecret(said.message, apiKey))}` : '';
       const message = `${method} ${path} answered ${status} with {"ok": false}; the service refused it and changed nothing${reason}`;
-      return { ok: false, error: new RefusedError(message, { ...details, serviceCode: describeErrorBody(text, contentType, true).code }), outcome };
+      return { ok: false, error: new RefusedError(message, { ...details, serviceCode: said.code }), outcome };
     }
     return { ok: true, value: parsed.data };
   }
