@@ -3,6 +3,7 @@
  * exit code, what it did, where its report is), then the exit code of the whole command.
  */
 import { relative } from 'node:path';
+import { actionTotal } from '../report/format.js';
 import type { ManyRunResult, PipelineOutcome } from '../sync/run-many.js';
 
 export function renderManySummary(result: ManyRunResult, options: { cwd: string; index?: string | undefined }): string {
@@ -22,9 +23,9 @@ function label(outcome: PipelineOutcome): string {
 function describe(outcome: PipelineOutcome, cwd: string): string {
   if (!outcome.result) return `error (exit ${outcome.exitCode}): ${outcome.error?.message ?? 'no report'}${outcome.error?.hint ? ` — ${outcome.error.hint}` : ''}`;
   const { report, written } = outcome.result;
-  const done = Object.entries(report.counts)
-    .map(([action, byOutcome]) => [action, Object.values(byOutcome).reduce((sum, n) => sum + (n ?? 0), 0)] as const)
-    .filter(([action, n]) => n > 0 && action !== 'noop')
+  const done = (['create', 'update', 'delete'] as const)
+    .map((action) => [action, actionTotal(report, action)] as const)
+    .filter(([, n]) => n > 0)
     .map(([action, n]) => `${n} ${action}`);
   const what = done.length > 0 ? done.join(', ') : 'no change';
   const message = report.message ? ` — ${report.message}` : '';

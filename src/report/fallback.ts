@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { EXIT, UserFacingError } from '../errors.js';
 import { fileSystemProblem } from '../file-system-problem.js';
-import { ACTIONS } from './format.js';
+import { ACTIONS, countOf } from './format.js';
 import type { RunReport } from './types.js';
 import { writeReport, type WriteReportOptions, type WrittenReport } from './write.js';
 
@@ -31,7 +31,7 @@ function segment(text: string): string {
 
 /** "3 created, 1 updated, 0 deleted": what the run did, for a message that must stand on its own. */
 export function writesDone(report: RunReport): string {
-  const done = (action: (typeof ACTIONS)[number]) => report.counts[action]?.done ?? 0;
+  const done = (action: (typeof ACTIONS)[number]) => countOf(report, action, 'done');
   return `${done('create')} created, ${done('update')} updated, ${done('delete')} deleted`;
 }
 
@@ -47,7 +47,7 @@ export async function writeReportOrFallback(report: RunReport, options: WriteRep
       written.warnings.unshift(`Could not write the report to ${options.dir}: ${primaryReason}. It was written to ${written.dir} instead.`);
       return written;
     } catch (fallback) {
-      const anyWrites = ACTIONS.some((action) => action !== 'noop' && (report.counts[action]?.done ?? 0) > 0);
+      const anyWrites = ACTIONS.some((action) => action !== 'noop' && countOf(report, action, 'done') > 0);
       throw new UserFacingError(
         `The run finished (${report.outcome}, ${writesDone(report)}) but its report could not be written: ` +
           `${options.dir}: ${primaryReason}; fallback ${dir}: ${reason(fallback)}.`,

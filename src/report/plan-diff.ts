@@ -8,7 +8,7 @@
  * and the shape of each change stay visible.
  */
 import type { FieldValue } from '../mapping/types.js';
-import { ACTION_SYMBOL, formatProvenance, plain } from './format.js';
+import { ACTION_SYMBOL, actionTotal, formatProvenance, plain } from './format.js';
 import type { FieldChange, PlanAction, RecordEntry, RunReport } from './types.js';
 
 export interface PlanDiffOptions {
@@ -70,7 +70,7 @@ function recordBlock(record: RecordEntry, options: PlanDiffOptions, paint: (styl
 export function renderPlanDiff(report: RunReport, options: PlanDiffOptions): string {
   const paint = (style: keyof typeof ANSI, text: string) => (options.color ? `\u001b[${ANSI[style]}m${text}\u001b[0m` : text);
   const changed = report.records.filter((record) => record.action !== 'noop');
-  const total = (action: PlanAction) => Object.values(report.counts[action] ?? {}).reduce((sum, n) => sum + (n ?? 0), 0);
+  const total = (action: PlanAction) => actionTotal(report, action);
   const limit = options.limit ?? DEFAULT_DIFF_LIMIT;
   const shown = limit > 0 ? changed.slice(0, limit) : changed;
 
@@ -94,5 +94,5 @@ export function renderPlanDiff(report: RunReport, options: PlanDiffOptions): str
 
 /** Whether the plan would change anything in the service (`--detailed-exitcode`). */
 export function planHasChanges(report: RunReport): boolean {
-  return (['create', 'update', 'delete'] as const).some((action) => Object.values(report.counts[action] ?? {}).some((n) => (n ?? 0) > 0));
+  return (['create', 'update', 'delete'] as const).some((action) => actionTotal(report, action) > 0);
 }
