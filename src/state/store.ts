@@ -134,6 +134,8 @@ export class StateStore {
       ),
       deleteRecord: db.prepare('DELETE FROM records WHERE client_id = ?'),
       releaseClaim: db.prepare('DELETE FROM shared.claims WHERE service = ? AND group_id = ? AND client_id = ? AND pipeline = ?'),
+      claimOwner: db.prepare<[string, number, string], { pipeline: string }>('SELECT pipeline FROM shared.claims WHERE service = ? AND group_id = ? AND client_id = ?'),
+      insertClaim: db.prepare('INSERT OR IGNORE INTO shared.claims(service, group_id, client_id, pipeline, claimed_at) VALUES (?, ?, ?, ?, ?)'),
       hashBatch: db.prepare(hashesQuery(HASH_BATCH)),
       journalInsert: db.prepare(
         `INSERT INTO journal(run_id, client_id, action, state, at) VALUES (?, ?, ?, 'planned', ?)`,
@@ -280,9 +282,8 @@ export class StateStore {
   claimOwners(target: Target, clientIds: readonly string[]): Map<string, string> {
     const service = normalizeServiceUrl(target.baseUrl);
     const result = new Map<string, string>();
-    const statement = this.db.prepare<[string, number, string], { pipeline: string }>('SELECT pipeline FROM shared.claims WHERE service = ? AND group_id = ? AND client_id = ?');
     for (const clientId of clientIds) {
-      const row = statement.get(service, target.groupId, clientId);
+      const row = this.stmts.claimOwner.get(service, target.groupId, clientId);
       if (row) result.set(clientId, row.pipeline);
     }
     return result;
@@ -295,13 +296,11 @@ export class StateStore {
   claim(target: Target, clientIds: readonly string[]): Map<string, string> {
     const service = normalizeServiceUrl(target.baseUrl);
     const now = new Date(this.now()).toISOString();
-    const insert = this.db.prepare('INSERT OR IGNORE INTO shared.claims(service, group_id, client_id, pipeline, claimed_at) VALUES (?, ?, ?, ?, ?)');
-    const owner = this.db.prepare<[string, number, string], { pipeline: string }>('SELECT pipeline FROM shared.claims WHERE service = ? AND group_id = ? AND client_id = ?');
     return this.db.transaction(() => {
       const taken = new Map<string, string>();
       for (const clientId of clientIds) {
-        if (insert.run(service, target.groupId, clientId, this.pipeline, now).changes > 0) continue;
-        const current = owner.get(service, target.groupId, clientId)?.pipeline;
+        if (this.stmts.insertClaim.run(service, target.groupId, clientId, this.pipeline, now).changes > 0) continue;
+        const current = this.stmts.claimOwner.get(service, target.groupId, clientId)?.pipeline;
         if (current !== undefined && current !== this.pipeline) taken.set(clientId, current);
       }
       return taken;
