@@ -544,7 +544,7 @@ function excerpt(text: string): string {
  * `{"detail": ...}`, `{"error": "..."}`, field errors `{"name": ["This field is required."]}` (also
  * under `errors`), and HTML error pages (their title and visible text, not the markup).
  */
-export function describeErrorBody(text: string, contentType: string, isJson: boolean): { message?: string; code?: string } {
+function describeErrorBody(text: string, contentType: string, isJson: boolean): { message?: string; code?: string } {
   if (text.trim() === '') return {};
   if (!isJson) {
     if (/html/i.test(contentType) || /^\s*<(!doctype|html)/i.test(text)) {

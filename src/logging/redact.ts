@@ -9,7 +9,7 @@
 const REDACTED = '[redacted]';
 
 /** The forms a secret can be echoed in, longest first so an encoded form wins over a prefix of it. */
-export function secretForms(secret: string): string[] {
+function secretForms(secret: string): string[] {
   const component = encodeURIComponent(secret);
   const forms = new Set([secret, component, component.replace(/%20/g, '+'), encodeURI(secret)]);
   return [...forms].filter((form) => form.length > 0).sort((a, b) => b.length - a.length);
