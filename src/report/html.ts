@@ -16,6 +16,7 @@ import {
   OUTCOMES,
   actionTotal,
   countOf,
+  failedRecords,
   formatDuration,
   formatProvenance,
   formatValue,
@@ -132,7 +133,7 @@ function changesSection(report: RunReport): string {
 }
 
 function failuresSection(report: RunReport): string {
-  const failed = report.records.filter((record) => record.outcome === 'failed');
+  const failed = failedRecords(report);
   const table = renderTable({
     columns: [{ label: 'client_id' }, { label: 'action' }, { label: 'status', num: true }, { label: 'attempts', num: true }, { label: 'error' }],
     rows: failed,
