@@ -126,13 +126,9 @@ export function lineStartOffset(buf: Buffer, line: number, from = 0): number | u
 
 /** Line breaks (`\n`, `\r\n`, lone `\r`) in a sample, for "the file has only N lines" messages. */
 export function countLines(buf: Buffer): number {
-  let lines = 0;
-  for (let i = 0; i < buf.length; i++) {
-    const b = buf[i];
-    if (b === 0x0a) lines++;
-    else if (b === 0x0d && buf[i + 1] !== 0x0a) lines++;
-  }
-  return buf.length > 0 && buf[buf.length - 1] !== 0x0a && buf[buf.length - 1] !== 0x0d ? lines + 1 : lines;
+  const breaks = lineBreaksIn(buf);
+  // A last line without a line break counts too.
+  return buf.length > 0 && buf[buf.length - 1] !== 0x0a && buf[buf.length - 1] !== 0x0d ? breaks + 1 : breaks;
 }
 
 export interface DelimiterGuess {
