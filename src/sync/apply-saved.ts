@@ -10,7 +10,6 @@ import { resolve } from 'node:path';
 import { loadPipeline } from '../config/load.js';
 import { EXIT, UserFacingError } from '../errors.js';
 import { buildPlan } from '../plan/build.js';
-import { sha256File } from '../sources/sha256-file.js';
 import { holdLock } from '../state/lock.js';
 import { openState } from '../state/paths.js';
 import { clientForPolicy } from './client-for-pipeline.js';
@@ -44,7 +43,7 @@ export async function applySavedPlan(planPath: string, options: Omit<RunOptions,
     const gathered = await gatherPlanInput({ pipeline, store, client, options: runOptions });
     const current = planBindings({
       pipeline,
-      sourceSha256: await sha256File(pipeline.source.file),
+      sourceSha256: gathered.source.sha256,
       stateSerial: gathered.stateSerial,
       baseUrl: options.service.baseUrl,
       groupId: gathered.groupId,
