@@ -12,7 +12,7 @@ export const REPORT_FILE_MODE = 0o600;
 export const REPORT_DIR_MODE = 0o700;
 
 /** A sibling temporary name for an atomic write of `path`. */
-export function tempPathFor(path: string): string {
+function tempPathFor(path: string): string {
   return join(dirname(path), `.${basename(path)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
 }
 
@@ -20,11 +20,11 @@ export function tempPathFor(path: string): string {
  * Writes `content` to `path` atomically with mode 0600: a sibling temporary file, fsync, rename.
  * An existing file is replaced, and ends up 0600 whatever its previous mode.
  */
-export async function writeFileAtomic(path: string, content: string): Promise<void> {
+export async function writeFileAtomic(path: string, content: string | Uint8Array): Promise<void> {
   const temp = tempPathFor(path);
   const handle = await open(temp, 'wx', REPORT_FILE_MODE);
   try {
-    await handle.writeFile(content, 'utf8');
+    await handle.writeFile(content, typeof content === 'string' ? 'utf8' : undefined);
     // open()'s mode is filtered by the umask; set it explicitly so it is exactly 0600.
     await handle.chmod(REPORT_FILE_MODE);
     await handle.sync();

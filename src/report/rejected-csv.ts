@@ -106,6 +106,13 @@ function unionOfKeys(rows: readonly RejectedRow[]): string[] {
   return [...seen];
 }
 
+/** The file's content in the dialect's encoding: Windows-1252 bytes, or UTF-8 text with a BOM. */
+export function encodeRejectedCsv(rows: readonly RejectedRow[], options: RejectedCsvOptions = {}): string | Buffer {
+  const text = renderRejectedCsv(rows, options);
+  // Windows-1252 has no BOM; a BOM on such a file would read as "ï»¿" in the first header.
+  return options.dialect?.encoding === 'windows-1252' ? iconv.encode(text, 'windows-1252') : `\uFEFF${text}`;
+}
+
 /** Writes rejected rows to `path` (mode 0600, replacing any file there). */
 export async function writeRejectedCsv(
   path: string,
@@ -116,9 +123,7 @@ export async function writeRejectedCsv(
   try {
     // An existing file keeps its old mode through open(); tighten it explicitly.
     await chmod(path, 0o600);
-    const text = renderRejectedCsv(rows, options);
-    // Windows-1252 has no BOM; a BOM on such a file would read as "ï»¿" in the first header.
-    await handle.writeFile(options.dialect?.encoding === 'windows-1252' ? iconv.encode(text, 'windows-1252') : `\uFEFF${text}`);
+    await handle.writeFile(encodeRejectedCsv(rows, options));
   } finally {
     await handle.close();
   }

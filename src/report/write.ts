@@ -6,14 +6,14 @@
  * sees half a report. Then, when asked, the run joins the pipeline's run history (history.ts:
  * summary, index page, retention.ts pruning) and report.md is appended to GITHUB_STEP_SUMMARY.
  */
-import { appendFile, chmod, mkdir, rename, rm } from 'node:fs/promises';
+import { appendFile, chmod, mkdir } from 'node:fs/promises';
 import { basename, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { UserFacingError } from '../errors.js';
-import { REPORT_DIR_MODE, tempPathFor, writeFileAtomic } from './atomic-file.js';
+import { REPORT_DIR_MODE, writeFileAtomic } from './atomic-file.js';
 import { appendHistory, INDEX_FILE, summarizeRun, whereItRan, writeHistoryIndex } from './history.js';
 import { REJECTED_CSV, renderHtml } from './html.js';
 import { renderMarkdown } from './markdown.js';
-import { writeRejectedCsv, type RejectedCsvOptions } from './rejected-csv.js';
+import { encodeRejectedCsv, type RejectedCsvOptions } from './rejected-csv.js';
 import { pruneReports, type KeepPolicy } from './retention.js';
 import type { RunReport } from './types.js';
 
@@ -71,18 +71,6 @@ function cannotWrite(path: string, error: unknown): UserFacingError {
   });
 }
 
-/** rejected.csv through `writeRejectedCsv` (formula escaping, the pipeline's CSV settings, 0600), made atomic by a rename. */
-async function writeRejectedCsvAtomic(path: string, rows: RunReport['rejectedRows'], options: RejectedCsvOptions = {}): Promise<void> {
-  const temp = tempPathFor(path);
-  try {
-    await writeRejectedCsv(temp, rows, options);
-    await rename(temp, path);
-  } catch (error) {
-    await rm(temp, { force: true });
-    throw error;
-  }
-}
-
 export async function writeReport(report: RunReport, options: WriteReportOptions): Promise<WrittenReport> {
   const dir = resolve(options.dir);
   try {
@@ -99,23 +87,19 @@ export async function writeReport(report: RunReport, options: WriteReportOptions
     md: join(dir, 'report.md'),
     html: join(dir, 'report.html'),
   };
-  const writes: [string, string][] = [
+  const writes: [string, string | Uint8Array][] = [
     [files.json, `${JSON.stringify(report, null, 2)}\n`],
     [files.md, markdown],
     [files.html, renderHtml(report, options.history ? { indexHref: indexSegments(dir, resolve(options.history.root)) } : {})],
   ];
+  if (report.rejectedRows.length > 0) {
+    // Formula escaping and the pipeline's CSV settings (rejected-csv.ts), written like the others.
+    files.rejectedCsv = join(dir, REJECTED_CSV);
+    writes.push([files.rejectedCsv, encodeRejectedCsv(report.rejectedRows, options.rejectedCsv)]);
+  }
   for (const [path, content] of writes) {
     try {
       await writeFileAtomic(path, content);
-    } catch (error) {
-      throw cannotWrite(path, error);
-    }
-  }
-  if (report.rejectedRows.length > 0) {
-    const path = join(dir, REJECTED_CSV);
-    try {
-      await writeRejectedCsvAtomic(path, report.rejectedRows, options.rejectedCsv);
-      files.rejectedCsv = path;
     } catch (error) {
       throw cannotWrite(path, error);
     }
