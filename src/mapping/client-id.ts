@@ -81,9 +81,10 @@ export function planClientId(spec: ClientIdSpec, mapping: MappingFile, problems:
 
   const cols = sourceColumns(spec);
   const join = spec.join ?? '-';
+  const columnLabel = cols.join(' + ');
   return {
     columns: cols,
-    columnLabel: cols.join(' + '),
+    columnLabel,
     compute(row, _fields, rowProblems) {
       const parts: string[] = [];
       for (const c of cols) {
@@ -93,10 +94,10 @@ export function planClientId(spec: ClientIdSpec, mapping: MappingFile, problems:
       // A combination of columns needs every part, or two people could share an id.
       const id = parts.length === cols.length ? finish(parts.join(join)) : '';
       if (id === '') {
-        rowProblems.push(missing(row, cols.join(' + '), cols.length > 1 ? 'a column of the id is empty' : 'the cell is empty'));
+        rowProblems.push(missing(row, columnLabel, cols.length > 1 ? 'a column of the id is empty' : 'the cell is empty'));
         return null;
       }
-      return pathSafe(row, cols.join(' + '), id, rowProblems);
+      return pathSafe(row, columnLabel, id, rowProblems);
     },
   };
 }
