@@ -30,3 +30,8 @@ export function timeHtml(iso: string): string {
   const utc = `${when.toISOString().slice(0, 19).replace('T', ' ')} UTC`;
   return `<time datetime="${escapeHtml(when.toISOString())}" title="${utc}">${utc}</time>`;
 }
+
+/** A run's outcome as the coloured badge every page shows (`dry_run` reads "dry run"). */
+export function outcomeBadgeHtml(outcome: string): string {
+  return `<span class="badge ${escapeHtml(outcome)}">${escapeHtml(outcome.replace('_', ' '))}</span>`;
+}

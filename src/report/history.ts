@@ -16,7 +16,7 @@ import { z } from 'zod';
 import { pageShell } from './assets.js';
 import { REPORT_DIR_MODE, writeFileAtomic } from './atomic-file.js';
 import { formatCount, renderTrendChart, type TrendPoint } from './charts.js';
-import { escapeHtml, relativeHref, timeHtml } from './escape.js';
+import { escapeHtml, outcomeBadgeHtml, relativeHref, timeHtml } from './escape.js';
 import { actionTotal, countOf, formatDuration, OUTCOMES, redactEmails } from './format.js';
 import { describeKeep, type KeepPolicy } from './retention.js';
 import { renderTable, text } from './table.js';
@@ -181,7 +181,7 @@ function trendPoints(runs: readonly RunSummary[]): TrendPoint[] {
 }
 
 function outcomeBadge(run: RunSummary): string {
-  return `<span class="badge ${escapeHtml(run.outcome)}">${escapeHtml(run.outcome.replace('_', ' '))}</span>`;
+  return outcomeBadgeHtml(run.outcome);
 }
 
 function runsTable(rows: readonly IndexRow[], combined: boolean): string {
