@@ -45,10 +45,10 @@ function withState<T>(
   return body(store, pipeline).finally(() => store.close());
 }
 
+const stateDirOption = { type: 'string', describe: 'State directory (overrides state_dir)' } as const;
+
 const pipelineArg = (y: Argv) =>
-  y
-    .positional('pipeline', { type: 'string', demandOption: true, describe: 'Pipeline file' })
-    .option('state-dir', { type: 'string', describe: 'State directory (overrides state_dir)' });
+  y.positional('pipeline', { type: 'string', demandOption: true, describe: 'Pipeline file' }).option('state-dir', stateDirOption);
 
 export const stateCommand: CommandFactory = (ctx) => ({
   command: 'state <command>',
@@ -173,7 +173,7 @@ export const stateCommand: CommandFactory = (ctx) => ({
         builder: (s: Argv) =>
           s
             .positional('pipeline', { type: 'string', describe: 'Pipeline file whose `state:` names the database (not needed with ROSTERSYNC_STATE_URL)' })
-            .option('state-dir', { type: 'string', describe: 'State directory (overrides state_dir)' }),
+            .option('state-dir', stateDirOption),
         handler: action(ctx, async (args: StateArgs) => {
           const pipeline = args.pipeline === undefined ? undefined : loadPipeline(resolve(ctx.io.cwd, String(args.pipeline)));
           const shared = pipeline ? sharedStateUrl(pipeline, ctx.io.env) : sharedStateUrl({ file: '(no pipeline)', config: {} }, ctx.io.env);
