@@ -141,8 +141,12 @@ export class SqliteSelectionStore implements SelectionStore {
   }
 
   async list(originId?: string): Promise<StoredSelection[]> {
-    const rows = this.db.prepare('SELECT selection_json FROM selections ORDER BY manuscript_id').pluck().all() as string[];
-    return rows.map(parseSelection).filter((s) => originId === undefined || s.origin_id === originId);
+    // Filtered in SQL, as the PostgreSQL store does: only the asked-for selections are parsed.
+    const rows = this.db
+      .prepare('SELECT selection_json FROM selections WHERE (@origin IS NULL OR origin_id = @origin) ORDER BY manuscript_id')
+      .pluck()
+      .all({ origin: originId ?? null }) as string[];
+    return rows.map(parseSelection);
   }
 
   async close(): Promise<void> {
