@@ -26,7 +26,7 @@ import { toLock, toOwned, toRun, type LockDbRow, type RecordRow, type RunDbRow }
 export type { StateIdentity, Target } from './identity.js';
 
 /** 2: lock owner's process start time, identity binding, claims and targets (`_shared.sqlite`). */
-export const STATE_SCHEMA_VERSION = 2;
+export const STATE_SCHEMA_VERSION = 3;
 
 /** The database shared by every pipeline of one state directory (no pipeline name starts with `_`). */
 export const SHARED_STATE_FILE = '_shared.sqlite';
@@ -127,12 +127,14 @@ export class StateStore {
       bumpSerial: db.prepare("UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'serial'"),
       getRecord: db.prepare<[string], RecordRow>('SELECT * FROM records WHERE client_id = ?'),
       upsertRecord: db.prepare(
-        `INSERT INTO records(client_id, fields_json, hash, run_id, source_row, updated_at)
-         VALUES (@clientId, @fieldsJson, @hash, @runId, @sourceRow, @updatedAt)
+        `INSERT INTO records(client_id, fields_json, hash, run_id, source_row, updated_at, row_key)
+         VALUES (@clientId, @fieldsJson, @hash, @runId, @sourceRow, @updatedAt, @rowKey)
          ON CONFLICT(client_id) DO UPDATE SET fields_json = excluded.fields_json, hash = excluded.hash,
-           run_id = excluded.run_id, source_row = excluded.source_row, updated_at = excluded.updated_at`,
+           run_id = excluded.run_id, source_row = excluded.source_row, updated_at = excluded.updated_at, row_key = excluded.row_key`,
       ),
       deleteRecord: db.prepare('DELETE FROM records WHERE client_id = ?'),
+      // Only while the record still holds the hash the key was computed for (see rowKeys()).
+      setRowKey: db.prepare('UPDATE records SET row_key = ? WHERE client_id = ? AND hash = ?'),
       releaseClaim: db.prepare('DELETE FROM shared.claims WHERE service = ? AND group_id = ? AND client_id = ? AND pipeline = ?'),
       claimOwner: db.prepare<[string, number, string], { pipeline: string }>('SELECT pipeline FROM shared.claims WHERE service = ? AND group_id = ? AND client_id = ?'),
       insertClaim: db.prepare('INSERT OR IGNORE INTO shared.claims(service, group_id, client_id, pipeline, claimed_at) VALUES (?, ?, ?, ?, ?)'),
@@ -388,6 +390,26 @@ export class StateStore {
     yield* this.db.prepare('SELECT client_id FROM records').pluck().iterate() as IterableIterator<string>;
   }
 
+  /**
+   * [row key, client_id] of every owned record whose row key is known, streamed from disk: the
+   * plan's fast path (src/plan/known-rows.ts). A row key is only ever stored together with the
+   * hash its row maps to (recordApplied, setRowKeys), and cleared by any other write of the record.
+   */
+  *rowKeys(): IterableIterator<[string, string]> {
+    yield* this.db.prepare('SELECT row_key, client_id FROM records WHERE row_key IS NOT NULL').raw().iterate() as IterableIterator<[string, string]>;
+  }
+
+  /**
+   * Stores the row keys of records whose row mapped to exactly what the inventory holds. A key is
+   * kept only if the record still has `hash` (a write since planning leaves it unset).
+   */
+  setRowKeys(entries: readonly { clientId: string; rowKey: string; hash: string }[]): void {
+    if (entries.length === 0) return;
+    this.db.transaction(() => {
+      for (const entry of entries) this.stmts.setRowKey.run(entry.rowKey, entry.clientId, entry.hash);
+    })();
+  }
+
   getOwned(clientId: string): OwnedRecord | undefined {
     const row = this.stmts.getRecord.get(clientId);
     return row ? toOwned(row) : undefined;
@@ -408,7 +430,18 @@ export class StateStore {
   }
 
   /** Writes the outcome of a successful create/update together with its journal entry. */
-  recordApplied(entry: { journalId: number; clientId: string; fieldsJson: string; hash: string; runId: string; sourceRow: number | null; status: number; attempts: number }): void {
+  recordApplied(entry: {
+    journalId: number;
+    clientId: string;
+    fieldsJson: string;
+    hash: string;
+    /** The raw row's key (src/mapping/row-key.ts) when the fields came from a row of the roster. */
+    rowKey?: string | undefined;
+    runId: string;
+    sourceRow: number | null;
+    status: number;
+    attempts: number;
+  }): void {
     this.db.transaction(() => {
       this.stmts.upsertRecord.run({
         clientId: entry.clientId,
@@ -417,6 +450,7 @@ export class StateStore {
         runId: entry.runId,
         sourceRow: entry.sourceRow,
         updatedAt: new Date(this.now()).toISOString(),
+        rowKey: entry.rowKey ?? null,
       });
       this.finishJournal(entry.journalId, 'done', entry.status, null, entry.attempts);
       this.stmts.bumpSerial.run();
@@ -436,7 +470,7 @@ export class StateStore {
   /** Adopts a record that already exists in the group (`state import`). */
   adopt(entry: { clientId: string; fieldsJson: string; hash: string; runId: string }): void {
     this.db.transaction(() => {
-      this.stmts.upsertRecord.run({ ...entry, sourceRow: null, updatedAt: new Date(this.now()).toISOString() });
+      this.stmts.upsertRecord.run({ ...entry, sourceRow: null, updatedAt: new Date(this.now()).toISOString(), rowKey: null });
       this.stmts.bumpSerial.run();
     })();
   }
@@ -643,7 +677,8 @@ function migrate(db: Database.Database): void {
       hash TEXT NOT NULL,
       run_id TEXT NOT NULL,
       source_row INTEGER,
-      updated_at TEXT NOT NULL
+      updated_at TEXT NOT NULL,
+      row_key TEXT
     ) WITHOUT ROWID;
     CREATE TABLE IF NOT EXISTS journal (
       id INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -698,6 +733,13 @@ function migrate(db: Database.Database): void {
       db.exec("ALTER TABLE lock ADD COLUMN proc_start TEXT; UPDATE meta SET value = '2' WHERE key = 'schema_version';");
     })();
     version = 2;
+  }
+  if (version === 2) {
+    // 2 → 3: the raw row's key beside each record, for the plan's fast path (NULL: take the full path).
+    db.transaction(() => {
+      db.exec("ALTER TABLE records ADD COLUMN row_key TEXT; UPDATE meta SET value = '3' WHERE key = 'schema_version';");
+    })();
+    version = 3;
   }
   if (version !== STATE_SCHEMA_VERSION) {
     throw new Error(`state schema version ${version} is not supported (expected ${STATE_SCHEMA_VERSION})`);
