@@ -66,7 +66,7 @@ export interface ApplyResult {
 }
 
 export interface ApplyOptions {
-  plan: Pick<Plan, 'items' | 'stateRepairs'>;
+  plan: Pick<Plan, 'items' | 'stateRepairs' | 'rowKeys'>;
   groupId: number;
   writer: RecordWriter;
   store: StateBackend;
@@ -95,6 +95,7 @@ export async function applyPlan(options: ApplyOptions): Promise<ApplyResult> {
   for (const repair of plan.stateRepairs) {
     store.adopt({ clientId: repair.clientId, fieldsJson: repair.fieldsJson, hash: repair.hash, runId });
   }
+  store.setRowKeys(plan.rowKeys);
 
   const stopNow = (): boolean => {
     if (stopped) return true;

@@ -18,7 +18,7 @@
  * already gone by then, so when `reopen` is given and duplicates were found, the source is read
  * a second time, only to collect those rows' cells. Without `reopen` they are left empty.
  */
-import type { CellValue, OpenedSource, Provenance } from '../sources/types.js';
+import type { CellValue, OpenedSource, Provenance, SourceRow } from '../sources/types.js';
 import { truncate } from '../sources/headers.js';
 import type { CompiledMapping } from './compile.js';
 import type { MapRowResult } from './map-row.js';
@@ -57,6 +57,11 @@ export interface RosterSummary {
   rejectedClientIds: Set<string>;
   /** Rejected rows whose client_id could not be read (unreadable lines, missing or invalid ids). */
   unidentifiedRejected: number;
+  /**
+   * Every client_id a valid row carried (duplicated ones included), with its first row: the
+   * roster's ids, which the planner compares with the inventory's.
+   */
+  firstRowById: ReadonlyMap<string, number>;
   /** Rows `skip_rows` left out, with the entry that matched, at most FILTERED_ROWS_LISTED of them. */
   filteredRows?: FilteredRow[];
   /** Filtered rows beyond that cap (counted, not listed). */
@@ -75,6 +80,21 @@ export interface MapRosterOptions {
   maxStoredRejected?: number;
   /** Stops reading between rows when aborted (the summary covers the rows read so far). */
   signal?: AbortSignal;
+  /** Skips mapping the rows the inventory knows unchanged (the plan's fast path). */
+  fastPath?: FastPath;
+}
+
+/**
+ * The plan's fast path, as the roster sees it. A row whose key names a record is not mapped: it
+ * is that record, unchanged, and goes to `onKnown` instead of `onRecord`. Duplicates are decided
+ * by client_id as for mapped rows. Other rows are mapped, and their record carries the row key.
+ */
+export interface FastPath {
+  /** The row's key (src/mapping/row-key.ts); undefined when the row has none. */
+  rowKey(row: SourceRow): string | undefined;
+  /** client_id of the unchanged owned record this row last mapped to, if any. */
+  knownClientId(rowKey: string): string | undefined;
+  onKnown(clientId: string): void;
 }
 
 export async function mapRoster(
@@ -114,6 +134,39 @@ export async function mapRoster(
     else rejectedRowsById.set(clientId, [rowNumber]);
   };
 
+  const fastPath = options.fastPath;
+  /** A valid row (mapped into `record`, or known unchanged when `record` is undefined): duplicates by client_id. */
+  // Not async: a promise (and a microtask) per row is measurable at a million rows.
+  const accept = (clientId: string, row: SourceRow, record: DesiredRecord | undefined): void | Promise<void> => {
+    const emit = (): void | Promise<void> => (record ? options.onRecord?.(record) : fastPath!.onKnown(clientId));
+    const seenAt = firstRow.get(clientId);
+    if (seenAt === undefined) {
+      firstRow.set(clientId, row.provenance.row);
+      return emit();
+    }
+    const rows = duplicateRows.get(clientId) ?? [seenAt];
+    rows.push(row.provenance.row);
+    duplicateRows.set(clientId, rows);
+    if (policy === 'reject') {
+      if (duplicateValues.size < cap) duplicateValues.set(row.provenance.row, row.values);
+      return;
+    }
+    counts.duplicatesIgnored++;
+    const ignoredRow = policy === 'first' ? row.provenance.row : rows[rows.length - 2]!;
+    const keptRow = policy === 'first' ? seenAt : row.provenance.row;
+    if (warnings.length < cap) {
+      warnings.push({
+        provenance: { ...row.provenance, row: ignoredRow },
+        column: compiled.clientIdColumn,
+        value: truncate(clientId),
+        code: 'duplicate_client_id_ignored',
+        message: `client_id "${truncate(clientId, 40)}" appears again; row ${ignoredRow} ignored, row ${keptRow} kept (duplicate_client_ids: ${policy})`,
+        hint: 'Merge the rows in the roster if they are the same person.',
+      });
+    }
+    return policy === 'last' ? emit() : undefined;
+  };
+
   for await (const item of source.items) {
     if (options.signal?.aborted) break;
     counts.rowsRead++;
@@ -142,6 +195,13 @@ export async function mapRoster(
     }
     const { row } = item;
     lastProvenance = row.provenance;
+    const rowKey = fastPath?.rowKey(row);
+    const knownClientId = rowKey === undefined ? undefined : fastPath!.knownClientId(rowKey);
+    if (knownClientId !== undefined) {
+      const pending = accept(knownClientId, row, undefined);
+      if (pending) await pending;
+      continue;
+    }
     const result = compiled.mapRow(row);
     if (result.kind === 'filtered') {
       counts.filtered++;
@@ -160,39 +220,9 @@ export async function mapRoster(
       });
       continue;
     }
-    const { record } = result;
-    const seenAt = firstRow.get(record.clientId);
-    if (seenAt === undefined) {
-      firstRow.set(record.clientId, row.provenance.row);
-      // Await only a real promise: a microtask per record is measurable at a million rows.
-      const pending = options.onRecord?.(record);
-      if (pending) await pending;
-      continue;
-    }
-    const rows = duplicateRows.get(record.clientId) ?? [seenAt];
-    rows.push(row.provenance.row);
-    duplicateRows.set(record.clientId, rows);
-    if (policy === 'reject') {
-      if (duplicateValues.size < cap) duplicateValues.set(row.provenance.row, row.values);
-      continue;
-    }
-    counts.duplicatesIgnored++;
-    const ignoredRow = policy === 'first' ? row.provenance.row : rows[rows.length - 2]!;
-    const keptRow = policy === 'first' ? seenAt : row.provenance.row;
-    if (warnings.length < cap) {
-      warnings.push({
-        provenance: { ...row.provenance, row: ignoredRow },
-        column: compiled.clientIdColumn,
-        value: truncate(record.clientId),
-        code: 'duplicate_client_id_ignored',
-        message: `client_id "${truncate(record.clientId, 40)}" appears again; row ${ignoredRow} ignored, row ${keptRow} kept (duplicate_client_ids: ${policy})`,
-        hint: 'Merge the rows in the roster if they are the same person.',
-      });
-    }
-    if (policy === 'last') {
-      const pending = options.onRecord?.(record);
-      if (pending) await pending;
-    }
+    if (rowKey !== undefined) result.record.rowKey = rowKey;
+    const pending = accept(result.record.clientId, row, result.record);
+    if (pending) await pending;
   }
 
   const duplicateClientIds = new Set(duplicateRows.keys());
@@ -269,6 +299,7 @@ export async function mapRoster(
     duplicateClientIds,
     warnings,
     rejectedClientIds: new Set(rejectedRowsById.keys()),
+    firstRowById: firstRow,
     unidentifiedRejected,
     filteredRows,
     filteredRowsNotStored: counts.filtered - filteredRows.length,

@@ -17,6 +17,8 @@ export interface DesiredRecord {
    */
   fields: Record<string, FieldValue>;
   provenance: Provenance;
+  /** The key of the row it was mapped from (src/mapping/row-key.ts), when the plan's fast path is on. */
+  rowKey?: string;
 }
 
 /** One thing wrong with one row, precise enough to fix the cell without guessing. */

@@ -46,7 +46,7 @@ export function buildPlan(input: BuildPlanInput): Plan {
     const { record } = item;
     const applied = lastApplied.get(record.clientId);
     const remoteFields = remote?.get(record.clientId);
-    const desired = { fieldsJson: item.fieldsJson, hash: item.hash };
+    const desired = { fieldsJson: item.fieldsJson, hash: item.hash, ...(record.rowKey !== undefined ? { rowKey: record.rowKey } : {}) };
     const retriedAction = previouslyFailed.get(record.clientId);
     const retried = retriedAction !== undefined;
     // Without a remote copy, the outcome of an unconfirmed write is unknown: a delete may have
@@ -78,7 +78,7 @@ export function buildPlan(input: BuildPlanInput): Plan {
     if (changed.length === 0) {
       noop += 1;
       if (applied === undefined || item.hash !== hashJson(canonicalJson(applied))) {
-        stateRepairs.push({ clientId: record.clientId, ...desired });
+        stateRepairs.push({ clientId: record.clientId, fieldsJson: item.fieldsJson, hash: item.hash });
       }
       return;
     }
@@ -126,6 +126,7 @@ export function buildPlan(input: BuildPlanInput): Plan {
     counts,
     orphans,
     stateRepairs,
+    rowKeys: classification.rowKeys,
     guards,
     refused: guards.some((guard) => guard.tripped),
     // rps 0: no max_rps, the pace is found at run time, so no duration can be told beforehand.

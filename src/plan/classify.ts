@@ -7,6 +7,7 @@
  */
 import type { DesiredRecord } from '../mapping/types.js';
 import { canonicalJson, hashJson } from './canonical.js';
+import type { RowKeyRepair } from './types.js';
 
 export interface ClassifiedRecord {
   record: DesiredRecord;
@@ -26,13 +27,21 @@ export interface Classification {
   unchangedCount: number;
   /** Owned client_ids the roster no longer has. */
   missing: string[];
+  /** Row keys to store for unchanged records (their rows took the full path). */
+  rowKeys: RowKeyRepair[];
 }
 
 export class RosterClassifier {
   private readonly keepUnchanged: boolean;
   private readonly rewrite: ReadonlySet<string>;
+  /**
+   * Status of the records that are not unchanged (and of all, with `keepUnchanged`). An id of the
+   * roster absent here is unchanged: a million unchanged rows cost no entry.
+   */
   private readonly status = new Map<string, Status>();
   private readonly kept = new Map<string, ClassifiedRecord>();
+  /** Unchanged records mapped on the full path whose row key the inventory lacks. */
+  private readonly rowKeys: RowKeyRepair[] = [];
 
   /**
    * `rewrite`: client_ids whose last write failed or never finished. The service may hold
@@ -52,31 +61,39 @@ export class RosterClassifier {
     const hash = hashJson(fieldsJson);
     const status: Status =
       ownedHash === undefined ? 'created' : ownedHash === hash && !this.rewrite.has(record.clientId) ? 'unchanged' : 'changed';
-    this.status.set(record.clientId, status);
-    if (status !== 'unchanged' || this.keepUnchanged) this.kept.set(record.clientId, { record, fieldsJson, hash });
-    else this.kept.delete(record.clientId);
+    if (status === 'unchanged' && record.rowKey !== undefined) this.rowKeys.push({ clientId: record.clientId, rowKey: record.rowKey, hash });
+    if (status !== 'unchanged' || this.keepUnchanged) {
+      this.status.set(record.clientId, status);
+      this.kept.set(record.clientId, { record, fieldsJson, hash });
+    } else {
+      this.addUnchanged(record.clientId);
+    }
   }
 
-  /** Whether the roster carried this client_id (rejected duplicates included). */
-  has(clientId: string): boolean {
-    return this.status.has(clientId);
+  /** Adds a record known unchanged without mapping it (the fast path: its row key matched). */
+  addUnchanged(clientId: string): void {
+    this.status.delete(clientId);
+    this.kept.delete(clientId);
   }
 
   /**
-   * Closes the stream. `ownedIds` lists every client_id of the inventory (streamed, to find those
-   * the roster no longer has). `drop` holds client_ids that are in the roster but must not be
-   * written: rows rejected for their values, and duplicates found after the first row streamed
-   * by. Being in the roster, they are never deleted either.
+   * Closes the stream. `rosterIds` holds every client_id the roster's valid rows carried (each
+   * added here), `ownedIds` every client_id of the inventory (streamed, to find those the roster
+   * no longer has). `drop` holds client_ids that are in the roster but must not be written: rows
+   * rejected for their values, and duplicates found after the first row streamed by. Being in the
+   * roster, they are never deleted either.
    */
-  finish(ownedIds: Iterable<string>, drop: ReadonlySet<string> = new Set()): Classification {
-    const result: Classification = { created: [], changed: [], unchanged: [], unchangedCount: 0, missing: [] };
-    for (const [clientId, status] of this.status) {
+  finish(rosterIds: ReadonlyMap<string, unknown>, ownedIds: Iterable<string>, drop: ReadonlySet<string> = new Set()): Classification {
+    const result: Classification = { created: [], changed: [], unchanged: [], unchangedCount: 0, missing: [], rowKeys: [] };
+    for (const clientId of rosterIds.keys()) {
       if (drop.has(clientId)) continue;
+      const status = this.status.get(clientId) ?? 'unchanged';
       if (status === 'unchanged') result.unchangedCount += 1;
       const item = this.kept.get(clientId);
       if (item) result[status].push(item);
     }
-    for (const clientId of ownedIds) if (!this.status.has(clientId) && !drop.has(clientId)) result.missing.push(clientId);
+    for (const clientId of ownedIds) if (!rosterIds.has(clientId) && !drop.has(clientId)) result.missing.push(clientId);
+    result.rowKeys = this.rowKeys.filter((entry) => !drop.has(entry.clientId) && (this.status.get(entry.clientId) ?? 'unchanged') === 'unchanged');
     return result;
   }
 }

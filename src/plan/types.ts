@@ -62,7 +62,7 @@ export const planItemSchema = z.strictObject({
    */
   ifAbsent: z.boolean().optional(),
   /** What the inventory records once the write succeeds (all managed fields, canonical). */
-  desired: z.strictObject({ fieldsJson: z.string(), hash: z.string() }).optional(),
+  desired: z.strictObject({ fieldsJson: z.string(), hash: z.string(), rowKey: z.string().optional() }).optional(),
   changes: z.array(fieldChangeSchema),
   provenance: provenanceSchema.optional(),
   /** For a client_id change: the other client_id of the delete + create pair. */
@@ -73,6 +73,13 @@ export type PlanItem = z.infer<typeof planItemSchema>;
 /** Inventory corrections that need no call (the remote already matches the roster). */
 export const stateRepairSchema = z.strictObject({ clientId: z.string(), fieldsJson: z.string(), hash: z.string() });
 export type StateRepair = z.infer<typeof stateRepairSchema>;
+
+/**
+ * The row key of an unchanged record whose row was mapped (the inventory did not know the key):
+ * stored so the next run takes that row's fast path. Needs no call.
+ */
+export const rowKeyRepairSchema = z.strictObject({ clientId: z.string(), rowKey: z.string(), hash: z.string() });
+export type RowKeyRepair = z.infer<typeof rowKeyRepairSchema>;
 
 export const planCountsSchema = z.strictObject({ create: z.number().int(), update: z.number().int(), delete: z.number().int(), noop: z.number().int() });
 export type PlanCounts = z.infer<typeof planCountsSchema>;
@@ -87,6 +94,7 @@ export const planSchema = z.strictObject({
   /** Owned records gone from the roster that upsert mode keeps. */
   orphans: z.array(z.string()),
   stateRepairs: z.array(stateRepairSchema),
+  rowKeys: z.array(rowKeyRepairSchema).default([]),
   guards: z.array(guardResultSchema),
   /** True when a tripped guard refuses the run. */
   refused: z.boolean(),

@@ -11,7 +11,9 @@ import type { CallOptions, ServiceClient } from '../client/client.js';
 import { NotFoundError } from '../client/errors.js';
 import type { ResolvedPipeline } from '../config/load.js';
 import { compileMapping } from '../mapping/compile.js';
-import { mapRoster, type RosterSummary } from '../mapping/roster.js';
+import { mapRoster, type FastPath, type RosterSummary } from '../mapping/roster.js';
+import { rowKeyOf, rowKeySalt } from '../mapping/row-key.js';
+import { KnownRows } from '../plan/known-rows.js';
 import type { DesiredRecord } from '../mapping/types.js';
 import { loadFieldsFile } from '../config/fields-file.js';
 import type { BuildPlanInput } from '../plan/build.js';
@@ -41,7 +43,7 @@ export interface GatheredInput {
 
 type GatherOptions = Pick<
   RunOptions,
-  'service' | 'fieldsFile' | 'cwd' | 'signal' | 'refresh' | 'maxRps' | 'allowDeletes' | 'allowSourceDrop' | 'allowEmptySource' | 'allowIdentityChanges' | 'createGroup'
+  'service' | 'fieldsFile' | 'cwd' | 'signal' | 'refresh' | 'maxRps' | 'allowDeletes' | 'allowSourceDrop' | 'allowEmptySource' | 'allowIdentityChanges' | 'createGroup' | 'fastPath'
 >;
 
 export async function gatherPlanInput(input: { pipeline: ResolvedPipeline; store: StateBackend; client: ServiceClient; options: GatherOptions }): Promise<GatheredInput> {
@@ -82,11 +84,15 @@ export async function gatherPlanInput(input: { pipeline: ResolvedPipeline; store
     }
     pending.length = 0;
   };
+  const fastPath = options.fastPath === false || options.refresh || binding.sharedPrefixes || shared
+    ? undefined
+    : knownRowsFastPath({ store, classifier, rewrite: unfinished, salt: rowKeySalt({ mappingHash: pipeline.mappingHash, listing, headers: opened.headers, format: opened.format }), headers: opened.headers });
   const roster = await mapRoster(opened, compiled, {
     onRecord: (record) => {
       if (pending.push(record) >= HASH_BATCH) classifyPending();
     },
     reopen,
+    ...(fastPath ? { fastPath } : {}),
   });
   classifyPending();
   // Readers add notes while reading (merged cells, an encoding switch), so collect them after.
@@ -95,7 +101,7 @@ export async function gatherPlanInput(input: { pipeline: ResolvedPipeline; store
   const keepAsIs = new Set(roster.rejectedClientIds);
   if (compiled.duplicatePolicy === 'reject') for (const clientId of roster.duplicateClientIds) keepAsIs.add(clientId);
   for (const clientId of foreign.keys()) keepAsIs.add(clientId);
-  const classification = classifier.finish(store.ownedIds(), keepAsIs);
+  const classification = classifier.finish(roster.firstRowById, store.ownedIds(), keepAsIs);
   if (shared) {
     // An owned record another pipeline also claims (a state shared by mistake) is never deleted here.
     const claimedBy = store.claimOwners(shared, classification.missing);
@@ -118,7 +124,7 @@ export async function gatherPlanInput(input: { pipeline: ResolvedPipeline; store
   // group may hold a record of that id that this pipeline never owned.
   for (const [clientId, write] of unfinished) {
     if (write.action === 'delete' || !mayHaveWritten(write)) continue;
-    if (!classifier.has(clientId) && !keepAsIs.has(clientId) && store.getOwned(clientId) === undefined) classification.missing.push(clientId);
+    if (!roster.firstRowById.has(clientId) && !keepAsIs.has(clientId) && store.getOwned(clientId) === undefined) classification.missing.push(clientId);
   }
 
   const needApplied = [
@@ -170,6 +176,29 @@ export async function gatherPlanInput(input: { pipeline: ResolvedPipeline; store
     groupId,
     optionLabels: new Map(listing.author_from_group.flatMap((field) => (field.options ?? []).map((option) => [option.api_id, option.option] as const))),
     notes,
+  };
+}
+
+/**
+ * The plan's fast path: a row whose key the inventory holds is its record, unchanged, and is not
+ * mapped. Off with --refresh (the remote decides), --no-fast-path, and on a shared group (each
+ * row's claim is checked). A record whose last write failed or never finished is always mapped.
+ */
+function knownRowsFastPath(input: {
+  store: StateBackend;
+  classifier: RosterClassifier;
+  rewrite: ReadonlyMap<string, unknown>;
+  salt: string;
+  headers: readonly string[];
+}): FastPath {
+  const known = KnownRows.from(input.store.rowKeys(), input.store.ownedCount());
+  return {
+    rowKey: (row) => rowKeyOf(input.salt, input.headers, row.values),
+    knownClientId: (rowKey) => {
+      const clientId = known.clientIdOf(rowKey);
+      return clientId === undefined || input.rewrite.has(clientId) ? undefined : clientId;
+    },
+    onKnown: (clientId) => input.classifier.addUnchanged(clientId),
   };
 }
 

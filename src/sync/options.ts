@@ -11,6 +11,11 @@ export interface RunOptions {
   dryRun?: boolean;
   /** `planned`: GET every planned key; `all`: every owned key too. */
   refresh?: false | 'planned' | 'all';
+  /**
+   * false (`--no-fast-path`): map every row, even those the inventory knows unchanged by their row
+   * key. The fast path is also off with `refresh`.
+   */
+  fastPath?: boolean;
   allowDeletes?: number;
   allowSourceDrop?: boolean;
   allowEmptySource?: boolean;

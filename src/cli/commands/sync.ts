@@ -38,6 +38,7 @@ interface RunArgs extends ConnectionArgs {
   'report-dir'?: string;
   'state-dir'?: string;
   'fields-file'?: string;
+  'fast-path'?: boolean;
   json?: boolean;
   mask?: boolean;
   'diff-limit'?: number;
@@ -52,6 +53,7 @@ function runOptions<T>(y: Argv<T>) {
     .option('report-dir', { type: 'string', describe: 'Write the report here instead of <pipeline dir>/reports/<pipeline>/<run id>' })
     .option('state-dir', { type: 'string', describe: 'State directory (overrides state_dir)' })
     .option('fields-file', { type: 'string', describe: 'Saved custom-fields listing (`rostersync fields --json`) instead of asking the service' })
+    .option('fast-path', { type: 'boolean', default: true, describe: 'Take rows whose raw cells the inventory knows as unchanged without mapping them; --no-fast-path maps every row' })
     .option('json', { type: 'boolean', default: false, describe: 'Print the report JSON instead of the summary' });
 }
 
@@ -87,6 +89,7 @@ function commonRunOptions(args: RunArgs, io: CliIo): Omit<RunOptions, 'pipelineP
     ...(args['report-dir'] !== undefined ? { reportDir: args['report-dir'] } : {}),
     ...(args['state-dir'] !== undefined ? { stateDir: args['state-dir'] } : {}),
     ...(args['fields-file'] !== undefined ? { fieldsFile: args['fields-file'] } : {}),
+    ...(args['fast-path'] === false ? { fastPath: false } : {}),
   };
 }
 
