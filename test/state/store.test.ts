@@ -8,6 +8,7 @@ import { mkdtempSync, statSync, writeFileSync } from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import type { StateBackend } from '../../src/state/backend.js';
 import { SHARED_STATE_FILE, STALE_LOCK_MS, StateError, StateStore } from '../../src/state/store.js';
 import { stateBackends } from '../support/state-backends.js';
 
@@ -156,6 +157,79 @@ describe.each(backends)('state store on $name', (backend) => {
     again.close();
     expect((await backend.location()).open('p').planSecret()).not.toBe(secret);
   });
+
+  // The plan's fast path trusts a stored row key to mean "this row maps to exactly this record":
+  // a key must never outlive the fields it was stored with.
+  const applied = (store: StateBackend, clientId: string, hash: string, rowKey?: string) => {
+    const journalId = store.journalPlanned('r', clientId, 'update');
+    store.recordApplied({ journalId, clientId, fieldsJson: `{"h":"${hash}"}`, hash, runId: 'r', sourceRow: 2, status: 200, attempts: 1, ...(rowKey === undefined ? {} : { rowKey }) });
+  };
+  const keysOf = (store: StateBackend) => [...store.rowKeys()].sort((a, b) => (a[1] < b[1] ? -1 : 1));
+
+  it('stores the row key of each applied record and streams the known ones across pages', async () => {
+    // Pages of 3 rows on PostgreSQL: 9 keys end exactly on a page boundary, 11 ids do not.
+    const store = (await backend.location()).open('p', { pageSize: 3 });
+    expect([...store.rowKeys()]).toEqual([]);
+    const ids = Array.from({ length: 9 }, (_, i) => `id-${i}`);
+    for (const id of ids) applied(store, id, `h-${id}`, `key-${id}`);
+    applied(store, 'no-key', 'h');
+    store.adopt({ clientId: 'adopted', fieldsJson: '{}', hash: 'h', runId: 'r' });
+    expect(keysOf(store)).toEqual(ids.map((id) => [`key-${id}`, id]));
+    expect([...store.ownedIds()].sort()).toEqual(['adopted', ...ids, 'no-key'].sort());
+    store.close();
+  });
+
+  it('clears a row key on every other write of its record, and forgets it with the record', async () => {
+    const store = (await backend.location()).open('p');
+    applied(store, 'a', 'h1', 'ka');
+    applied(store, 'b', 'h1', 'kb');
+    applied(store, 'c', 'h1', 'kc');
+    applied(store, 'd', 'h1', 'kd');
+    // Applied again without a key (a row with a NUL, or not from the roster): unknown.
+    applied(store, 'a', 'h2');
+    // Adopted (state import): its fields did not come from a row.
+    store.adopt({ clientId: 'b', fieldsJson: '{}', hash: 'h1', runId: 'r' });
+    // Deleted and forgotten records take their keys with them, and come back without one.
+    store.recordDeleted({ journalId: store.journalPlanned('r', 'c', 'delete'), clientId: 'c', status: 200, attempts: 1 });
+    expect(store.forget('d')).toBe(true);
+    expect(keysOf(store)).toEqual([]);
+    store.adopt({ clientId: 'c', fieldsJson: '{}', hash: 'h1', runId: 'r' });
+    store.adopt({ clientId: 'd', fieldsJson: '{}', hash: 'h1', runId: 'r' });
+    expect(keysOf(store)).toEqual([]);
+    // A new key replaces the old one.
+    applied(store, 'a', 'h3', 'ka3');
+    applied(store, 'a', 'h3', 'ka4');
+    expect(keysOf(store)).toEqual([['ka4', 'a']]);
+    expect(store.retarget({ baseUrl: null, groupId: null })).toEqual({ released: 4 });
+    expect(keysOf(store)).toEqual([]);
+    store.close();
+  });
+
+  it('sets row keys only on owned records that still have the hash the key was computed for', async () => {
+    // Pages of 2 on PostgreSQL: setRowKeys spans several batches in one transaction.
+    const store = (await backend.location()).open('p', { pageSize: 2 });
+    for (const id of ['a', 'b', 'c', 'd']) store.adopt({ clientId: id, fieldsJson: '{}', hash: `h-${id}`, runId: 'r' });
+    const serial = store.serial();
+    store.setRowKeys([]);
+    store.setRowKeys([
+      { clientId: 'a', rowKey: 'ka', hash: 'h-a' },
+      { clientId: 'b', rowKey: 'kb', hash: 'written since planning' },
+      { clientId: 'not-owned', rowKey: 'kx', hash: 'h-a' },
+      { clientId: 'c', rowKey: 'kc-first', hash: 'h-c' },
+      { clientId: 'c', rowKey: 'kc', hash: 'h-c' },
+    ]);
+    expect(keysOf(store)).toEqual([['ka', 'a'], ['kc', 'c']]);
+    expect(store.ownedCount()).toBe(4);
+    // A cache beside the inventory: saved plans bound to the serial stay valid.
+    expect(store.serial()).toBe(serial);
+    // A later write of the record clears it; a key for the new hash is taken.
+    applied(store, 'a', 'h-a2');
+    store.setRowKeys([{ clientId: 'a', rowKey: 'ka-old', hash: 'h-a' }, { clientId: 'd', rowKey: 'kd', hash: 'h-d' }]);
+    expect(keysOf(store)).toEqual([['kc', 'c'], ['kd', 'd']]);
+    store.setRowKeys([{ clientId: 'a', rowKey: 'ka2', hash: 'h-a2' }]);
+    expect(keysOf(store)).toEqual([['ka2', 'a'], ['kc', 'c'], ['kd', 'd']]);
+    store.close();
+  });
 });
 
 describe('StateStore (SQLite only)', () => {
@@ -210,17 +284,53 @@ describe('StateStore (SQLite only)', () => {
     store.close();
   });
 
-  it('migrates a version 1 state (lock without process start time)', () => {
+  // An older state file: the tables whose shape changed since, as that version created them (the
+  // others are created as they are now), holding one applied record.
+  const olderState = (version: 1 | 2) => {
     const path = dbPath();
-    const v1 = new Database(path);
-    v1.exec(`CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-      CREATE TABLE lock (id INTEGER PRIMARY KEY CHECK (id = 1), owner TEXT NOT NULL, host TEXT NOT NULL, pid INTEGER NOT NULL, started_at TEXT NOT NULL, heartbeat_at TEXT NOT NULL, run_id TEXT NOT NULL);
-      INSERT INTO meta VALUES ('schema_version', '1'), ('serial', '4'), ('pipeline', 'p'), ('group_id', '12');`);
-    v1.close();
+    const old = new Database(path);
+    old.exec(`CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+      CREATE TABLE records (client_id TEXT PRIMARY KEY, fields_json TEXT NOT NULL, hash TEXT NOT NULL, run_id TEXT NOT NULL, source_row INTEGER, updated_at TEXT NOT NULL) WITHOUT ROWID;
+      CREATE TABLE lock (id INTEGER PRIMARY KEY CHECK (id = 1), owner TEXT NOT NULL, host TEXT NOT NULL, pid INTEGER NOT NULL, ${version === 2 ? 'proc_start TEXT, ' : ''}started_at TEXT NOT NULL, heartbeat_at TEXT NOT NULL, run_id TEXT NOT NULL);
+      INSERT INTO meta VALUES ('schema_version', '${version}'), ('serial', '4'), ('pipeline', 'p'), ('group_id', '12');
+      INSERT INTO records VALUES ('a', '{"name":"A"}', 'h-a', 'r0', 2, '2026-11-01T00:00:00.000Z');`);
+    old.close();
+    return path;
+  };
+  const schemaVersionOf = (path: string) => {
+    const db = new Database(path, { readonly: true });
+    try {
+      return (db.prepare("SELECT value FROM meta WHERE key = 'schema_version'").get() as { value: string }).value;
+    } finally {
+      db.close();
+    }
+  };
+
+  it.each([1, 2] as const)('migrates a version %i state: records kept without row keys, lock with process start time', (version) => {
+    const path = olderState(version);
     const store = StateStore.open(path, 'p');
     expect(store.identity()).toMatchObject({ groupId: 12, baseUrl: null, groupCreatedHere: false });
-    expect(store.acquireLock('r')).toMatchObject({ runId: 'r' });
+    expect(store.acquireLock('r')).toMatchObject({ runId: 'r', processStart: expect.any(String) });
     expect(store.serial()).toBe(4);
+    expect(store.getOwned('a')).toEqual({ clientId: 'a', fieldsJson: '{"name":"A"}', hash: 'h-a', runId: 'r0', sourceRow: 2 });
+    // No key is known for what an older version wrote: every row takes the full path once.
+    expect([...store.rowKeys()]).toEqual([]);
+    store.setRowKeys([{ clientId: 'a', rowKey: 'ka', hash: 'h-a' }]);
+    expect([...store.rowKeys()]).toEqual([['ka', 'a']]);
     store.close();
+    expect(schemaVersionOf(path)).toBe('3');
+    // Opening the migrated file again migrates nothing and keeps the key.
+    const again = StateStore.open(path, 'p');
+    expect([...again.rowKeys()]).toEqual([['ka', 'a']]);
+    again.close();
+  });
+
+  it('refuses a state file from a newer rostersync', () => {
+    const path = dbPath();
+    StateStore.open(path, 'p').close();
+    const db = new Database(path);
+    db.prepare("UPDATE meta SET value = '4' WHERE key = 'schema_version'").run();
+    db.close();
+    expect(() => StateStore.open(path, 'p')).toThrow(/state schema version 4 is not supported \(expected 3\)/);
   });
 });

@@ -14,12 +14,13 @@ import { join } from 'node:path';
 import type { StateBackend } from '../../src/state/backend.js';
 import { connectState } from '../../src/state/postgres/connect.js';
 import { migrate } from '../../src/state/postgres/migrations.js';
-import { PgStateStore } from '../../src/state/postgres/pg-store.js';
-import { StateStore, type StateStoreOptions } from '../../src/state/store.js';
+import { PgStateStore, type PgStoreOptions } from '../../src/state/postgres/pg-store.js';
+import { StateStore } from '../../src/state/store.js';
 import { postgresForFile, type TestPostgres } from './postgres-server.js';
 
 export interface StateLocationForTest {
-  open(pipeline: string, options?: StateStoreOptions): StateBackend;
+  /** PostgreSQL-only options (a small `pageSize`) are ignored by SQLite, which streams from disk. */
+  open(pipeline: string, options?: PgStoreOptions): StateBackend;
 }
 
 export interface BackendUnderTest {

@@ -87,6 +87,14 @@ export const MIGRATIONS: readonly Migration[] = [
       );
     `,
   },
+  {
+    version: 3,
+    description: 'records.row_key: the raw row\'s key beside each record, for the plan\'s fast path',
+    sql: `
+      -- NULL: unknown, the row takes the full path. Set only together with the hash its row maps to.
+      ALTER TABLE ${PG_SCHEMA}.records ADD COLUMN row_key text;
+    `,
+  },
 ];
 
 export const LATEST_PG_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;

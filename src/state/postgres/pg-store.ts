@@ -34,12 +34,14 @@ import { SyncConnection, type Statement } from './sync-connection.js';
 
 /** Ids per lookup round trip: one array parameter, so far larger batches than SQLite's. */
 const PG_BATCH = Math.max(HASH_BATCH, 5_000);
-/** Ids per page when streaming the inventory. */
-const PAGE = 10_000;
+/** Rows per worker message in bulk reads and writes of the inventory: a few MB at most. */
+const PAGE = 20_000;
 
 export interface PgStoreOptions extends StateStoreOptions {
   /** Longest wait for one answer before the database counts as gone. */
   timeoutMs?: number;
+  /** Rows per round trip in bulk reads and writes of the inventory (ownedIds and rowKeys pages, setRowKeys batches); tests make it small. @default 20 000 */
+  pageSize?: number;
 }
 
 /** The advisory-lock key of a pipeline: 64 bits of sha256, so pipelines never share a key in practice. */
@@ -51,6 +53,7 @@ export class PgStateStore implements StateBackend {
   readonly path: string;
   readonly pipeline: string;
   private readonly now: () => number;
+  private readonly pageSize: number;
   private readonly lockKey: string;
   /** The run holding this session's advisory lock, if any. */
   private lockedRun: string | null = null;
@@ -63,6 +66,8 @@ export class PgStateStore implements StateBackend {
     this.path = `${connection.label} (pipeline ${pipeline})`;
     this.pipeline = pipeline;
     this.now = options.now ?? Date.now;
+    this.pageSize = options.pageSize ?? PAGE;
+    if (!Number.isInteger(this.pageSize) || this.pageSize < 1) throw new RangeError(`pageSize must be a positive integer, not ${this.pageSize}`);
     this.lockKey = pipelineLockKey(pipeline).toString();
   }
 
@@ -288,24 +293,65 @@ export class PgStateStore implements StateBackend {
     return result;
   }
 
-  /** Every owned client_id, in pages (keyset pagination, byte order like SQLite's). */
-  *ownedIds(): IterableIterator<string> {
-    let after = '';
-    let first = true;
+  /**
+   * `client_id` and `columns` of this pipeline's records matching `condition`, in client_id order
+   * (byte order like SQLite's), one page per round trip: keyset pagination, so a million records
+   * never travel through the worker in one message, and each page is a query of its own (writes
+   * between pages are allowed).
+   */
+  private *recordPages<Row extends [string, ...unknown[]]>(columns: string, condition = 'true'): IterableIterator<Row> {
+    let after: string | null = null;
     for (;;) {
       const [page] = this.connection.run([
         {
-          text: `SELECT client_id FROM ${S}.records WHERE pipeline = $1 AND ($2::boolean OR client_id > $3) ORDER BY client_id LIMIT ${PAGE}`,
-          values: [this.pipeline, first, after],
+          text: `SELECT client_id${columns ? `, ${columns}` : ''} FROM ${S}.records
+                 WHERE pipeline = $1 AND ($2::text IS NULL OR client_id > $2) AND (${condition})
+                 ORDER BY client_id LIMIT $3`,
+          values: [this.pipeline, after, this.pageSize],
           rowMode: 'array',
         },
       ]);
-      const ids = (page!.rows as unknown as [string][]).map((row) => row[0]);
-      yield* ids;
-      if (ids.length < PAGE) return;
-      after = ids[ids.length - 1]!;
-      first = false;
+      const rows = page!.rows as unknown as Row[];
+      yield* rows;
+      if (rows.length < this.pageSize) return;
+      after = rows[rows.length - 1]![0];
     }
+  }
+
+  /** Every owned client_id, in pages. */
+  *ownedIds(): IterableIterator<string> {
+    for (const [clientId] of this.recordPages<[string]>('')) yield clientId;
+  }
+
+  /** [row key, client_id] of every owned record whose row key is known, in pages (see ../store.ts). */
+  *rowKeys(): IterableIterator<[string, string]> {
+    for (const [clientId, rowKey] of this.recordPages<[string, string]>('row_key', 'row_key IS NOT NULL')) yield [rowKey, clientId];
+  }
+
+  /**
+   * Stores row keys, each only while its record still has `hash`. One transaction, in batches of
+   * arrays (one message each) so a large inventory is not one message.
+   */
+  setRowKeys(entries: readonly { clientId: string; rowKey: string; hash: string }[]): void {
+    const statements = batches(entries, this.pageSize).map((batch): Statement => {
+      // The last entry of a client_id wins, as with SQLite's statement per entry (an UPDATE ... FROM
+      // would apply an arbitrary one of several matches).
+      const last = [...new Map(batch.map((entry) => [entry.clientId, entry])).values()];
+      return {
+        text: `UPDATE ${S}.records r SET row_key = v.row_key
+               FROM unnest($2::text[], $3::text[], $4::text[]) AS v(client_id, row_key, hash)
+               WHERE r.pipeline = $1 AND r.client_id = v.client_id AND r.hash = v.hash`,
+        values: [this.pipeline, last.map((e) => e.clientId), last.map((e) => e.rowKey), last.map((e) => e.hash)],
+      };
+    });
+    if (statements.length === 0) return;
+    if (statements.length === 1) {
+      this.connection.transaction(statements);
+      return;
+    }
+    this.connection.inTransaction(() => {
+      for (const statement of statements) this.connection.run([statement]);
+    });
   }
 
   getOwned(clientId: string): OwnedRecord | undefined {
@@ -333,13 +379,14 @@ export class PgStateStore implements StateBackend {
     return rows.map(toOwned);
   }
 
-  private upsertRecord(entry: { clientId: string; fieldsJson: string; hash: string; runId: string; sourceRow: number | null }): Statement {
+  /** Every write of a record's fields sets its row key too: the given one, or NULL (unknown). */
+  private upsertRecord(entry: { clientId: string; fieldsJson: string; hash: string; runId: string; sourceRow: number | null; rowKey: string | null }): Statement {
     return {
-      text: `INSERT INTO ${S}.records(pipeline, client_id, fields_json, hash, run_id, source_row, updated_at)
-             VALUES ($1, $2, $3, $4, $5, $6, $7)
+      text: `INSERT INTO ${S}.records(pipeline, client_id, fields_json, hash, run_id, source_row, updated_at, row_key)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
              ON CONFLICT (pipeline, client_id) DO UPDATE SET fields_json = excluded.fields_json, hash = excluded.hash,
-               run_id = excluded.run_id, source_row = excluded.source_row, updated_at = excluded.updated_at`,
-      values: [this.pipeline, entry.clientId, entry.fieldsJson, entry.hash, entry.runId, entry.sourceRow, this.iso()],
+               run_id = excluded.run_id, source_row = excluded.source_row, updated_at = excluded.updated_at, row_key = excluded.row_key`,
+      values: [this.pipeline, entry.clientId, entry.fieldsJson, entry.hash, entry.runId, entry.sourceRow, this.iso(), entry.rowKey],
     };
   }
 
@@ -361,8 +408,18 @@ export class PgStateStore implements StateBackend {
     };
   }
 
-  recordApplied(entry: { journalId: number; clientId: string; fieldsJson: string; hash: string; runId: string; sourceRow: number | null; status: number; attempts: number }): void {
-    this.connection.transaction([this.upsertRecord(entry), this.journalStatement(entry.journalId, 'done', entry.status, null, entry.attempts), this.bumpSerial]);
+  recordApplied(entry: {
+    journalId: number;
+    clientId: string;
+    fieldsJson: string;
+    hash: string;
+    rowKey?: string | undefined;
+    runId: string;
+    sourceRow: number | null;
+    status: number;
+    attempts: number;
+  }): void {
+    this.connection.transaction([this.upsertRecord({ ...entry, rowKey: entry.rowKey ?? null }), this.journalStatement(entry.journalId, 'done', entry.status, null, entry.attempts), this.bumpSerial]);
   }
 
   recordDeleted(entry: { journalId: number; clientId: string; status: number; attempts: number }): void {
@@ -375,7 +432,7 @@ export class PgStateStore implements StateBackend {
   }
 
   adopt(entry: { clientId: string; fieldsJson: string; hash: string; runId: string }): void {
-    this.connection.transaction([this.upsertRecord({ ...entry, sourceRow: null }), this.bumpSerial]);
+    this.connection.transaction([this.upsertRecord({ ...entry, sourceRow: null, rowKey: null }), this.bumpSerial]);
   }
 
   forget(clientId: string): boolean {

@@ -105,6 +105,8 @@ export class SyncConnection {
   private readonly timeoutMs: number;
   private lostReason: string | null = null;
   private closed = false;
+  /** Inside inTransaction(): the worker must not BEGIN/COMMIT on its own. */
+  private spanning = false;
 
   constructor(private readonly options: ConnectionOptions) {
     this.timeoutMs = options.timeoutMs ?? 30_000;
@@ -152,7 +154,36 @@ export class SyncConnection {
 
   /** Runs statements in order (in one transaction when asked) and returns each result. */
   run(statements: readonly Statement[], transaction = false): StatementResult[] {
+    // Its own BEGIN/COMMIT inside a spanning transaction would commit that one early.
+    if (transaction && this.spanning) throw new Error('transaction() inside inTransaction(): use run()');
     return this.request({ op: 'run', statements, transaction });
+  }
+
+  /**
+   * One transaction over several requests, for work too large for one message: `body` calls
+   * run() (not transaction()). All or nothing: an error rolls back, and a lost session has
+   * already lost the transaction with it.
+   */
+  inTransaction<T>(body: () => T): T {
+    if (this.spanning) throw new Error('inTransaction() does not nest');
+    this.run([{ text: 'BEGIN' }]);
+    this.spanning = true;
+    try {
+      const result = body();
+      this.spanning = false;
+      this.run([{ text: 'COMMIT' }]);
+      return result;
+    } catch (error) {
+      this.spanning = false;
+      if (!this.isLost) {
+        try {
+          this.run([{ text: 'ROLLBACK' }]);
+        } catch {
+          // the original error says what went wrong
+        }
+      }
+      throw error;
+    }
   }
 
   query<Row = Record<string, unknown>>(text: string, values: readonly unknown[] = []): Row[] {
