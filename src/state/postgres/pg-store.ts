@@ -67,13 +67,14 @@ export class PgStateStore implements StateBackend {
     this.pipeline = pipeline;
     this.now = options.now ?? Date.now;
     this.pageSize = options.pageSize ?? PAGE;
-    if (!Number.isInteger(this.pageSize) || this.pageSize < 1) throw new RangeError(`pageSize must be a positive integer, not ${this.pageSize}`);
     this.lockKey = pipelineLockKey(pipeline).toString();
   }
 
   /** Opens the state of one pipeline in a migrated database (refuses a schema that is behind). */
   static open(connection: SyncConnection, pipeline: string, options: PgStoreOptions = {}): PgStateStore {
     try {
+      // A page of 0 rows would never end a stream.
+      if (options.pageSize !== undefined && !(Number.isInteger(options.pageSize) && options.pageSize > 0)) throw new RangeError(`pageSize must be a positive integer, not ${options.pageSize}`);
       requireCurrentSchema(connection);
       connection.query(`INSERT INTO ${S}.meta(pipeline, key, value) VALUES ($1, 'serial', '0') ON CONFLICT DO NOTHING`, [pipeline]);
     } catch (error) {
