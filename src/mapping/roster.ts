@@ -138,11 +138,10 @@ export async function mapRoster(
   /** A valid row (mapped into `record`, or known unchanged when `record` is undefined): duplicates by client_id. */
   // Not async: a promise (and a microtask) per row is measurable at a million rows.
   const accept = (clientId: string, row: SourceRow, record: DesiredRecord | undefined): void | Promise<void> => {
-    const emit = (): void | Promise<void> => (record ? options.onRecord?.(record) : fastPath!.onKnown(clientId));
     const seenAt = firstRow.get(clientId);
     if (seenAt === undefined) {
       firstRow.set(clientId, row.provenance.row);
-      return emit();
+      return record ? options.onRecord?.(record) : fastPath!.onKnown(clientId);
     }
     const rows = duplicateRows.get(clientId) ?? [seenAt];
     rows.push(row.provenance.row);
@@ -164,7 +163,8 @@ export async function mapRoster(
         hint: 'Merge the rows in the roster if they are the same person.',
       });
     }
-    return policy === 'last' ? emit() : undefined;
+    if (policy !== 'last') return undefined;
+    return record ? options.onRecord?.(record) : fastPath!.onKnown(clientId);
   };
 
   for await (const item of source.items) {

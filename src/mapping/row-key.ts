@@ -15,6 +15,9 @@ import { hash } from 'node:crypto';
 import type { CellValue } from '../sources/types.js';
 import { ROSTERSYNC_VERSION } from '../version.js';
 
+/** Length of a row key: sha1 in base64url. */
+export const ROW_KEY_LENGTH = 27;
+
 export interface RowKeyScope {
   /** sha256 of the mapping file's text. */
   mappingHash: string;

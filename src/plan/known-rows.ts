@@ -5,11 +5,13 @@
  * (src/mapping/row-key.ts). A row of the roster whose key is found here maps to exactly the
  * record the inventory holds, so the planner takes it as unchanged without mapping it.
  *
- * A million keys in a JS Map cost about 100 MB of heap; this open-addressing table keeps 120 bits
- * of each key in typed arrays and the client_ids packed in one buffer (about 45 MB for a million
- * records, outside the garbage-collected heap). 120 bits of sha1 make a false match between two
- * different rows of a million-row roster about 1e-24 likely.
+ * A million keys as strings in a JS Map cost about 100 MB of heap; this open-addressing table
+ * keeps 120 bits of each key in typed arrays (about 40 MB for a million records, outside the
+ * garbage-collected heap), and the client_id strings once (the roster's id map reuses them).
+ * 120 bits of sha1 make a false match within a million-row roster about 1e-24 likely.
  */
+import { ROW_KEY_LENGTH } from '../mapping/row-key.js';
+import type { RowKeyPage } from '../state/store.js';
 
 /** Bits kept per key: 4 words of 30 bits, from the first 20 base64url characters. */
 const WORDS = 4;
@@ -26,50 +28,50 @@ export class KnownRows {
   private readonly keys: Uint32Array;
   private readonly slots: Int32Array;
   private readonly mask: number;
-  /** client_id i is idBytes[idStart[i], idStart[i + 1]) in UTF-8. */
-  private readonly idStart: Uint32Array;
-  private idBytes: Buffer;
+  private readonly clientIds: string[] = [];
   /** Scratch words of the key being looked up (no allocation per row). */
   private readonly probe = new Uint32Array(WORDS);
-  size = 0;
 
-  private constructor(keys: Uint32Array, slots: Int32Array, idStart: Uint32Array, idBytes: Buffer) {
-    this.keys = keys;
-    this.slots = slots;
-    this.mask = slots.length - 1;
-    this.idStart = idStart;
-    this.idBytes = idBytes;
+  private constructor(capacity: number) {
+    this.keys = new Uint32Array(capacity * WORDS);
+    this.slots = new Int32Array(capacity).fill(EMPTY);
+    this.mask = capacity - 1;
   }
 
-  /**
-   * Builds the table from [row key, client_id] pairs (the store's `rowKeys()`), streamed: at most
-   * `expected` of them (the inventory's size) are taken.
-   */
-  static from(entries: Iterable<readonly [string, string]>, expected: number): KnownRows {
+  /** Builds the table from the store's `rowKeyPages()`. */
+  static from(pages: Iterable<RowKeyPage>): KnownRows {
+    const all = [...pages];
+    let count = 0;
+    for (const page of all) count += page.clientIds.length;
     let capacity = 16;
-    while (capacity < expected * 2) capacity *= 2;
-    const table = new KnownRows(new Uint32Array(capacity * WORDS), new Int32Array(capacity).fill(EMPTY), new Uint32Array(expected + 1), Buffer.allocUnsafe(expected * 16));
-    for (const [rowKey, clientId] of entries) {
-      if (table.size === expected) break;
-      table.add(rowKey, clientId);
+    while (capacity < count * 2) capacity *= 2;
+    const table = new KnownRows(capacity);
+    for (const page of all) {
+      // A page whose keys are not all ROW_KEY_LENGTH characters (only a damaged state) is left
+      // out whole: its rows take the full path.
+      if (page.rowKeys.length !== page.clientIds.length * ROW_KEY_LENGTH) continue;
+      for (let i = 0; i < page.clientIds.length; i++) table.add(page.rowKeys, i * ROW_KEY_LENGTH, page.clientIds[i]!);
     }
     return table;
   }
 
+  get size(): number {
+    return this.clientIds.length;
+  }
+
   /** The client_id whose stored row key is `rowKey`, if any. */
   clientIdOf(rowKey: string): string | undefined {
-    if (!this.readKey(rowKey)) return undefined;
-    const probe = this.probe;
-    for (let slot = probe[0]! & this.mask; ; slot = (slot + 1) & this.mask) {
+    if (rowKey.length !== ROW_KEY_LENGTH || !this.readKey(rowKey, 0)) return undefined;
+    for (let slot = this.probe[0]! & this.mask; ; slot = (slot + 1) & this.mask) {
       const index = this.slots[slot]!;
       if (index === EMPTY) return undefined;
-      if (this.matches(slot)) return index === AMBIGUOUS ? undefined : this.idBytes.toString('utf8', this.idStart[index], this.idStart[index + 1]);
+      if (this.matches(slot)) return index === AMBIGUOUS ? undefined : this.clientIds[index];
     }
   }
 
-  private add(rowKey: string, clientId: string): void {
-    // A stored key that is not a row key (a damaged row) is left out: its row takes the full path.
-    if (!this.readKey(rowKey)) return;
+  private add(text: string, at: number, clientId: string): void {
+    // A stored key that is not base64url (a damaged row) is left out: its row takes the full path.
+    if (!this.readKey(text, at)) return;
     let slot = this.probe[0]! & this.mask;
     for (; this.slots[slot] !== EMPTY; slot = (slot + 1) & this.mask) {
       if (this.matches(slot)) {
@@ -77,16 +79,7 @@ export class KnownRows {
         return;
       }
     }
-    const index = this.size++;
-    const start = this.idStart[index]!;
-    const length = Buffer.byteLength(clientId);
-    if (start + length > this.idBytes.length) {
-      const grown = Buffer.allocUnsafe(Math.max(this.idBytes.length * 2, start + length));
-      this.idBytes.copy(grown, 0, 0, start);
-      this.idBytes = grown;
-    }
-    this.idStart[index + 1] = start + this.idBytes.write(clientId, start);
-    this.slots[slot] = index;
+    this.slots[slot] = this.clientIds.push(clientId) - 1;
     this.keys.set(this.probe, slot * WORDS);
   }
 
@@ -96,13 +89,12 @@ export class KnownRows {
     return keys[at] === probe[0] && keys[at + 1] === probe[1] && keys[at + 2] === probe[2] && keys[at + 3] === probe[3];
   }
 
-  /** Fills `probe` with the key's first 120 bits; false when the text is not a base64url sha1. */
-  private readKey(rowKey: string): boolean {
-    if (rowKey.length !== 27) return false;
+  /** Fills `probe` with the first 120 bits of the key at `text[at]`; false when it is not base64url. */
+  private readKey(text: string, at: number): boolean {
     for (let word = 0; word < WORDS; word++) {
       let value = 0;
-      for (let i = word * CHARS_PER_WORD, end = i + CHARS_PER_WORD; i < end; i++) {
-        const code = rowKey.charCodeAt(i);
+      for (let i = at + word * CHARS_PER_WORD, end = i + CHARS_PER_WORD; i < end; i++) {
+        const code = text.charCodeAt(i);
         const sextet = code < 128 ? SEXTET[code]! : -1;
         if (sextet < 0) return false;
         value = value * 64 + sextet;

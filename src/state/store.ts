@@ -18,6 +18,7 @@ import { chmodSync, closeSync, existsSync, mkdirSync, openSync, readSync, statSy
 import { dirname, join } from 'node:path';
 import { UserFacingError } from '../errors.js';
 import { fileSystemHint, fileSystemProblem } from '../file-system-problem.js';
+import { ROW_KEY_LENGTH } from '../mapping/row-key.js';
 import type { FieldValue } from '../mapping/types.js';
 import { normalizeServiceUrl, type StateIdentity, type Target } from './identity.js';
 import { processAlive, processStartOf } from './liveness.js';
@@ -25,7 +26,10 @@ import { toLock, toOwned, toRun, type LockDbRow, type RecordRow, type RunDbRow }
 
 export type { StateIdentity, Target } from './identity.js';
 
-/** 2: lock owner's process start time, identity binding, claims and targets (`_shared.sqlite`). */
+/**
+ * 2: lock owner's process start time, identity binding, claims and targets (`_shared.sqlite`).
+ * 3: records.row_key, the raw row's key for the plan's fast path, and its index.
+ */
 export const STATE_SCHEMA_VERSION = 3;
 
 /** The database shared by every pipeline of one state directory (no pipeline name starts with `_`). */
@@ -103,6 +107,18 @@ export const HEARTBEAT_MS = 15_000;
 
 /** Ids per inventory lookup: measured fastest around 500 (SQLite allows up to 32,766 parameters). */
 export const HASH_BATCH = 500;
+
+/** Row keys per page of `rowKeyPages`. */
+export const ROW_KEY_PAGE = 50_000;
+
+/**
+ * A page of the inventory's row keys: `rowKeys` holds `clientIds.length` keys of ROW_KEY_LENGTH
+ * characters each, end to end, the i-th being the key of `clientIds[i]`'s row.
+ */
+export interface RowKeyPage {
+  rowKeys: string;
+  clientIds: string[];
+}
 
 function hashesQuery(count: number): string {
   return `SELECT client_id, hash FROM records WHERE client_id IN (${new Array(count).fill('?').join(',')})`;
@@ -391,12 +407,29 @@ export class StateStore {
   }
 
   /**
-   * [row key, client_id] of every owned record whose row key is known, streamed from disk: the
-   * plan's fast path (src/plan/known-rows.ts). A row key is only ever stored together with the
-   * hash its row maps to (recordApplied, setRowKeys), and cleared by any other write of the record.
+   * The row keys the inventory knows, with their client_ids, in pages: the plan's fast path
+   * (src/plan/known-rows.ts). A row key is only ever stored together with the hash its row maps to
+   * (recordApplied, setRowKeys), and cleared by any other write of the record. Each page is one
+   * query over the row_key index, so a million keys cost a few hundred milliseconds and no object
+   * per record. Read every page before writing: SQLite allows no write while a query is open.
    */
-  *rowKeys(): IterableIterator<[string, string]> {
-    yield* this.db.prepare('SELECT row_key, client_id FROM records WHERE row_key IS NOT NULL').raw().iterate() as IterableIterator<[string, string]>;
+  *rowKeyPages(pageSize = ROW_KEY_PAGE): IterableIterator<RowKeyPage> {
+    const query = this.db.prepare<[string, string, number], { rowKeys: string | null; clientIds: string }>(
+      `SELECT group_concat(row_key, '' ORDER BY row_key, client_id) AS rowKeys,
+              json_group_array(client_id ORDER BY row_key, client_id) AS clientIds
+       FROM (SELECT row_key, client_id FROM records
+             WHERE length(row_key) = ${ROW_KEY_LENGTH} AND (row_key, client_id) > (?, ?)
+             ORDER BY row_key, client_id LIMIT ?)`,
+    );
+    let after: [string, string] = ['', ''];
+    for (;;) {
+      const row = query.get(...after, pageSize)!;
+      if (row.rowKeys === null) return;
+      const page: RowKeyPage = { rowKeys: row.rowKeys, clientIds: JSON.parse(row.clientIds) as string[] };
+      yield page;
+      if (page.clientIds.length < pageSize) return;
+      after = [page.rowKeys.slice(-ROW_KEY_LENGTH), page.clientIds[page.clientIds.length - 1]!];
+    }
   }
 
   /**
@@ -744,5 +777,8 @@ function migrate(db: Database.Database): void {
   if (version !== STATE_SCHEMA_VERSION) {
     throw new Error(`state schema version ${version} is not supported (expected ${STATE_SCHEMA_VERSION})`);
   }
+  // The fast path reads keys in key order; the index (which carries client_id, the primary key)
+  // also makes counting and listing the inventory skip the fields.
+  db.exec('CREATE INDEX IF NOT EXISTS records_row_key ON records(row_key)');
 }
 

@@ -191,7 +191,7 @@ function knownRowsFastPath(input: {
   salt: string;
   headers: readonly string[];
 }): FastPath {
-  const known = KnownRows.from(input.store.rowKeys(), input.store.ownedCount());
+  const known = KnownRows.from(input.store.rowKeyPages());
   return {
     rowKey: (row) => rowKeyOf(input.salt, input.headers, row.values),
     knownClientId: (rowKey) => {

@@ -7,9 +7,9 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { connectState } from '../../src/state/postgres/connect.js';
 import { LATEST_PG_VERSION, MIGRATIONS, migrate, PG_SCHEMA } from '../../src/state/postgres/migrations.js';
 import { PgStateStore, type PgStoreOptions } from '../../src/state/postgres/pg-store.js';
-import { SyncConnection, type StatementResult } from '../../src/state/postgres/sync-connection.js';
+import { SyncConnection } from '../../src/state/postgres/sync-connection.js';
 import { postgresForFile } from '../support/postgres-server.js';
-import { postgresLocation, withPassword } from '../support/state-backends.js';
+import { postgresLocation, rowKey, rowKeysOf, withPassword } from '../support/state-backends.js';
 
 const server = postgresForFile();
 
@@ -63,10 +63,10 @@ describe('PostgreSQL state store only', () => {
     const store = PgStateStore.open(connect(url), 'p');
     expect(store.getOwned('a')).toEqual({ clientId: 'a', fieldsJson: '{"name":"A"}', hash: 'h-a', runId: 'r0', sourceRow: 2 });
     // What an older version wrote has no key: its row takes the full path once.
-    expect([...store.rowKeys()]).toEqual([]);
-    store.setRowKeys([{ clientId: 'a', rowKey: 'ka', hash: 'h-a' }]);
-    applied(store, 'b', 'h-b', 'kb');
-    expect([...store.rowKeys()]).toEqual([['ka', 'a'], ['kb', 'b']]);
+    expect(rowKeysOf(store)).toEqual([]);
+    store.setRowKeys([{ clientId: 'a', rowKey: rowKey('ka'), hash: 'h-a' }]);
+    applied(store, 'b', 'h-b', rowKey('kb'));
+    expect(rowKeysOf(store)).toEqual([[rowKey('ka'), 'a'], [rowKey('kb'), 'b']]);
     store.close();
   });
 
@@ -74,24 +74,25 @@ describe('PostgreSQL state store only', () => {
     const location = await postgresLocation(server());
     const open = (options: PgStoreOptions) => location.open('p', options) as PgStateStore;
     const store = open({ pageSize: 4 });
-    for (let i = 0; i < 10; i++) applied(store, `id-${String(i).padStart(2, '0')}`, 'h', `key-${i}`);
+    for (let i = 0; i < 10; i++) applied(store, `id-${String(i).padStart(2, '0')}`, 'h', rowKey(`key-${i}`));
     applied(store, 'id-no-key', 'h');
     const run = vi.spyOn(SyncConnection.prototype, 'run');
-    const stream = store.rowKeys();
-    expect(stream.next().value).toEqual(['key-0', 'id-00']);
+    const stream = store.rowKeyPages();
+    const first = stream.next().value!;
+    expect(first).toEqual({ rowKeys: ['key-0', 'key-1', 'key-2', 'key-3'].map(rowKey).join(''), clientIds: ['id-00', 'id-01', 'id-02', 'id-03'] });
     expect(run).toHaveBeenCalledTimes(1);
     const rest = [...stream];
-    // Pages of 4, 4 and 2 keyed rows (the unkeyed record is not sent at all).
+    // Pages of 4, 4 and 2 keyed rows, one message each (the unkeyed record is not sent at all).
     expect(run).toHaveBeenCalledTimes(3);
-    expect(run.mock.results.map((result) => (result.value as StatementResult[])[0]!.rows.length)).toEqual([4, 4, 2]);
-    expect(rest.map(([, id]) => id)).toEqual(Array.from({ length: 9 }, (_, i) => `id-${String(i + 1).padStart(2, '0')}`));
+    expect(rest.map((page) => page.clientIds.length)).toEqual([4, 2]);
+    expect(rest.flatMap((page) => page.clientIds)).toEqual(Array.from({ length: 6 }, (_, i) => `id-${String(i + 4).padStart(2, '0')}`));
     store.close();
     // A write between two pages is allowed (each page is a query of its own) and seen by later pages.
     const other = open({ pageSize: 4 });
     const ids: string[] = [];
-    for (const [, id] of other.rowKeys()) {
-      if (ids.length === 0) applied(other, 'id-zz', 'h', 'key-zz');
-      ids.push(id);
+    for (const page of other.rowKeyPages()) {
+      if (ids.length === 0) applied(other, 'id-zz', 'h', rowKey('key-zz'));
+      ids.push(...page.clientIds);
     }
     expect(ids).toHaveLength(11);
     expect(ids.at(-1)).toBe('id-zz');
@@ -103,19 +104,19 @@ describe('PostgreSQL state store only', () => {
     const store = location.open('p', { pageSize: 2 }) as PgStateStore;
     for (const id of ['a', 'b', 'c']) store.adopt({ clientId: id, fieldsJson: '{}', hash: `h-${id}`, runId: 'r' });
     const entries = [
-      { clientId: 'a', rowKey: 'ka', hash: 'h-a' },
-      { clientId: 'b', rowKey: 'kb', hash: 'h-b' },
-      { clientId: 'c', rowKey: 'kc', hash: 'h-c' },
+      { clientId: 'a', rowKey: rowKey('ka'), hash: 'h-a' },
+      { clientId: 'b', rowKey: rowKey('kb'), hash: 'h-b' },
+      { clientId: 'c', rowKey: rowKey('kc'), hash: 'h-c' },
     ];
     // The second batch is refused (PostgreSQL text cannot hold NUL): the first is rolled back.
-    expect(() => store.setRowKeys([...entries, { clientId: 'x\u0000', rowKey: 'kx', hash: 'h' }])).toThrow(/0x00/);
-    expect([...store.rowKeys()]).toEqual([]);
+    expect(() => store.setRowKeys([...entries, { clientId: 'x\u0000', rowKey: rowKey('kx'), hash: 'h' }])).toThrow(/0x00/);
+    expect(rowKeysOf(store)).toEqual([]);
     // The session is usable again, outside any transaction.
     const run = vi.spyOn(SyncConnection.prototype, 'run');
     store.setRowKeys(entries);
     // BEGIN, two batches, COMMIT.
     expect(run).toHaveBeenCalledTimes(4);
-    expect([...store.rowKeys()]).toEqual([['ka', 'a'], ['kb', 'b'], ['kc', 'c']]);
+    expect(rowKeysOf(store)).toEqual([[rowKey('ka'), 'a'], [rowKey('kb'), 'b'], [rowKey('kc'), 'c']]);
     store.close();
   });
 });

@@ -10,7 +10,7 @@ import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { StateBackend } from '../../src/state/backend.js';
 import { SHARED_STATE_FILE, STALE_LOCK_MS, StateError, StateStore } from '../../src/state/store.js';
-import { stateBackends } from '../support/state-backends.js';
+import { rowKey, rowKeysOf, stateBackends } from '../support/state-backends.js';
 
 const dbPath = () => join(mkdtempSync(join(tmpdir(), 'rostersync-state-')), 'p.sqlite');
 
@@ -164,27 +164,27 @@ describe.each(backends)('state store on $name', (backend) => {
     const journalId = store.journalPlanned('r', clientId, 'update');
     store.recordApplied({ journalId, clientId, fieldsJson: `{"h":"${hash}"}`, hash, runId: 'r', sourceRow: 2, status: 200, attempts: 1, ...(rowKey === undefined ? {} : { rowKey }) });
   };
-  const keysOf = (store: StateBackend) => [...store.rowKeys()].sort((a, b) => (a[1] < b[1] ? -1 : 1));
+  const keysOf = (store: StateBackend) => rowKeysOf(store).sort((a, b) => (a[1] < b[1] ? -1 : 1));
 
   it('stores the row key of each applied record and streams the known ones across pages', async () => {
     // Pages of 3 rows on PostgreSQL: 9 keys end exactly on a page boundary, 11 ids do not.
     const store = (await backend.location()).open('p', { pageSize: 3 });
-    expect([...store.rowKeys()]).toEqual([]);
+    expect(rowKeysOf(store)).toEqual([]);
     const ids = Array.from({ length: 9 }, (_, i) => `id-${i}`);
-    for (const id of ids) applied(store, id, `h-${id}`, `key-${id}`);
+    for (const id of ids) applied(store, id, `h-${id}`, rowKey(`key-${id}`));
     applied(store, 'no-key', 'h');
     store.adopt({ clientId: 'adopted', fieldsJson: '{}', hash: 'h', runId: 'r' });
-    expect(keysOf(store)).toEqual(ids.map((id) => [`key-${id}`, id]));
+    expect(keysOf(store)).toEqual(ids.map((id) => [rowKey(`key-${id}`), id]));
     expect([...store.ownedIds()].sort()).toEqual(['adopted', ...ids, 'no-key'].sort());
     store.close();
   });
 
   it('clears a row key on every other write of its record, and forgets it with the record', async () => {
     const store = (await backend.location()).open('p');
-    applied(store, 'a', 'h1', 'ka');
-    applied(store, 'b', 'h1', 'kb');
-    applied(store, 'c', 'h1', 'kc');
-    applied(store, 'd', 'h1', 'kd');
+    applied(store, 'a', 'h1', rowKey('ka'));
+    applied(store, 'b', 'h1', rowKey('kb'));
+    applied(store, 'c', 'h1', rowKey('kc'));
+    applied(store, 'd', 'h1', rowKey('kd'));
     // Applied again without a key (a row with a NUL, or not from the roster): unknown.
     applied(store, 'a', 'h2');
     // Adopted (state import): its fields did not come from a row.
@@ -197,9 +197,9 @@ describe.each(backends)('state store on $name', (backend) => {
     store.adopt({ clientId: 'd', fieldsJson: '{}', hash: 'h1', runId: 'r' });
     expect(keysOf(store)).toEqual([]);
     // A new key replaces the old one.
-    applied(store, 'a', 'h3', 'ka3');
-    applied(store, 'a', 'h3', 'ka4');
-    expect(keysOf(store)).toEqual([['ka4', 'a']]);
+    applied(store, 'a', 'h3', rowKey('ka3'));
+    applied(store, 'a', 'h3', rowKey('ka4'));
+    expect(keysOf(store)).toEqual([[rowKey('ka4'), 'a']]);
     expect(store.retarget({ baseUrl: null, groupId: null })).toEqual({ released: 4 });
     expect(keysOf(store)).toEqual([]);
     store.close();
@@ -212,22 +212,22 @@ describe.each(backends)('state store on $name', (backend) => {
     const serial = store.serial();
     store.setRowKeys([]);
     store.setRowKeys([
-      { clientId: 'a', rowKey: 'ka', hash: 'h-a' },
-      { clientId: 'b', rowKey: 'kb', hash: 'written since planning' },
-      { clientId: 'not-owned', rowKey: 'kx', hash: 'h-a' },
+      { clientId: 'a', rowKey: rowKey('ka'), hash: 'h-a' },
+      { clientId: 'b', rowKey: rowKey('kb'), hash: 'written since planning' },
+      { clientId: 'not-owned', rowKey: rowKey('kx'), hash: 'h-a' },
       { clientId: 'c', rowKey: 'kc-first', hash: 'h-c' },
-      { clientId: 'c', rowKey: 'kc', hash: 'h-c' },
+      { clientId: 'c', rowKey: rowKey('kc'), hash: 'h-c' },
     ]);
-    expect(keysOf(store)).toEqual([['ka', 'a'], ['kc', 'c']]);
+    expect(keysOf(store)).toEqual([[rowKey('ka'), 'a'], [rowKey('kc'), 'c']]);
     expect(store.ownedCount()).toBe(4);
     // A cache beside the inventory: saved plans bound to the serial stay valid.
     expect(store.serial()).toBe(serial);
     // A later write of the record clears it; a key for the new hash is taken.
     applied(store, 'a', 'h-a2');
-    store.setRowKeys([{ clientId: 'a', rowKey: 'ka-old', hash: 'h-a' }, { clientId: 'd', rowKey: 'kd', hash: 'h-d' }]);
-    expect(keysOf(store)).toEqual([['kc', 'c'], ['kd', 'd']]);
-    store.setRowKeys([{ clientId: 'a', rowKey: 'ka2', hash: 'h-a2' }]);
-    expect(keysOf(store)).toEqual([['ka2', 'a'], ['kc', 'c'], ['kd', 'd']]);
+    store.setRowKeys([{ clientId: 'a', rowKey: 'ka-old', hash: 'h-a' }, { clientId: 'd', rowKey: rowKey('kd'), hash: 'h-d' }]);
+    expect(keysOf(store)).toEqual([[rowKey('kc'), 'c'], [rowKey('kd'), 'd']]);
+    store.setRowKeys([{ clientId: 'a', rowKey: rowKey('ka2'), hash: 'h-a2' }]);
+    expect(keysOf(store)).toEqual([[rowKey('ka2'), 'a'], [rowKey('kc'), 'c'], [rowKey('kd'), 'd']]);
     store.close();
   });
 });
@@ -314,14 +314,14 @@ describe('StateStore (SQLite only)', () => {
     expect(store.serial()).toBe(4);
     expect(store.getOwned('a')).toEqual({ clientId: 'a', fieldsJson: '{"name":"A"}', hash: 'h-a', runId: 'r0', sourceRow: 2 });
     // No key is known for what an older version wrote: every row takes the full path once.
-    expect([...store.rowKeys()]).toEqual([]);
-    store.setRowKeys([{ clientId: 'a', rowKey: 'ka', hash: 'h-a' }]);
-    expect([...store.rowKeys()]).toEqual([['ka', 'a']]);
+    expect(rowKeysOf(store)).toEqual([]);
+    store.setRowKeys([{ clientId: 'a', rowKey: rowKey('ka'), hash: 'h-a' }]);
+    expect(rowKeysOf(store)).toEqual([[rowKey('ka'), 'a']]);
     store.close();
     expect(schemaVersionOf(path)).toBe('3');
     // Opening the migrated file again migrates nothing and keeps the key.
     const again = StateStore.open(path, 'p');
-    expect([...again.rowKeys()]).toEqual([['ka', 'a']]);
+    expect(rowKeysOf(again)).toEqual([[rowKey('ka'), 'a']]);
     again.close();
   });
 

@@ -93,6 +93,8 @@ export const MIGRATIONS: readonly Migration[] = [
     sql: `
       -- NULL: unknown, the row takes the full path. Set only together with the hash its row maps to.
       ALTER TABLE ${PG_SCHEMA}.records ADD COLUMN row_key text;
+      -- The fast path reads a pipeline's keys in pages, in key order (see PgStateStore.rowKeyPages).
+      CREATE INDEX records_row_key ON ${PG_SCHEMA}.records (pipeline, row_key COLLATE "C", client_id COLLATE "C") WHERE row_key IS NOT NULL;
     `,
   },
 ];

@@ -13,6 +13,7 @@
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
+import { ROW_KEY_LENGTH } from '../../mapping/row-key.js';
 import type { FieldValue } from '../../mapping/types.js';
 import { normalizeServiceUrl, type StateIdentity, type Target } from '../identity.js';
 import { processStartOf } from '../liveness.js';
@@ -23,6 +24,7 @@ import {
   type JournalState,
   type LockInfo,
   type OwnedRecord,
+  type RowKeyPage,
   type RunRow,
   type StateStoreOptions,
   type TargetRegistration,
@@ -324,9 +326,31 @@ export class PgStateStore implements StateBackend {
     for (const [clientId] of this.recordPages<[string]>('')) yield clientId;
   }
 
-  /** [row key, client_id] of every owned record whose row key is known, in pages (see ../store.ts). */
-  *rowKeys(): IterableIterator<[string, string]> {
-    for (const [clientId, rowKey] of this.recordPages<[string, string]>('row_key', 'row_key IS NOT NULL')) yield [rowKey, clientId];
+  /**
+   * The row keys the inventory knows, in pages (see ../store.ts): one query and one message per
+   * page of two values (the keys end to end, and the client_ids as a JSON array), not a row each.
+   */
+  *rowKeyPages(pageSize = this.pageSize): IterableIterator<RowKeyPage> {
+    let after: [string, string] = ['', ''];
+    for (;;) {
+      const [result] = this.connection.run([
+        {
+          text: `SELECT string_agg(row_key, '' ORDER BY row_key COLLATE "C", client_id COLLATE "C"),
+                        json_agg(client_id ORDER BY row_key COLLATE "C", client_id COLLATE "C")
+                 FROM (SELECT row_key, client_id FROM ${S}.records
+                       WHERE pipeline = $1 AND row_key IS NOT NULL AND length(row_key) = ${ROW_KEY_LENGTH}
+                         AND (row_key COLLATE "C", client_id COLLATE "C") > ($2, $3)
+                       ORDER BY row_key COLLATE "C", client_id COLLATE "C" LIMIT $4) page`,
+          values: [this.pipeline, ...after, pageSize],
+          rowMode: 'array',
+        },
+      ]);
+      const [rowKeys, clientIds] = result!.rows[0] as unknown as [string | null, string[] | null];
+      if (rowKeys === null || clientIds === null) return;
+      yield { rowKeys, clientIds };
+      if (clientIds.length < pageSize) return;
+      after = [rowKeys.slice(-ROW_KEY_LENGTH), clientIds[clientIds.length - 1]!];
+    }
   }
 
   /**
