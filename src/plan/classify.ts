@@ -78,16 +78,19 @@ export class RosterClassifier {
 
   /**
    * Closes the stream. `rosterIds` holds every client_id the roster's valid rows carried (each
-   * added here), `ownedIds` every client_id of the inventory (streamed, to find those the roster
-   * no longer has). `drop` holds client_ids that are in the roster but must not be written: rows
-   * rejected for their values, and duplicates found after the first row streamed by. Being in the
-   * roster, they are never deleted either.
+   * added here). `owned` is the inventory: its size, and its client_ids (streamed, to find those
+   * the roster no longer has; not read at all when every owned id is in the roster). `drop` holds
+   * client_ids that are in the roster but must not be written: rows rejected for their values, and
+   * duplicates found after the first row streamed by. Being in the roster, they are never deleted
+   * either.
    */
-  finish(rosterIds: ReadonlyMap<string, unknown>, ownedIds: Iterable<string>, drop: ReadonlySet<string> = new Set()): Classification {
+  finish(rosterIds: ReadonlyMap<string, unknown>, owned: { count: number; ids: () => Iterable<string> }, drop: ReadonlySet<string> = new Set()): Classification {
     const result: Classification = { created: [], changed: [], unchanged: [], unchangedCount: 0, missing: [], rowKeys: [] };
     // Walks what is not unchanged (few, on a nightly run), not the million that are.
     let notUnchanged = 0;
+    let created = 0;
     for (const [clientId, status] of this.status) {
+      if (status === 'created') created += 1;
       if (drop.has(clientId)) continue;
       result[status].push(this.kept.get(clientId)!);
       if (status !== 'unchanged') notUnchanged += 1;
@@ -95,7 +98,10 @@ export class RosterClassifier {
     let dropped = 0;
     for (const clientId of drop) if (rosterIds.has(clientId)) dropped += 1;
     result.unchangedCount = rosterIds.size - dropped - notUnchanged;
-    for (const clientId of ownedIds) if (!rosterIds.has(clientId) && !drop.has(clientId)) result.missing.push(clientId);
+    // Every roster id not created is owned; if they are as many as the inventory, none is missing.
+    if (rosterIds.size - created !== owned.count) {
+      for (const clientId of owned.ids()) if (!rosterIds.has(clientId) && !drop.has(clientId)) result.missing.push(clientId);
+    }
     result.rowKeys = this.rowKeys.filter((entry) => !drop.has(entry.clientId) && (this.status.get(entry.clientId) ?? 'unchanged') === 'unchanged');
     return result;
   }

@@ -120,6 +120,17 @@ export interface RowKeyPage {
   clientIds: string[];
 }
 
+/** The greatest (row key, client_id) pair of a page: where the next page starts. */
+function lastOfPage(page: RowKeyPage): [string, string] {
+  let last: [string, string] = ['', ''];
+  for (let i = 0; i < page.clientIds.length; i++) {
+    const rowKey = page.rowKeys.slice(i * ROW_KEY_LENGTH, (i + 1) * ROW_KEY_LENGTH);
+    const clientId = page.clientIds[i]!;
+    if (rowKey > last[0] || (rowKey === last[0] && clientId > last[1])) last = [rowKey, clientId];
+  }
+  return last;
+}
+
 function hashesQuery(count: number): string {
   return `SELECT client_id, hash FROM records WHERE client_id IN (${new Array(count).fill('?').join(',')})`;
 }
@@ -414,9 +425,10 @@ export class StateStore {
    * per record. Read every page before writing: SQLite allows no write while a query is open.
    */
   *rowKeyPages(pageSize = ROW_KEY_PAGE): IterableIterator<RowKeyPage> {
+    // Both aggregates step through the same rows in one pass, so the i-th key belongs to the i-th
+    // client_id whatever their order; where the page ends is found below, not assumed.
     const query = this.db.prepare<[string, string, number], { rowKeys: string | null; clientIds: string }>(
-      `SELECT group_concat(row_key, '' ORDER BY row_key, client_id) AS rowKeys,
-              json_group_array(client_id ORDER BY row_key, client_id) AS clientIds
+      `SELECT group_concat(row_key, '') AS rowKeys, json_group_array(client_id) AS clientIds
        FROM (SELECT row_key, client_id FROM records
              WHERE length(row_key) = ${ROW_KEY_LENGTH} AND (row_key, client_id) > (?, ?)
              ORDER BY row_key, client_id LIMIT ?)`,
@@ -428,7 +440,7 @@ export class StateStore {
       const page: RowKeyPage = { rowKeys: row.rowKeys, clientIds: JSON.parse(row.clientIds) as string[] };
       yield page;
       if (page.clientIds.length < pageSize) return;
-      after = [page.rowKeys.slice(-ROW_KEY_LENGTH), page.clientIds[page.clientIds.length - 1]!];
+      after = lastOfPage(page);
     }
   }
 

@@ -101,7 +101,9 @@ export async function gatherPlanInput(input: { pipeline: ResolvedPipeline; store
   const keepAsIs = new Set(roster.rejectedClientIds);
   if (compiled.duplicatePolicy === 'reject') for (const clientId of roster.duplicateClientIds) keepAsIs.add(clientId);
   for (const clientId of foreign.keys()) keepAsIs.add(clientId);
-  const classification = classifier.finish(roster.firstRowById, store.ownedIds(), keepAsIs);
+  // The run holds the pipeline lock, so the inventory cannot change while it is read.
+  const ownedCount = store.ownedCount();
+  const classification = classifier.finish(roster.firstRowById, { count: ownedCount, ids: () => store.ownedIds() }, keepAsIs);
   if (shared) {
     // An owned record another pipeline also claims (a state shared by mistake) is never deleted here.
     const claimedBy = store.claimOwners(shared, classification.missing);
@@ -143,7 +145,6 @@ export async function gatherPlanInput(input: { pipeline: ResolvedPipeline; store
   const remote = options.refresh && groupId !== null ? await fetchRemote({ client, groupId, managedFields: compiled.managedFields, setFields: compiled.setFields, clientIds: needApplied, call }) : undefined;
   if (options.refresh && groupId === null) notes.push('--refresh skipped: the target group does not exist yet.');
 
-  const ownedCount = store.ownedCount();
   const previous = store.lastSuccessfulRun();
   const planInput: BuildPlanInput = {
     classification,

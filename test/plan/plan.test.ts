@@ -21,7 +21,7 @@ function plan(input: { desired: DesiredRecord[]; owned?: Record<string, Fields>;
   const classifier = new RosterClassifier({ keepUnchanged: input.remote !== undefined, rewrite: new Set(failed.keys()) });
   for (const r of input.desired) classifier.add(r, owned[r.clientId] ? hashOf(owned[r.clientId]!) : undefined);
   const args: BuildPlanInput = {
-    classification: classifier.finish(new Map(input.desired.map((r) => [r.clientId, r.provenance.row])), Object.keys(owned), new Set(input.drop ?? [])),
+    classification: classifier.finish(new Map(input.desired.map((r) => [r.clientId, r.provenance.row])), { count: Object.keys(owned).length, ids: () => Object.keys(owned) }, new Set(input.drop ?? [])),
     lastApplied: new Map(Object.entries(owned)),
     ...(input.remote ? { remote: input.remote } : {}),
     previouslyFailed: failed,
