@@ -20,6 +20,13 @@ const EMPTY = -1;
 /** A key two records claim (only a damaged state can hold that): neither is trusted. */
 const AMBIGUOUS = -2;
 
+/** Slots for `count` keys: a power of two, at most half full (short probe runs). */
+function capacityFor(count: number): number {
+  let capacity = 16;
+  while (capacity < count * 2) capacity *= 2;
+  return capacity;
+}
+
 const BASE64URL = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
 const SEXTET = new Int8Array(128).fill(-1);
 for (let i = 0; i < BASE64URL.length; i++) SEXTET[BASE64URL.charCodeAt(i)] = i;
@@ -38,18 +45,17 @@ export class KnownRows {
     this.mask = capacity - 1;
   }
 
-  /** Builds the table from the store's `rowKeyPages()`. */
-  static from(pages: Iterable<RowKeyPage>): KnownRows {
-    const all = [...pages];
-    let count = 0;
-    for (const page of all) count += page.clientIds.length;
-    let capacity = 16;
-    while (capacity < count * 2) capacity *= 2;
-    const table = new KnownRows(capacity);
-    for (const page of all) {
+  /**
+   * Builds the table from the store's `rowKeyPages()`, a page at a time; `expected` (the
+   * inventory's size) sizes it, and it grows if there are more.
+   */
+  static from(pages: Iterable<RowKeyPage>, expected: number): KnownRows {
+    let table = new KnownRows(capacityFor(expected));
+    for (const page of pages) {
       // A page whose keys are not all ROW_KEY_LENGTH characters (only a damaged state) is left
       // out whole: its rows take the full path.
       if (page.rowKeys.length !== page.clientIds.length * ROW_KEY_LENGTH) continue;
+      if (capacityFor(table.size + page.clientIds.length) > table.slots.length) table = table.grown(table.size + page.clientIds.length);
       for (let i = 0; i < page.clientIds.length; i++) table.add(page.rowKeys, i * ROW_KEY_LENGTH, page.clientIds[i]!);
     }
     return table;
@@ -69,17 +75,36 @@ export class KnownRows {
     }
   }
 
+  /** The same entries in a table sized for `count`. */
+  private grown(count: number): KnownRows {
+    const bigger = new KnownRows(capacityFor(count));
+    for (let slot = 0; slot < this.slots.length; slot++) {
+      const index = this.slots[slot]!;
+      if (index === EMPTY) continue;
+      const word = slot * WORDS;
+      bigger.probe.set(this.keys.subarray(word, word + WORDS));
+      bigger.place(index === AMBIGUOUS ? AMBIGUOUS : bigger.clientIds.push(this.clientIds[index]!) - 1);
+    }
+    return bigger;
+  }
+
   private add(text: string, at: number, clientId: string): void {
     // A stored key that is not base64url (a damaged row) is left out: its row takes the full path.
     if (!this.readKey(text, at)) return;
-    let slot = this.probe[0]! & this.mask;
-    for (; this.slots[slot] !== EMPTY; slot = (slot + 1) & this.mask) {
+    for (let slot = this.probe[0]! & this.mask; this.slots[slot] !== EMPTY; slot = (slot + 1) & this.mask) {
       if (this.matches(slot)) {
         this.slots[slot] = AMBIGUOUS;
         return;
       }
     }
-    this.slots[slot] = this.clientIds.push(clientId) - 1;
+    this.place(this.clientIds.push(clientId) - 1);
+  }
+
+  /** Puts the key in `probe` (not yet in the table) in the first free slot, for entry `index`. */
+  private place(index: number): void {
+    let slot = this.probe[0]! & this.mask;
+    while (this.slots[slot] !== EMPTY) slot = (slot + 1) & this.mask;
+    this.slots[slot] = index;
     this.keys.set(this.probe, slot * WORDS);
   }
 

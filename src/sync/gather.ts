@@ -192,7 +192,7 @@ function knownRowsFastPath(input: {
   salt: string;
   headers: readonly string[];
 }): FastPath {
-  const known = KnownRows.from(input.store.rowKeyPages());
+  const known = KnownRows.from(input.store.rowKeyPages(), input.store.ownedCount());
   return {
     rowKey: (row) => rowKeyOf(input.salt, input.headers, row.values),
     knownClientId: (rowKey) => {
