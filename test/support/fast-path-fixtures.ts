@@ -263,13 +263,27 @@ export interface World {
   people: number;
 }
 
-export const ROSTER_MUTATIONS = ['edit-cell', 'edit-unused', 'pad-cell', 'add-rows', 'remove-rows', 'reorder', 'duplicate-row', 'reuse-id'] as const;
+export const ROSTER_MUTATIONS = ['edit-mapped', 'edit-cell', 'edit-unused', 'pad-cell', 'add-rows', 'remove-rows', 'reorder', 'duplicate-row', 'reuse-id'] as const;
 export const MAPPING_MUTATIONS = ['name-transform', 'policy', 'skip-rows', 'add-custom', 'remove-custom', 'email-split', 'client-id', 'comment-only'] as const;
 export const LISTING_MUTATIONS = ['relabel-option', 'add-field', 'remove-unmapped', 'describe', 'reorder-fields', 'toggle-option'] as const;
 export type Mutation = (typeof ROSTER_MUTATIONS)[number] | (typeof MAPPING_MUTATIONS)[number] | (typeof LISTING_MUTATIONS)[number];
 
 function mappedNames(world: World): Set<string> {
   return new Set(Object.keys(world.mapping.custom_fields).map((n) => n.toLowerCase()));
+}
+
+/** The roster columns the mapping reads. */
+export function mappedColumns(world: World): string[] {
+  const columns = new Set<string>();
+  const reads = (spec: Record<string, unknown>): void => {
+    if (typeof spec.column === 'string') columns.add(spec.column);
+    for (const c of (spec.columns as string[] | undefined) ?? []) columns.add(c);
+  };
+  reads(world.mapping.client_id);
+  for (const spec of Object.values(world.mapping.fields)) reads(spec);
+  for (const spec of Object.values(world.mapping.custom_fields)) reads(spec);
+  for (const filter of world.mapping.skip_rows ?? []) reads(filter);
+  return [...columns];
 }
 
 /** Option labels a mapping's `values:` points at: renaming one would break the mapping, not the plan. */
@@ -292,6 +306,16 @@ export function mutate(rng: Rng, world: World, kind: Mutation): string {
       const i = rowIndex();
       const fresh = makeRow(rng, world.universe, int(world.people) + 1);
       const column = pick(Object.keys(fresh));
+      world.rows[i] = { ...world.rows[i]!, [column]: fresh[column]! };
+      return `${kind} row ${i} ${column}`;
+    }
+    case 'edit-mapped': {
+      // A cell the mapping reads, in a row that may well be known: the key must change with it.
+      const columns = mappedColumns(world);
+      if (!world.rows.length || !columns.length) return `${kind}: nothing mapped`;
+      const i = rowIndex();
+      const column = pick(columns);
+      const fresh = makeRow(rng, world.universe, chance(0.5) ? int(world.people) + 1 : world.people + 1);
       world.rows[i] = { ...world.rows[i]!, [column]: fresh[column]! };
       return `${kind} row ${i} ${column}`;
     }
@@ -382,7 +406,10 @@ export function mutate(rng: Rng, world: World, kind: Mutation): string {
       return kind;
     case 'relabel-option': {
       const targets = valuesTargets(world);
-      const candidates = world.listed.flatMap((f, fi) => (f.options ?? []).map((o, oi) => ({ fi, oi, label: o.option }))).filter((c) => !targets.has(c.label.toLowerCase()));
+      const mapped = mappedNames(world);
+      const all = world.listed.flatMap((f, fi) => (f.options ?? []).map((o, oi) => ({ fi, oi, label: o.option, mapped: mapped.has(f.name.toLowerCase()) }))).filter((c) => !targets.has(c.label.toLowerCase()));
+      // Mostly an option of a mapped field: rows that used the label are rejected from now on.
+      const candidates = chance(0.8) && all.some((c) => c.mapped) ? all.filter((c) => c.mapped) : all;
       if (!candidates.length) return `${kind}: none`;
       const { fi, oi, label } = pick(candidates);
       const field = world.listed[fi]!;
@@ -393,7 +420,9 @@ export function mutate(rng: Rng, world: World, kind: Mutation): string {
     case 'toggle-option': {
       // The listing drops an option (its cells become unknown options), or lists again one the
       // universe has (the emulator accepts its api_id, so cells that were rejected become valid).
-      const fi = int(world.listed.length);
+      const mapped = mappedNames(world);
+      const optionFields = world.listed.map((f, i) => ({ f, i })).filter(({ f }) => f.options && mapped.has(f.name.toLowerCase()));
+      const fi = optionFields.length && chance(0.8) ? pick(optionFields).i : int(world.listed.length);
       const field = world.listed[fi];
       const full = world.universe.find((u) => u.api_id === field?.api_id);
       if (!field?.options || !full?.options) return `${kind}: not an option field`;
