@@ -97,7 +97,7 @@ async function populate(pipelinePath: string, stateDir: string, fieldsFile: stri
   const salt = rowKeySalt({ mappingHash: pipeline.mappingHash, listing, headers: opened.headers, format: opened.format });
   await mapRoster(opened, compiled, {
     reopen,
-    fastPath: { rowKey: (row) => rowKeyOf(salt, opened.headers, row.values), knownClientId: () => undefined, onKnown: () => undefined },
+    fastPath: { rowKey: (row) => rowKeyOf(salt, opened.headers, row), knownClientId: () => undefined, onKnown: () => undefined },
     onRecord: (record) => {
       const json = canonicalJson(record.fields);
       const row = record.provenance.row;

@@ -98,10 +98,15 @@ export interface PlanCase {
   format: 'csv' | 'xlsx';
   rows: number;
   runs: number;
+  /** The plan as a nightly run makes it: the fast path takes the unchanged rows. */
   planMs: Spread;
   bareMs: Spread;
   /** plan / bare, per run. */
   ratio: Spread;
+  /** The same plan with `--no-fast-path` (every row mapped, as a first run after a mapping change). */
+  fullPathMs?: Spread;
+  fullPathRatio?: Spread;
+  fullPathRssMb?: Spread;
   /** CSV only: plan / csv-parse with `columns: true` (objects keyed by header, as a script would read). */
   ratioColumns?: Spread;
   planRssMb: Spread;
@@ -121,12 +126,17 @@ async function planCase(format: 'csv' | 'xlsx', rows: number, runs: number, fiel
   const populated = await runChild(['populate', roster.pipeline, stateDir, fieldsFile], timeout);
   if (populated['records'] !== rows) throw new Error(`populate mapped ${String(populated['records'])} of ${rows} rows`);
   const plan: ChildResult[] = [];
+  const fullPath: ChildResult[] = [];
   const bare: ChildResult[] = [];
   const bareColumns: ChildResult[] = [];
   for (let run = 0; run < runs; run++) {
     log(`plan ${format} ${rows}: run ${run + 1}/${runs}`);
     bare.push(await runChild([format === 'csv' ? 'bare-csv' : 'bare-xlsx', roster.roster], timeout));
     plan.push(await runChild(['plan', roster.pipeline, stateDir, fieldsFile, reportDir], timeout));
+    fullPath.push(await runChild(['plan-full-path', roster.pipeline, stateDir, fieldsFile, reportDir], timeout));
+    if (fullPath[run]!['valid'] !== plan[run]!['valid'] || JSON.stringify(fullPath[run]!['counts']) !== JSON.stringify(plan[run]!['counts'])) {
+      throw new Error(`plan ${format} ${rows}: the fast path and the full path planned differently`);
+    }
     if (format === 'csv') bareColumns.push(await runChild(['bare-csv-columns', roster.roster], timeout));
   }
   const last = plan[plan.length - 1]!;
@@ -138,6 +148,9 @@ async function planCase(format: 'csv' | 'xlsx', rows: number, runs: number, fiel
     planMs: spread(plan.map((p) => p.ms)),
     bareMs: spread(bare.map((b) => b.ms)),
     ratio: spread(plan.map((p, i) => p.ms / bare[i]!.ms)),
+    fullPathMs: spread(fullPath.map((p) => p.ms)),
+    fullPathRatio: spread(fullPath.map((p, i) => p.ms / bare[i]!.ms)),
+    fullPathRssMb: spread(fullPath.map((p) => p.maxRssMb)),
     ...(format === 'csv' ? { ratioColumns: spread(plan.map((p, i) => p.ms / bareColumns[i]!.ms)) } : {}),
     planRssMb: spread(plan.map((p) => p.maxRssMb)),
     bareRssMb: spread(bare.map((b) => b.maxRssMb)),

@@ -7,12 +7,15 @@
  * exactly that record again, and need not be mapped, serialised or hashed. Anything else (a new
  * mapping, listing, header or version) changes every key, and every row takes the full path once.
  *
- * The cell encoding is injective: each cell is a type tag, its text and a NUL terminator, in header
- * order. Text holding a NUL itself (readers refuse it in CSV; XLSX can escape one) gets no key, so
- * that row is always mapped.
+ * The cell encoding is injective. A row of text and empty cells only (no text holding a NUL or
+ * empty) is "T" and its cells joined by NUL, an empty cell as nothing: with the header's fixed cell
+ * count, the text splits back into exactly those cells. Any other row is "X" and, per cell, a type
+ * tag, its text and a NUL. Text holding a NUL itself (readers refuse it in CSV; XLSX can escape
+ * one) gets no key, so that row is always mapped.
  */
 import { hash } from 'node:crypto';
-import type { CellValue } from '../sources/types.js';
+import { cellsTextOf } from '../sources/cells-text.js';
+import { CELL_SEPARATOR, type CellValue, type SourceRow } from '../sources/types.js';
 import { ROSTERSYNC_VERSION } from '../version.js';
 
 /** Length of a row key: sha1 in base64url. */
@@ -36,21 +39,31 @@ export function rowKeySalt(scope: RowKeyScope): string {
   return `${hash('sha256', JSON.stringify([version, scope.mappingHash, scope.listing, scope.headers, scope.format]), 'base64url')}\u0000`;
 }
 
-/** The row's key, or undefined when a cell's text holds a NUL (the row is then always mapped). */
-export function rowKeyOf(salt: string, headers: readonly string[], values: Readonly<Record<string, CellValue>>): string | undefined {
-  let text = salt;
+/**
+ * The row's key, or undefined when a cell's text holds a NUL (the row is then always mapped).
+ * Rows whose cells are all text or empty (every CSV row) are keyed by their cells joined by NUL
+ * (scheme "T", the text a worker-thread reader already has); others by typed cells (scheme "X").
+ */
+export function rowKeyOf(salt: string, headers: readonly string[], row: Pick<SourceRow, 'values' | 'cellsText'>): string | undefined {
+  const text = row.cellsText ?? cellsTextOf(row.values, headers);
+  return text !== undefined ? hash('sha1', `${salt}T${text}`, 'base64url') : typedKey(salt, headers, row.values);
+}
+
+/** Scheme X: each cell a type tag, its text and a NUL, in header order. */
+function typedKey(salt: string, headers: readonly string[], values: Readonly<Record<string, CellValue>>): string | undefined {
+  let text = `${salt}X`;
   for (const header of headers) {
     const cell = values[header];
     if (typeof cell === 'string') {
-      if (cell.includes('\u0000')) return undefined;
-      text += `s${cell}\u0000`;
+      if (cell.includes(CELL_SEPARATOR)) return undefined;
+      text += `s${cell}${CELL_SEPARATOR}`;
     } else if (typeof cell === 'number') {
-      text += `n${Object.is(cell, -0) ? '-0' : cell}\u0000`;
+      text += `n${Object.is(cell, -0) ? '-0' : cell}${CELL_SEPARATOR}`;
     } else if (typeof cell === 'boolean') {
-      text += cell ? 't\u0000' : 'f\u0000';
+      text += cell ? `t${CELL_SEPARATOR}` : `f${CELL_SEPARATOR}`;
     } else {
       // null (empty) and undefined (no such cell) are told apart, to stay on the safe side.
-      text += cell === null ? 'z\u0000' : 'u\u0000';
+      text += cell === null ? `z${CELL_SEPARATOR}` : `u${CELL_SEPARATOR}`;
     }
   }
   return hash('sha1', text, 'base64url');

@@ -8,7 +8,7 @@ import type { PolicyConfig } from '../config/pipeline.js';
 import { canonicalJson, hashJson, sameValue } from './canonical.js';
 import type { Classification, ClassifiedRecord } from './classify.js';
 import { evaluateGuards, type GuardInput } from './guards.js';
-import type { FieldChange, Fields, Plan, PlanItem, PlanReason, StateRepair } from './types.js';
+import type { FieldChange, Fields, Plan, PlanItem, PlanReason, RowKeyRepair, StateRepair } from './types.js';
 
 export interface BuildPlanInput {
   classification: Classification;
@@ -38,6 +38,7 @@ export function buildPlan(input: BuildPlanInput): Plan {
   const label = (field: string) => input.fieldLabels.get(field) ?? field;
   const items: PlanItem[] = [];
   const stateRepairs: StateRepair[] = [];
+  const rowKeys: RowKeyRepair[] = [...classification.rowKeys];
   const notes: string[] = [];
   // Unchanged records kept whole (refreshing all) are counted as they are considered below.
   let noop = classification.unchangedCount - classification.unchanged.length;
@@ -79,6 +80,8 @@ export function buildPlan(input: BuildPlanInput): Plan {
       noop += 1;
       if (applied === undefined || item.hash !== hashJson(canonicalJson(applied))) {
         stateRepairs.push({ clientId: record.clientId, fieldsJson: item.fieldsJson, hash: item.hash });
+        // Apply adopts the repair first, so the key then matches the hash it is stored with.
+        if (record.rowKey !== undefined) rowKeys.push({ clientId: record.clientId, rowKey: record.rowKey, hash: item.hash });
       }
       return;
     }
@@ -126,7 +129,7 @@ export function buildPlan(input: BuildPlanInput): Plan {
     counts,
     orphans,
     stateRepairs,
-    rowKeys: classification.rowKeys,
+    rowKeys,
     guards,
     refused: guards.some((guard) => guard.tripped),
     // rps 0: no max_rps, the pace is found at run time, so no duration can be told beforehand.

@@ -16,10 +16,19 @@ export interface Provenance {
  */
 export type CellValue = string | number | boolean | null;
 
+/** Joins the cells of `SourceRow.cellsText` (and of row keys): no text cell sent that way holds it. */
+export const CELL_SEPARATOR = '\u0000';
+
 export interface SourceRow {
   /** Keyed by header text exactly as in the file (trimmed). */
   values: Record<string, CellValue>;
   provenance: Provenance;
+  /**
+   * The same cells in header order joined by U+0000, an empty cell as nothing, when the reader has
+   * that text at hand (rows read in a worker thread): the row's key is made from it without
+   * building `values`. Only set when every cell is text without U+0000, or empty.
+   */
+  cellsText?: string;
 }
 
 /** A line the reader could not turn into a row (e.g. an unbalanced quote); reading goes on. */
@@ -55,4 +64,6 @@ export interface OpenedSource {
   notes: string[];
   /** Rows in file order. Single pass: iterate once; breaking out of the loop closes the file. */
   items: AsyncIterable<SourceItem>;
+  /** The same rows in batches, when the reader has them so (read in a worker thread); use one or the other. */
+  batches?: AsyncIterable<readonly SourceItem[]>;
 }

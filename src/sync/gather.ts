@@ -6,6 +6,7 @@
  * service; of the state it only reads.
  */
 import pLimit from 'p-limit';
+import { stat } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import type { CallOptions, ServiceClient } from '../client/client.js';
 import { NotFoundError } from '../client/errors.js';
@@ -22,6 +23,7 @@ import { projectFields } from '../plan/canonical.js';
 import type { Fields } from '../plan/types.js';
 import type { RunReport } from '../report/types.js';
 import { openSource, sha256File } from '../sources/index.js';
+import { openSourceInWorker, WORKER_READ_MIN_BYTES } from '../sources/read-in-worker.js';
 import { identityChange, type IdentityChange } from '../plan/identity-changes.js';
 import { checkBinding } from '../state/binding.js';
 import { withinPrefixes } from '../state/sharing.js';
@@ -43,7 +45,19 @@ export interface GatheredInput {
 
 type GatherOptions = Pick<
   RunOptions,
-  'service' | 'fieldsFile' | 'cwd' | 'signal' | 'refresh' | 'maxRps' | 'allowDeletes' | 'allowSourceDrop' | 'allowEmptySource' | 'allowIdentityChanges' | 'createGroup' | 'fastPath'
+  | 'service'
+  | 'fieldsFile'
+  | 'cwd'
+  | 'signal'
+  | 'refresh'
+  | 'maxRps'
+  | 'allowDeletes'
+  | 'allowSourceDrop'
+  | 'allowEmptySource'
+  | 'allowIdentityChanges'
+  | 'createGroup'
+  | 'fastPath'
+  | 'workerReadMinBytes'
 >;
 
 export async function gatherPlanInput(input: { pipeline: ResolvedPipeline; store: StateBackend; client: ServiceClient; options: GatherOptions }): Promise<GatheredInput> {
@@ -59,24 +73,35 @@ export async function gatherPlanInput(input: { pipeline: ResolvedPipeline; store
   const compiled = compileMapping(pipeline.mapping, listing, { mappingFile: pipeline.mappingFile });
 
   const reopen = () => openSource(pipeline.source, { baseDir: pipeline.dir });
-  const opened = await reopen();
+  const opened = await ((await sourceSize(pipeline)) >= (options.workerReadMinBytes ?? WORKER_READ_MIN_BYTES)
+    ? openSourceInWorker(pipeline.source, { baseDir: pipeline.dir })
+    : reopen());
   compiled.checkHeaders(opened.headers, opened.file);
-  const sourceSha256 = await sha256File(opened.file);
+  // Hashed while the rows are read; awaited once they are.
+  const sourceSha256 = sha256File(opened.file);
+  sourceSha256.catch(() => undefined);
 
   // Read before the inventory: a write that lands while planning then makes a saved plan stale.
   const stateSerial = store.serial();
   const unfinished = store.unfinishedOrFailed();
   const classifier = new RosterClassifier({ keepUnchanged: options.refresh === 'all', rewrite: new Set(unfinished.keys()) });
-  // Records are compared with the inventory in batches, so the inventory stays on disk.
-  const pending: DesiredRecord[] = [];
+  // Records are compared with the inventory in batches, so the inventory stays on disk. Rows the
+  // fast path knows (their client_id) queue behind them while a batch is open: classified in row
+  // order, a later row replaces an earlier one as the duplicate policy `last` wants.
+  const pending: Array<DesiredRecord | string> = [];
   // One owner per record: rows outside this pipeline's declared prefixes, or whose client_id
   // another pipeline sharing the group claims, are neither written nor (being in the roster) deleted.
   const foreign = new Map<string, string>();
   const shared = groupId !== null && binding.sharedWith.length > 0 ? { baseUrl: options.service.baseUrl, groupId } : null;
   const classifyPending = () => {
-    const owned = store.ownedHashesOf(pending.map((record) => record.clientId));
-    const claimedBy = shared ? store.claimOwners(shared, pending.map((record) => record.clientId)) : new Map<string, string>();
+    const mapped = pending.flatMap((entry) => (typeof entry === 'string' ? [] : [entry.clientId]));
+    const owned = store.ownedHashesOf(mapped);
+    const claimedBy = shared ? store.claimOwners(shared, mapped) : new Map<string, string>();
     for (const record of pending) {
+      if (typeof record === 'string') {
+        classifier.addUnchanged(record);
+        continue;
+      }
       const owner = claimedBy.get(record.clientId);
       if (owner !== undefined && owner !== pipeline.name) foreign.set(record.clientId, `claimed by pipeline "${owner}"`);
       else if (!withinPrefixes(record.clientId, binding.sharedPrefixes)) foreign.set(record.clientId, `outside this pipeline's client_id prefixes (${binding.sharedPrefixes?.join(', ')})`);
@@ -86,7 +111,15 @@ export async function gatherPlanInput(input: { pipeline: ResolvedPipeline; store
   };
   const fastPath = options.fastPath === false || options.refresh || binding.sharedPrefixes || shared
     ? undefined
-    : knownRowsFastPath({ store, classifier, rewrite: unfinished, salt: rowKeySalt({ mappingHash: pipeline.mappingHash, listing, headers: opened.headers, format: opened.format }), headers: opened.headers });
+    : knownRowsFastPath({
+        store,
+        rewrite: unfinished,
+        onKnown: (clientId) => {
+          if (pending.length === 0) classifier.addUnchanged(clientId);
+          else if (pending.push(clientId) >= HASH_BATCH) classifyPending();
+        },         salt: rowKeySalt({ mappingHash: pipeline.mappingHash, listing, headers: opened.headers, format: opened.format }),
+        headers: opened.headers,
+      });
   const roster = await mapRoster(opened, compiled, {
     onRecord: (record) => {
       if (pending.push(record) >= HASH_BATCH) classifyPending();
@@ -172,12 +205,20 @@ export async function gatherPlanInput(input: { pipeline: ResolvedPipeline; store
   return {
     planInput,
     roster,
-    source: { file: opened.file, sha256: sourceSha256, format: opened.format, ...(opened.sheet ? { sheet: opened.sheet } : {}) },
+    source: { file: opened.file, sha256: await sourceSha256, format: opened.format, ...(opened.sheet ? { sheet: opened.sheet } : {}) },
     stateSerial,
     groupId,
     optionLabels: new Map(listing.author_from_group.flatMap((field) => (field.options ?? []).map((option) => [option.api_id, option.option] as const))),
     notes,
   };
+}
+
+/** The roster's size in bytes (0 if it cannot be read: the reader then says why). */
+async function sourceSize(pipeline: ResolvedPipeline): Promise<number> {
+  return stat(resolve(pipeline.dir, pipeline.source.file)).then(
+    (info) => info.size,
+    () => 0,
+  );
 }
 
 /**
@@ -187,19 +228,19 @@ export async function gatherPlanInput(input: { pipeline: ResolvedPipeline; store
  */
 function knownRowsFastPath(input: {
   store: StateBackend;
-  classifier: RosterClassifier;
+  onKnown: (clientId: string) => void;
   rewrite: ReadonlyMap<string, unknown>;
   salt: string;
   headers: readonly string[];
 }): FastPath {
   const known = KnownRows.from(input.store.rowKeyPages(), input.store.ownedCount());
   return {
-    rowKey: (row) => rowKeyOf(input.salt, input.headers, row.values),
+    rowKey: (row) => rowKeyOf(input.salt, input.headers, row),
     knownClientId: (rowKey) => {
       const clientId = known.clientIdOf(rowKey);
       return clientId === undefined || input.rewrite.has(clientId) ? undefined : clientId;
     },
-    onKnown: (clientId) => input.classifier.addUnchanged(clientId),
+    onKnown: input.onKnown,
   };
 }
 

@@ -16,6 +16,11 @@ export interface RunOptions {
    * key. The fast path is also off with `refresh`.
    */
   fastPath?: boolean;
+  /**
+   * Rosters of at least this many bytes are read in a worker thread while the main thread plans
+   * (src/sources/read-in-worker.ts). @default WORKER_READ_MIN_BYTES (8 MB); tests set it to 0.
+   */
+  workerReadMinBytes?: number;
   allowDeletes?: number;
   allowSourceDrop?: boolean;
   allowEmptySource?: boolean;

@@ -42,16 +42,6 @@ import {
 
 const CASES = Number(process.env.FAST_PATH_CASES ?? 24);
 const FIRST_SEED = Number(process.env.FAST_PATH_SEED ?? 1);
-/**
- * Seeds that found a bug in the fast path, skipped until it is fixed (FAST_PATH_RUN_SKIPPED=1
- * FAST_PATH_SEED=10 FAST_PATH_CASES=1 replays one). All are `duplicate_client_ids: last`
- * with two rows of one client_id, the EARLIER row mapped (new or edited) and the LATER row's key
- * known: the full path keeps the later row (noop), the fast path plans an update to the earlier
- * row's values. gather.ts batches mapped records (`pending`, classified every HASH_BATCH) while
- * `onKnown` reaches the classifier at once, so the known later row is classified before the
- * mapped earlier one, and the earlier one wins. See also the minimal case below.
- */
-const KNOWN_FAILING = new Set([10, 12, 13, 14, 22]);
 
 /** Fast-path lookups that found a client_id, counted by spying on the real table. */
 const lookups = vi.spyOn(KnownRows.prototype, 'clientIdOf');
@@ -175,7 +165,7 @@ const stats = { cases: 0, compared: 0, hitRows: 0, casesWithHits: 0, finalHits: 
 
 describe('plan fast path property (issue 13)', () => {
   for (let seed = FIRST_SEED; seed < FIRST_SEED + CASES; seed++) {
-    (KNOWN_FAILING.has(seed) && !process.env.FAST_PATH_RUN_SKIPPED ? it.skip : it)(`seed ${seed}: the fast path plans exactly what the full path plans`, { timeout: 60_000 }, async () => {
+    it(`seed ${seed}: the fast path plans exactly what the full path plans`, { timeout: 60_000 }, async () => {
       const rng = seededRandom(seed * 2_654_435_761);
       const world = newWorld(rng, seed);
       const { chance } = picker(rng);
@@ -246,8 +236,9 @@ describe('plan fast path property (issue 13)', () => {
     });
   }
 
-  // The bug the seeds in KNOWN_FAILING found, at its smallest. Skipped until gather.ts is fixed.
-  it.skip('duplicate_client_ids last: a known later row still wins over a mapped earlier row of the same client_id', async () => {
+  // The bug seeds 10, 12, 13, 14 and 22 found, at its smallest: mapped records waited for their
+  // batch while known rows were classified at once, so with `last` the earlier row won.
+  it('duplicate_client_ids last: a known later row still wins over a mapped earlier row of the same client_id', async () => {
     const emu = await startEmulator({ port: 0 });
     const dir = await mkdtemp(join(tmpdir(), 'rostersync-fastpath-'));
     // No custom fields: the served listing is empty, which this mapping does not mind.
@@ -270,8 +261,7 @@ describe('plan fast path property (issue 13)', () => {
   });
 
   it('took the fast path in the cases (the property is not vacuous)', () => {
-    let expected = 0;
-    for (let seed = FIRST_SEED; seed < FIRST_SEED + CASES; seed++) if (!KNOWN_FAILING.has(seed)) expected++;
+    const expected = CASES;
     if (stats.cases < expected) return; // a case failed: its own failure says why
     expect(stats.finalValid, 'valid rows across cases').toBeGreaterThan(expected * 3);
     expect(stats.finalHits).toBeGreaterThanOrEqual(stats.finalValid);

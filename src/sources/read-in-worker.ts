@@ -1,0 +1,161 @@
+/**
+ * Reading a roster on the other core. A nightly plan of a large roster is two chains of work of
+ * about the same size: reading (decoding, csv-parse, cells) and planning (row keys, lookups,
+ * duplicates). In one thread they add up; here the reader runs in a worker thread
+ * (read-worker.ts) and the main thread plans the rows as they arrive.
+ *
+ * Same reader, same items: the worker runs `openSource` itself, so rows, errors, line numbers,
+ * notes and refusals are those of the in-process reader. At most MAX_BATCHES_AHEAD batches wait
+ * unread, so memory stays bounded when planning is the slower side.
+ */
+import { createRequire } from 'node:module';
+import { pathToFileURL } from 'node:url';
+import { Worker } from 'node:worker_threads';
+import type { SourceConfig } from '../config/pipeline.js';
+import type { OpenSourceOptions } from './open-source.js';
+import { SourceError } from './source-error.js';
+import { valuesOfCellsText } from './cells-text.js';
+import type { CellValue, OpenedSource, Provenance, SourceItem, SourceRow } from './types.js';
+
+export const ROWS_PER_BATCH = 2048;
+export const MAX_BATCHES_AHEAD = 8;
+
+export type FromWorker =
+  | { kind: 'opened'; file: string; path: string | undefined; format: OpenedSource['format']; sheet: string | undefined; headers: string[]; notes: string[] }
+  | { kind: 'batch'; rows: Int32Array; ends: Uint32Array; text: string; others: SourceItem[] }
+  | { kind: 'end'; notes: string[] }
+  | { kind: 'fail'; error: { name: string; message: string; hint?: string; file?: string } };
+
+export type ToWorker = { kind: 'more' };
+
+/** Below this size a worker's start (tens of milliseconds, more under tsx) costs more than it saves. */
+export const WORKER_READ_MIN_BYTES = 8 * 1024 * 1024;
+
+/**
+ * `openSource`, with the reading done in a worker thread. Resolves once the header is read (or
+ * rejects with the reader's own SourceError); the items then stream as the worker reads.
+ */
+export async function openSourceInWorker(config: SourceConfig, options: OpenSourceOptions): Promise<OpenedSource> {
+  const worker = startWorker({ config, baseDir: options.baseDir });
+  const inbox: FromWorker[] = [];
+  let waiting: (() => void) | undefined;
+  let exited: Error | undefined;
+  worker.on('message', (message: FromWorker) => {
+    inbox.push(message);
+    waiting?.();
+  });
+  worker.on('error', (error) => {
+    exited = error;
+    waiting?.();
+  });
+  worker.on('exit', (code) => {
+    exited ??= new Error(`the roster reader's worker thread stopped (exit code ${code})`);
+    waiting?.();
+  });
+  // The worker keeps the process alive only while the main thread waits for it: a source that is
+  // opened but never read must not hold a finished command open.
+  worker.unref();
+  const next = async (): Promise<FromWorker> => {
+    for (;;) {
+      const message = inbox.shift();
+      if (message) {
+        if (message.kind === 'fail') throw rebuild(message.error);
+        return message;
+      }
+      if (exited) throw exited;
+      worker.ref();
+      await new Promise<void>((resolve) => (waiting = resolve));
+      worker.unref();
+      waiting = undefined;
+    }
+  };
+  const stop = () => void worker.terminate();
+  options.signal?.addEventListener('abort', stop, { once: true });
+
+  let opened: FromWorker;
+  try {
+    opened = await next();
+  } catch (error) {
+    stop();
+    throw error;
+  }
+  if (opened.kind !== 'opened') throw new Error(`the roster reader's worker thread answered ${opened.kind} before the header`);
+  const { headers, file, sheet } = opened;
+  const notes = [...opened.notes];
+
+  const provenanceOf = (row: number): Provenance => (sheet !== undefined ? { file, sheet, row } : { file, row });
+  async function* batches(): AsyncGenerator<SourceItem[]> {
+    try {
+      for (;;) {
+        options.signal?.throwIfAborted();
+        const message = await next();
+        if (message.kind === 'end') {
+          // Notes added while reading (an encoding switch, merged cells) come with the end.
+          notes.splice(0, notes.length, ...message.notes);
+          return;
+        }
+        if (message.kind !== 'batch') continue;
+        worker.postMessage({ kind: 'more' } satisfies ToWorker);
+        const batch: SourceItem[] = [];
+        let start = 0;
+        for (let i = 0; i < message.rows.length; i++) {
+          const row = message.rows[i]!;
+          const end = message.ends[i]!;
+          batch.push(row < 0 ? message.others[-1 - row]! : { kind: 'row', row: new PackedRow(message.text.slice(start, end), provenanceOf(row), headers) });
+          start = end;
+        }
+        yield batch;
+      }
+    } finally {
+      options.signal?.removeEventListener('abort', stop);
+      stop();
+    }
+  }
+  const rowBatches = batches();
+  async function* items(): AsyncGenerator<SourceItem> {
+    for await (const batch of rowBatches) yield* batch;
+  }
+
+  return {
+    file,
+    ...(opened.path !== undefined ? { path: opened.path } : {}),
+    format: opened.format,
+    ...(sheet !== undefined ? { sheet } : {}),
+    headers,
+    notes,
+    items: items(),
+    batches: rowBatches,
+  };
+}
+
+/**
+ * Compiled, the worker is the .js file beside this one. Run from the TypeScript sources (tsx,
+ * vitest), a worker does not inherit the loader, so it registers tsx before importing the .ts file.
+ */
+function startWorker(workerData: { config: SourceConfig; baseDir: string }): Worker {
+  const here = import.meta.url;
+  if (!here.endsWith('.ts')) return new Worker(new URL('./read-worker.js', here), { workerData });
+  const tsx = pathToFileURL(createRequire(here).resolve('tsx/esm/api')).href.replace(/index\.cjs$/, 'index.mjs');
+  const entry = new URL('./read-worker.ts', here).href;
+  return new Worker(`import(${JSON.stringify(tsx)}).then(({ register }) => { register(); return import(${JSON.stringify(entry)}); })`, { eval: true, workerData });
+}
+
+/** A row as sent by the worker: its cells stay one string until something asks for them by header. */
+class PackedRow implements SourceRow {
+  private cells: Record<string, CellValue> | undefined;
+  constructor(
+    readonly cellsText: string,
+    readonly provenance: Provenance,
+    private readonly headers: readonly string[],
+  ) {}
+
+  get values(): Record<string, CellValue> {
+    this.cells ??= valuesOfCellsText(this.cellsText, this.headers);
+    return this.cells;
+  }
+}
+
+function rebuild(error: { name: string; message: string; hint?: string; file?: string }): Error {
+  if (error.name === 'SourceError' && error.file !== undefined) return new SourceError(error.file, error.message, error.hint !== undefined ? { hint: error.hint } : {});
+  return new Error(error.message);
+}
