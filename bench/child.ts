@@ -11,6 +11,8 @@
  *   tsx bench/child.ts populate <pipeline.yaml> <stateDir> <fields.json>
  */
 import { createReadStream, readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
 import { parse } from 'csv-parse';
 import type { CustomFieldsListing } from '../src/client/schemas.js';
@@ -20,13 +22,20 @@ import { mapRoster } from '../src/mapping/roster.js';
 import { rowKeyOf, rowKeySalt } from '../src/mapping/row-key.js';
 import { canonicalJson, hashJson } from '../src/plan/canonical.js';
 import { openSource } from '../src/sources/index.js';
-import { runSync } from '../src/sync/run-sync.js';
+import { runSync as runSyncFromSources } from '../src/sync/run-sync.js';
 import { openState, stateFile } from '../src/state/paths.js';
+
+const ROOT = dirname(dirname(fileURLToPath(import.meta.url)));
 
 /** The group id recorded in populated states; dry runs never call the service, so any id works. */
 const BENCH_GROUP_ID = 9001;
 
+/**
+ * The plan as users run it: the compiled build (dist/, which `npm run bench` builds first) when
+ * BENCH_DIST is set, else the TypeScript sources through tsx.
+ */
 async function plan(pipelinePath: string, stateDir: string, fieldsFile: string, reportDir: string, fastPath = true): Promise<Record<string, unknown>> {
+  const runSync = process.env['BENCH_DIST'] ? ((await import(join(ROOT, 'dist', 'sync', 'run-sync.js'))) as typeof import('../src/sync/run-sync.js')).runSync : runSyncFromSources;
   const result = await runSync({
     fastPath,
     pipelinePath,

@@ -6,7 +6,7 @@
  * run (rostersync and its baseline measured back to back on the same data). Servers listen on
  * 127.0.0.1 only; every loop is bounded in count and each child process in time.
  */
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -48,6 +48,8 @@ function runChild(args: string[], timeoutMs: number): Promise<ChildResult> {
   return new Promise((resolvePromise, reject) => {
     const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'bench', 'child.ts'), ...args], {
       cwd: ROOT,
+      // The plan runs the compiled build, as the installed CLI does (built at the plan section's start).
+      env: { ...process.env, BENCH_DIST: '1' },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let stdout = '';
@@ -411,6 +413,8 @@ async function main(): Promise<void> {
       ? [['csv', 10_000, 3], ['csv', 100_000, 1], ['xlsx', 10_000, 3]]
       : // The large cases run fewer times to keep the whole bench near 15 minutes on 2 cores.
         [['csv', 10_000, 3], ['csv', 100_000, 3], ['csv', 1_000_000, 2], ['xlsx', 10_000, 3], ['xlsx', 100_000, 2]];
+    log('plan: building dist/ (the plan is measured as the installed CLI runs it)');
+    execFileSync(process.execPath, [join(ROOT, 'scripts', 'build.mjs')], { cwd: ROOT, stdio: 'ignore' });
     results.plan = [];
     for (const [format, rows, runs] of cases) results.plan.push(await planCase(format, rows, runs, fieldsFile));
   }

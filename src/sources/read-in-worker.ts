@@ -13,6 +13,7 @@ import { pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import type { SourceConfig } from '../config/pipeline.js';
 import type { OpenSourceOptions } from './open-source.js';
+import { UserFacingError } from '../errors.js';
 import { SourceError } from './source-error.js';
 import { valuesOfCellsText } from './cells-text.js';
 import type { CellValue, OpenedSource, Provenance, SourceItem, SourceRow } from './types.js';
@@ -29,7 +30,7 @@ export type FromWorker =
   | { kind: 'opened'; file: string; path: string | undefined; format: OpenedSource['format']; sheet: string | undefined; headers: string[]; notes: string[] }
   | { kind: 'batch'; rows: Int32Array; ends: Uint32Array; text: string; others: SourceItem[] }
   | { kind: 'end'; notes: string[] }
-  | { kind: 'fail'; error: { name: string; message: string; hint?: string; file?: string } };
+  | { kind: 'fail'; error: { name: string; message: string; hint?: string; file?: string; userFacing?: boolean } };
 
 export type ToWorker = { kind: 'more' };
 
@@ -62,6 +63,8 @@ export async function openSourceInWorker(config: SourceConfig, options: OpenSour
   worker.unref();
   const next = async (): Promise<FromWorker> => {
     for (;;) {
+      options.signal?.throwIfAborted();
+      if (closed) throw new Error('the roster reader was closed before the end of the file');
       const message = inbox.shift();
       if (message) {
         if (message.kind === 'fail') throw rebuild(message.error);
@@ -74,7 +77,11 @@ export async function openSourceInWorker(config: SourceConfig, options: OpenSour
       waiting = undefined;
     }
   };
-  const stop = () => void worker.terminate();
+  let closed = false;
+  const stop = () => {
+    closed = true;
+    void worker.terminate();
+  };
   options.signal?.addEventListener('abort', stop, { once: true });
 
   let opened: FromWorker;
@@ -130,6 +137,7 @@ export async function openSourceInWorker(config: SourceConfig, options: OpenSour
     notes,
     items: items(),
     batches: rowBatches,
+    close: stop,
   };
 }
 
@@ -160,7 +168,8 @@ class PackedRow implements SourceRow {
   }
 }
 
-function rebuild(error: { name: string; message: string; hint?: string; file?: string }): Error {
-  if (error.name === 'SourceError' && error.file !== undefined) return new SourceError(error.file, error.message, error.hint !== undefined ? { hint: error.hint } : {});
-  return new Error(error.message);
+function rebuild(error: { name: string; message: string; hint?: string; file?: string; userFacing?: boolean }): Error {
+  const options = error.hint !== undefined ? { hint: error.hint } : {};
+  if (error.name === 'SourceError' && error.file !== undefined) return new SourceError(error.file, error.message, options);
+  return error.userFacing ? new UserFacingError(error.message, options) : new Error(error.message);
 }

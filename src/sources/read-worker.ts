@@ -67,7 +67,7 @@ try {
     error: {
       name: failure.name,
       message: failure.message,
-      ...(error instanceof UserFacingError && error.hint !== undefined ? { hint: error.hint } : {}),
+      ...(error instanceof UserFacingError ? { userFacing: true, ...(error.hint !== undefined ? { hint: error.hint } : {}) } : {}),
       ...(error instanceof SourceError ? { file: error.file } : {}),
     },
   });

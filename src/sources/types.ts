@@ -66,4 +66,6 @@ export interface OpenedSource {
   items: AsyncIterable<SourceItem>;
   /** The same rows in batches, when the reader has them so (read in a worker thread); use one or the other. */
   batches?: AsyncIterable<readonly SourceItem[]>;
+  /** Stops a reader that runs apart (a worker thread) when its rows will not be read after all. */
+  close?: () => void;
 }

@@ -76,14 +76,23 @@ export async function gatherPlanInput(input: { pipeline: ResolvedPipeline; store
   const opened = await ((await sourceSize(pipeline)) >= (options.workerReadMinBytes ?? WORKER_READ_MIN_BYTES)
     ? openSourceInWorker(pipeline.source, { baseDir: pipeline.dir })
     : reopen());
-  compiled.checkHeaders(opened.headers, opened.file);
+  // Until mapRoster reads it, a failure here must stop the reader (a worker thread) itself.
+  const closingOnError = <T>(step: () => T): T => {
+    try {
+      return step();
+    } catch (error) {
+      opened.close?.();
+      throw error;
+    }
+  };
+  closingOnError(() => compiled.checkHeaders(opened.headers, opened.file));
   // Hashed while the rows are read; awaited once they are.
   const sourceSha256 = sha256File(opened.file);
   sourceSha256.catch(() => undefined);
 
   // Read before the inventory: a write that lands while planning then makes a saved plan stale.
-  const stateSerial = store.serial();
-  const unfinished = store.unfinishedOrFailed();
+  const stateSerial = closingOnError(() => store.serial());
+  const unfinished = closingOnError(() => store.unfinishedOrFailed());
   const classifier = new RosterClassifier({ keepUnchanged: options.refresh === 'all', rewrite: new Set(unfinished.keys()) });
   // Records are compared with the inventory in batches, so the inventory stays on disk. Rows the
   // fast path knows (their client_id) queue behind them while a batch is open: classified in row
@@ -111,15 +120,18 @@ export async function gatherPlanInput(input: { pipeline: ResolvedPipeline; store
   };
   const fastPath = options.fastPath === false || options.refresh || binding.sharedPrefixes || shared
     ? undefined
-    : knownRowsFastPath({
-        store,
-        rewrite: unfinished,
-        onKnown: (clientId) => {
-          if (pending.length === 0) classifier.addUnchanged(clientId);
-          else if (pending.push(clientId) >= HASH_BATCH) classifyPending();
-        },         salt: rowKeySalt({ mappingHash: pipeline.mappingHash, listing, headers: opened.headers, format: opened.format }),
-        headers: opened.headers,
-      });
+    : closingOnError(() =>
+        knownRowsFastPath({
+          store,
+          rewrite: unfinished,
+          onKnown: (clientId) => {
+            if (pending.length === 0) classifier.addUnchanged(clientId);
+            else if (pending.push(clientId) >= HASH_BATCH) classifyPending();
+          },
+          salt: rowKeySalt({ mappingHash: pipeline.mappingHash, listing, headers: opened.headers, format: opened.format }),
+          headers: opened.headers,
+        }),
+      );
   const roster = await mapRoster(opened, compiled, {
     onRecord: (record) => {
       if (pending.push(record) >= HASH_BATCH) classifyPending();

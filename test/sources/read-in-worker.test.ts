@@ -78,6 +78,12 @@ describe('reading a roster in a worker thread', () => {
     expect(nul.inWorker).toEqual({ refused: expect.stringMatching(/^SourceError: .*NUL byte/) });
   });
 
+  it('stops the worker when the rows will not be read after all (close)', async () => {
+    const source = await openSourceInWorker({ file: 'multiline.csv' }, { baseDir: fixturesDir });
+    source.close!();
+    await expect(readAll(Promise.resolve(source))).resolves.toEqual({ refused: expect.stringMatching(/closed before the end/) });
+  });
+
   it('refuses a missing file as the in-process reader does', async () => {
     const { inProcess, inWorker } = await both({ file: 'no-such-file.csv' });
     expect(inWorker).toEqual(inProcess);
