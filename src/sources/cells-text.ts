@@ -1,4 +1,4 @@
-import { CELL_SEPARATOR, type CellValue } from './types.js';
+import { CELL_SEPARATOR, type CellValue, type Provenance, type SourceRow } from './types.js';
 
 /**
  * A row's cells in header order joined by CELL_SEPARATOR, an empty cell as nothing
@@ -25,4 +25,22 @@ export function valuesOfCellsText(text: string, headers: readonly string[]): Rec
     values[headers[i]!] = cell === '' ? null : cell;
   }
   return values;
+}
+
+/**
+ * A row whose cells stay one string (`cellsText`) until something asks for them by header: the
+ * fast path keys it from the text, and most rows are never asked (read-in-worker.ts).
+ */
+export class PackedRow implements SourceRow {
+  private cells: Record<string, CellValue> | undefined;
+  constructor(
+    readonly cellsText: string,
+    readonly provenance: Provenance,
+    private readonly headers: readonly string[],
+  ) {}
+
+  get values(): Record<string, CellValue> {
+    this.cells ??= valuesOfCellsText(this.cellsText, this.headers);
+    return this.cells;
+  }
 }

@@ -4,7 +4,8 @@
  */
 import { Parser, type CsvError } from 'csv-parse';
 import type { TransformCallback } from 'node:stream';
-import type { CellValue, SourceItem } from './types.js';
+import { PackedRow } from './cells-text.js';
+import { CELL_SEPARATOR, type CellValue, type SourceItem } from './types.js';
 import type { CsvDelimiter } from './csv-sniff.js';
 import { headerNames, truncate } from './headers.js';
 import { SourceError } from './source-error.js';
@@ -17,6 +18,8 @@ export const MAX_QUOTED_CELL_BYTES = 1024 * 1024;
 
 interface RosterCsvParserArgs {
   file: string;
+  /** Rows as `PackedRow`s (cells joined in one string, no object per row): for the worker-thread reader. */
+  packRows?: boolean;
   delimiter: CsvDelimiter;
   /** Physical lines skipped before the stream starts (title lines above the header). */
   lineOffset: number;
@@ -43,6 +46,7 @@ export class RosterCsvParser extends Parser {
   readonly firstItemOrEnd: Promise<boolean>;
 
   private readonly file: string;
+  private readonly packRows: boolean;
   private readonly lineOffset: number;
   private readonly headerRow: number;
   private readonly delimiter: string;
@@ -67,6 +71,7 @@ export class RosterCsvParser extends Parser {
       skip_records_with_error: true,
     });
     this.file = args.file;
+    this.packRows = args.packRows ?? false;
     this.lineOffset = args.lineOffset;
     this.headerRow = args.headerRow;
     this.delimiter = args.delimiter;
@@ -173,7 +178,10 @@ export class RosterCsvParser extends Parser {
     }
     const headers = this.headers;
     const count = headers.length;
+    // Packed: the cells joined by CELL_SEPARATOR, an empty cell as nothing (the file holds no NUL:
+    // the decoder refuses it), else one object keyed by header.
     const values: Record<string, CellValue> = {};
+    let text = '';
     let filled = 0;
     for (let i = 0; i < count; i++) {
       const raw = record[i];
@@ -185,7 +193,8 @@ export class RosterCsvParser extends Parser {
           filled++;
         }
       }
-      values[headers[i] as string] = value;
+      if (this.packRows) text += i === 0 ? (value ?? '') : `${CELL_SEPARATOR}${value ?? ''}`;
+      else values[headers[i] as string] = value;
     }
     if (record.length > count) {
       // Bounded whatever the row: a count and the first few cells (one 100,000-cell row once made
@@ -209,7 +218,8 @@ export class RosterCsvParser extends Parser {
       }
     }
     if (filled === 0) return undefined; // a line of empty cells (e.g. ";;;;") counts as blank
-    return { kind: 'row', row: { values, provenance: { file: this.file, row } } };
+    const provenance = { file: this.file, row };
+    return { kind: 'row', row: this.packRows ? new PackedRow(text, provenance, headers) : { values, provenance } };
   }
 
   private acceptHeader(record: string[], line: number): void {

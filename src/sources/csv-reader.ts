@@ -34,9 +34,11 @@ export interface CsvOpenArgs {
   file: string;
   options: CsvOptions | undefined;
   signal?: AbortSignal | undefined;
+  /** Rows as `PackedRow`s (see csv-parser.ts). */
+  packRows?: boolean | undefined;
 }
 
-export async function openCsv({ path, file, options, signal }: CsvOpenArgs): Promise<OpenedSource> {
+export async function openCsv({ path, file, options, signal, packRows }: CsvOpenArgs): Promise<OpenedSource> {
   const headerRow = options?.header_row ?? 1;
   const notes: string[] = [];
 
@@ -70,7 +72,7 @@ export async function openCsv({ path, file, options, signal }: CsvOpenArgs): Pro
     startLine: headerRow,
     note: (note) => notes.push(note),
   });
-  const parser = new RosterCsvParser({ file, delimiter, lineOffset: headerRow - 1, headerRow });
+  const parser = new RosterCsvParser({ file, delimiter, lineOffset: headerRow - 1, headerRow, packRows });
   const input = createReadStream(path, { start: headerOffset, highWaterMark: CSV_SAMPLE_BYTES });
   if (signal) addAbortSignal(signal, input);
   pipeline(input, decoder, parser, () => {

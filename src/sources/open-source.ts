@@ -11,6 +11,8 @@ export interface OpenSourceOptions {
   baseDir: string;
   /** Aborts reading: the item iteration then fails with an AbortError. */
   signal?: AbortSignal;
+  /** CSV rows as `PackedRow`s, their cells one string until asked for (the worker-thread reader). */
+  packRows?: boolean;
 }
 
 /** Extensions that decide the format when `source.format` is not set (pipeline.ts, `sourceSchema`). */
@@ -58,7 +60,7 @@ export async function openSource(config: SourceConfig, options: OpenSourceOption
   }
   if (format === 'csv') {
     if (config.xlsx) throw misplacedOptions(file, 'xlsx', 'csv');
-    return openCsv({ path, file, options: config.csv, signal: options.signal });
+    return openCsv({ path, file, options: config.csv, signal: options.signal, packRows: options.packRows });
   }
   if (config.csv) throw misplacedOptions(file, 'csv', 'xlsx');
   return openXlsx({ path, file, options: config.xlsx, signal: options.signal });

@@ -6,7 +6,7 @@
  *
  * Same reader, same items: the worker runs `openSource` itself, so rows, errors, line numbers,
  * notes and refusals are those of the in-process reader. At most MAX_BATCHES_AHEAD batches wait
- * unread, so memory stays bounded when planning is the slower side.
+ * unread, so memory stays bounded when planning is the slower side (rows that must be mapped).
  */
 import { createRequire } from 'node:module';
 import { pathToFileURL } from 'node:url';
@@ -15,16 +15,22 @@ import type { SourceConfig } from '../config/pipeline.js';
 import type { OpenSourceOptions } from './open-source.js';
 import { UserFacingError } from '../errors.js';
 import { SourceError } from './source-error.js';
-import { valuesOfCellsText } from './cells-text.js';
-import type { CellValue, OpenedSource, Provenance, SourceItem, SourceRow } from './types.js';
+import { PackedRow } from './cells-text.js';
+import type { OpenedSource, Provenance, SourceItem } from './types.js';
 
 /**
- * Small batches, many in flight: a batch's rows live until the batch is planned, and large ones
- * outlive the young generation, which made the main thread's heap (and the peak RSS) jump by
- * 100-200 MB in some runs; 256 rows measured as fast as 2048 with no such jumps.
+ * Small batches: a batch's rows live until the batch is planned, and large ones outlive the young
+ * generation, which made the main thread's heap (and the peak RSS) jump by 100-200 MB in some
+ * runs; 256 rows measured as fast as 2048 with no such jumps.
  */
 export const ROWS_PER_BATCH = 256;
-export const MAX_BATCHES_AHEAD = 64;
+/**
+ * Up to 262,144 rows (about 30 MB of text at 1M rows' width) read ahead of the plan. The main
+ * thread loads the inventory's row keys (about 0.7 s at 1M) while the worker starts reading: with
+ * 64 batches ahead the worker stood idle most of that time (4.4 s in all), with 1024 it does
+ * not (3.8 s), for about 40 MB more peak RSS (docs/benchmarks.md).
+ */
+export const MAX_BATCHES_AHEAD = 1024;
 
 export type FromWorker =
   | { kind: 'opened'; file: string; path: string | undefined; format: OpenedSource['format']; sheet: string | undefined; headers: string[]; notes: string[] }
@@ -151,21 +157,6 @@ function startWorker(workerData: { config: SourceConfig; baseDir: string }): Wor
   const tsx = pathToFileURL(createRequire(here).resolve('tsx/esm/api')).href.replace(/index\.cjs$/, 'index.mjs');
   const entry = new URL('./read-worker.ts', here).href;
   return new Worker(`import(${JSON.stringify(tsx)}).then(({ register }) => { register(); return import(${JSON.stringify(entry)}); })`, { eval: true, workerData });
-}
-
-/** A row as sent by the worker: its cells stay one string until something asks for them by header. */
-class PackedRow implements SourceRow {
-  private cells: Record<string, CellValue> | undefined;
-  constructor(
-    readonly cellsText: string,
-    readonly provenance: Provenance,
-    private readonly headers: readonly string[],
-  ) {}
-
-  get values(): Record<string, CellValue> {
-    this.cells ??= valuesOfCellsText(this.cellsText, this.headers);
-    return this.cells;
-  }
 }
 
 function rebuild(error: { name: string; message: string; hint?: string; file?: string; userFacing?: boolean }): Error {

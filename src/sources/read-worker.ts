@@ -27,7 +27,7 @@ port.on('message', (message: ToWorker) => {
 const send = (message: FromWorker, transfer: ArrayBuffer[] = []) => port.postMessage(message, transfer);
 
 try {
-  const opened = await openSource(config, { baseDir });
+  const opened = await openSource(config, { baseDir, packRows: true });
   const headers = opened.headers;
   send({ kind: 'opened', file: opened.file, path: opened.path, format: opened.format, sheet: opened.sheet, headers, notes: [...opened.notes] });
   // rows[i] >= 0: a row of text cells (its line or row number), its text ending at ends[i] in
@@ -48,7 +48,7 @@ try {
     others = [];
   };
   for await (const item of opened.items) {
-    const cells = item.kind === 'row' ? cellsTextOf(item.row.values, headers) : undefined;
+    const cells = item.kind === 'row' ? (item.row.cellsText ?? cellsTextOf(item.row.values, headers)) : undefined;
     if (cells !== undefined) {
       rows.push((item as Extract<SourceItem, { kind: 'row' }>).row.provenance.row);
       text += cells;
