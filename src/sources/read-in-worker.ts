@@ -5,8 +5,9 @@
  * (read-worker.ts) and the main thread plans the rows as they arrive.
  *
  * Same reader, same items: the worker runs `openSource` itself, so rows, errors, line numbers,
- * notes and refusals are those of the in-process reader. At most MAX_BATCHES_AHEAD batches wait
- * unread, so memory stays bounded when planning is the slower side (rows that must be mapped).
+ * notes and refusals are those of the in-process reader. At most `readAhead` batches wait unread,
+ * and once planning has begun STEADY_BATCHES_AHEAD, so memory stays bounded when planning is the
+ * slower side (rows that must be mapped).
  */
 import { createRequire } from 'node:module';
 import { pathToFileURL } from 'node:url';
@@ -24,13 +25,17 @@ import type { OpenedSource, Provenance, SourceItem } from './types.js';
  * runs; 256 rows measured as fast as 2048 with no such jumps.
  */
 export const ROWS_PER_BATCH = 256;
+/** Batches the worker may read ahead of the plan once planning runs. */
+export const STEADY_BATCHES_AHEAD = 64;
 /**
- * Up to 262,144 rows (about 30 MB of text at 1M rows' width) read ahead of the plan. The main
- * thread loads the inventory's row keys (about 0.7 s at 1M) while the worker starts reading: with
- * 64 batches ahead the worker stood idle most of that time (4.4 s in all), with 1024 it does
- * not (3.8 s), for about 40 MB more peak RSS (docs/benchmarks.md).
+ * What a plan on the fast path lets the worker read ahead at the start: up to 262,144 rows (about
+ * 30 MB of text at 1M rows' width). The main thread loads the inventory's row keys (about 0.7 s
+ * at 1M) while the worker starts reading: with 64 batches ahead the worker stood idle most of that
+ * time (4.4 s in all), with 1024 it does not (3.8 s). The allowance is spent once: the main thread
+ * hands a batch's credit back only while fewer than STEADY_BATCHES_AHEAD wait, so a plan slower
+ * than the reader does not keep 1024 batches in memory all along.
  */
-export const MAX_BATCHES_AHEAD = 1024;
+export const FAST_PATH_BATCHES_AHEAD = 1024;
 
 export type FromWorker =
   | { kind: 'opened'; file: string; path: string | undefined; format: OpenedSource['format']; sheet: string | undefined; headers: string[]; notes: string[] }
@@ -47,8 +52,8 @@ export const WORKER_READ_MIN_BYTES = 8 * 1024 * 1024;
  * `openSource`, with the reading done in a worker thread. Resolves once the header is read (or
  * rejects with the reader's own SourceError); the items then stream as the worker reads.
  */
-export async function openSourceInWorker(config: SourceConfig, options: OpenSourceOptions): Promise<OpenedSource> {
-  const worker = startWorker({ config, baseDir: options.baseDir });
+export async function openSourceInWorker(config: SourceConfig, options: OpenSourceOptions & { readAhead?: number }): Promise<OpenedSource> {
+  const worker = startWorker({ config, baseDir: options.baseDir, readAhead: options.readAhead ?? STEADY_BATCHES_AHEAD });
   const inbox: FromWorker[] = [];
   let waiting: (() => void) | undefined;
   let exited: Error | undefined;
@@ -113,7 +118,7 @@ export async function openSourceInWorker(config: SourceConfig, options: OpenSour
           return;
         }
         if (message.kind !== 'batch') continue;
-        worker.postMessage({ kind: 'more' } satisfies ToWorker);
+        if (inbox.length < STEADY_BATCHES_AHEAD) worker.postMessage({ kind: 'more' } satisfies ToWorker);
         const batch: SourceItem[] = [];
         let start = 0;
         for (let i = 0; i < message.rows.length; i++) {
@@ -151,7 +156,7 @@ export async function openSourceInWorker(config: SourceConfig, options: OpenSour
  * Compiled, the worker is the .js file beside this one. Run from the TypeScript sources (tsx,
  * vitest), a worker does not inherit the loader, so it registers tsx before importing the .ts file.
  */
-function startWorker(workerData: { config: SourceConfig; baseDir: string }): Worker {
+function startWorker(workerData: { config: SourceConfig; baseDir: string; readAhead: number }): Worker {
   const here = import.meta.url;
   if (!here.endsWith('.ts')) return new Worker(new URL('./read-worker.js', here), { workerData });
   const tsx = pathToFileURL(createRequire(here).resolve('tsx/esm/api')).href.replace(/index\.cjs$/, 'index.mjs');

@@ -11,12 +11,12 @@ import { openSource } from './open-source.js';
 import { SourceError } from './source-error.js';
 import { cellsTextOf } from './cells-text.js';
 import type { SourceItem } from './types.js';
-import { MAX_BATCHES_AHEAD, ROWS_PER_BATCH, type FromWorker, type ToWorker } from './read-in-worker.js';
+import { ROWS_PER_BATCH, type FromWorker, type ToWorker } from './read-in-worker.js';
 
-const { config, baseDir } = workerData as { config: SourceConfig; baseDir: string };
+const { config, baseDir, readAhead } = workerData as { config: SourceConfig; baseDir: string; readAhead: number };
 const port = parentPort!;
 
-let credit = MAX_BATCHES_AHEAD;
+let credit = readAhead;
 let wake: (() => void) | undefined;
 port.on('message', (message: ToWorker) => {
   if (message.kind === 'more') {

@@ -23,7 +23,7 @@ import { projectFields } from '../plan/canonical.js';
 import type { Fields } from '../plan/types.js';
 import type { RunReport } from '../report/types.js';
 import { openSource, sha256File } from '../sources/index.js';
-import { openSourceInWorker, WORKER_READ_MIN_BYTES } from '../sources/read-in-worker.js';
+import { FAST_PATH_BATCHES_AHEAD, openSourceInWorker, WORKER_READ_MIN_BYTES } from '../sources/read-in-worker.js';
 import { identityChange, type IdentityChange } from '../plan/identity-changes.js';
 import { checkBinding } from '../state/binding.js';
 import { withinPrefixes } from '../state/sharing.js';
@@ -73,8 +73,10 @@ export async function gatherPlanInput(input: { pipeline: ResolvedPipeline; store
   const compiled = compileMapping(pipeline.mapping, listing, { mappingFile: pipeline.mappingFile });
 
   const reopen = () => openSource(pipeline.source, { baseDir: pipeline.dir });
+  const fastPathOn = options.fastPath !== false && !options.refresh && !binding.sharedPrefixes && binding.sharedWith.length === 0;
   const opened = await ((await sourceSize(pipeline)) >= (options.workerReadMinBytes ?? WORKER_READ_MIN_BYTES)
-    ? openSourceInWorker(pipeline.source, { baseDir: pipeline.dir })
+    ? // On the fast path the worker reads ahead while the row keys load (read-in-worker.ts).
+      openSourceInWorker(pipeline.source, { baseDir: pipeline.dir, ...(fastPathOn ? { readAhead: FAST_PATH_BATCHES_AHEAD } : {}) })
     : reopen());
   // Until mapRoster reads it, a failure here must stop the reader (a worker thread) itself.
   const closingOnError = <T>(step: () => T): T => {
@@ -118,7 +120,7 @@ export async function gatherPlanInput(input: { pipeline: ResolvedPipeline; store
     }
     pending.length = 0;
   };
-  const fastPath = options.fastPath === false || options.refresh || binding.sharedPrefixes || shared
+  const fastPath = !fastPathOn
     ? undefined
     : closingOnError(() =>
         knownRowsFastPath({
