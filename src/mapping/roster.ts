@@ -135,8 +135,10 @@ export async function mapRoster(
   };
 
   const fastPath = options.fastPath;
-  /** A valid row (mapped into `record`, or known unchanged when `record` is undefined): duplicates by client_id. */
-  // Not async: a promise (and a microtask) per row is measurable at a million rows.
+  /**
+   * A valid row (mapped into `record`, or known unchanged when `record` is undefined): duplicates
+   * by client_id. Not async: a promise (and a microtask) per row is measurable at a million rows.
+   */
   const accept = (clientId: string, row: SourceRow, record: DesiredRecord | undefined): void | Promise<void> => {
     const seenAt = firstRow.get(clientId);
     if (seenAt === undefined) {
