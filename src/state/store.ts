@@ -111,6 +111,20 @@ export const HASH_BATCH = 500;
 /** Row keys per page of `rowKeyPages`. */
 export const ROW_KEY_PAGE = 50_000;
 
+/** A successful create or update, as `recordApplied` records it. */
+export interface AppliedRecord {
+  journalId: number;
+  clientId: string;
+  fieldsJson: string;
+  hash: string;
+  /** The raw row's key (src/mapping/row-key.ts) when the fields came from a row of the roster. */
+  rowKey?: string | undefined;
+  runId: string;
+  sourceRow: number | null;
+  status: number;
+  attempts: number;
+}
+
 /**
  * A page of the inventory's row keys: `rowKeys` holds `clientIds.length` keys of ROW_KEY_LENGTH
  * characters each, end to end, the i-th being the key of `clientIds[i]`'s row.
@@ -475,18 +489,7 @@ export class StateStore {
   }
 
   /** Writes the outcome of a successful create/update together with its journal entry. */
-  recordApplied(entry: {
-    journalId: number;
-    clientId: string;
-    fieldsJson: string;
-    hash: string;
-    /** The raw row's key (src/mapping/row-key.ts) when the fields came from a row of the roster. */
-    rowKey?: string | undefined;
-    runId: string;
-    sourceRow: number | null;
-    status: number;
-    attempts: number;
-  }): void {
+  recordApplied(entry: AppliedRecord): void {
     this.db.transaction(() => {
       this.stmts.upsertRecord.run({
         clientId: entry.clientId,

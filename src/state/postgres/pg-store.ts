@@ -20,6 +20,7 @@ import { processStartOf } from '../liveness.js';
 import { toLock, toOwned, toRun, type LockDbRow, type RecordRow, type RunDbRow } from '../rows.js';
 import {
   HASH_BATCH,
+  type AppliedRecord,
   StateError,
   type JournalState,
   type LockInfo,
@@ -433,17 +434,7 @@ export class PgStateStore implements StateBackend {
     };
   }
 
-  recordApplied(entry: {
-    journalId: number;
-    clientId: string;
-    fieldsJson: string;
-    hash: string;
-    rowKey?: string | undefined;
-    runId: string;
-    sourceRow: number | null;
-    status: number;
-    attempts: number;
-  }): void {
+  recordApplied(entry: AppliedRecord): void {
     this.connection.transaction([this.upsertRecord({ ...entry, rowKey: entry.rowKey ?? null }), this.journalStatement(entry.journalId, 'done', entry.status, null, entry.attempts), this.bumpSerial]);
   }
 
