@@ -49,8 +49,8 @@ try {
   };
   for await (const item of opened.items) {
     const cells = item.kind === 'row' ? (item.row.cellsText ?? cellsTextOf(item.row.values, headers)) : undefined;
-    if (cells !== undefined) {
-      rows.push((item as Extract<SourceItem, { kind: 'row' }>).row.provenance.row);
+    if (item.kind === 'row' && cells !== undefined) {
+      rows.push(item.row.provenance.row);
       text += cells;
     } else {
       rows.push(-others.push(item));
