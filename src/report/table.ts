@@ -23,6 +23,11 @@ export interface TableSpec<Row> {
 }
 
 export const TABLE_PAGE = 500;
+/**
+ * Rows a page holds at most: beyond that a page is too large for a browser (and, at a million,
+ * for one string). The rest are in report.json.
+ */
+export const TABLE_MAX_ROWS = 20_000;
 
 export function text(value: string | number | undefined, className?: string): Cell {
   return { text: value === undefined ? '' : String(value), ...(className ? { className } : {}) };
@@ -47,12 +52,18 @@ export function renderTable<Row>(spec: TableSpec<Row>): string {
     return `<tr${attrs}>${cells.join('')}</tr>`;
   };
   const head = spec.columns.map((c) => `<th${c.num ? ' class="num"' : ''}>${escapeHtml(c.label)}</th>`).join('');
-  const first = spec.rows.slice(0, page).map(rowHtml).join('\n');
-  const rest = spec.rows.length > page ? `<template class="rows">${spec.rows.slice(page).map(rowHtml).join('\n')}</template>` : '';
-  const note =
-    spec.rows.length > page
-      ? `<noscript><p class="empty">The first ${page} of ${spec.rows.length} rows are shown. Turn on JavaScript to search and page through the rest${spec.elsewhere ? `, or ${escapeHtml(spec.elsewhere)}` : ''}.</p></noscript>`
+  const rows = spec.rows.length > TABLE_MAX_ROWS ? spec.rows.slice(0, TABLE_MAX_ROWS) : spec.rows;
+  const first = rows.slice(0, page).map(rowHtml).join('\n');
+  const rest = rows.length > page ? `<template class="rows">${rows.slice(page).map(rowHtml).join('\n')}</template>` : '';
+  const noscript =
+    rows.length > page
+      ? `<noscript><p class="empty">The first ${page} of ${rows.length} rows are shown. Turn on JavaScript to search and page through the rest${spec.elsewhere ? `, or ${escapeHtml(spec.elsewhere)}` : ''}.</p></noscript>`
       : '';
+  const cut =
+    spec.rows.length > rows.length
+      ? `<p class="empty">This page holds the first ${rows.length} of ${spec.rows.length} rows${spec.elsewhere ? `; ${escapeHtml(spec.elsewhere)} for all of them` : ''}.</p>`
+      : '';
+  const note = `${noscript}${cut}`;
   return `<div class="scroll"><table data-filterable data-page="${page}" data-keys="${escapeHtml(keys.join(' '))}"><thead><tr>${head}</tr></thead><tbody>
 ${first}
 </tbody></table>${rest}</div>${note}`;

@@ -87,8 +87,8 @@ export async function writeReport(report: RunReport, options: WriteReportOptions
     md: join(dir, 'report.md'),
     html: join(dir, 'report.html'),
   };
-  const writes: [string, string | Uint8Array][] = [
-    [files.json, `${JSON.stringify(report, null, 2)}\n`],
+  const writes: [string, string | Uint8Array | Iterable<string>][] = [
+    [files.json, reportJson(report)],
     [files.md, markdown],
     [files.html, renderHtml(report, options.history ? { indexHref: indexSegments(dir, resolve(options.history.root)) } : {})],
   ];
@@ -118,6 +118,26 @@ export async function writeReport(report: RunReport, options: WriteReportOptions
     }
   }
   return written;
+}
+
+/**
+ * report.json: exactly `JSON.stringify(report, null, 2)` and a newline, but made a record at a
+ * time. A million planned records come to more text than one JavaScript string may hold (about
+ * 512 MB), so the whole text is never built.
+ */
+export function* reportJson(report: RunReport): Generator<string> {
+  const marker = '\n  "records": []';
+  const outline = JSON.stringify({ ...report, records: [] }, null, 2);
+  const at = outline.indexOf(marker);
+  if (report.records.length === 0 || at === -1) {
+    yield `${JSON.stringify(report, null, 2)}\n`;
+    return;
+  }
+  yield `${outline.slice(0, at)}\n  "records": [`;
+  for (let i = 0; i < report.records.length; i++) {
+    yield `${i === 0 ? '' : ','}\n    ${JSON.stringify(report.records[i], null, 2).replaceAll('\n', '\n    ')}`;
+  }
+  yield `\n  ]${outline.slice(at + marker.length)}\n`;
 }
 
 /**

@@ -4,7 +4,8 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { UserFacingError } from '../../src/errors.js';
 import { renderMarkdown } from '../../src/report/markdown.js';
-import { writeReport } from '../../src/report/write.js';
+import { TABLE_MAX_ROWS } from '../../src/report/table.js';
+import { reportJson, writeReport } from '../../src/report/write.js';
 import { aChange, aRecord, aRejectedRow, aReport } from './builders.js';
 
 const modeOf = async (path: string) => (await stat(path)).mode & 0o777;
@@ -43,7 +44,20 @@ describe('writeReport', () => {
     const text = await readFile(files.json, 'utf8');
     expect(text).toContain('\n  "runId": ');
     expect(JSON.parse(text)).toEqual(report);
+    // Written a record at a time (a million would not fit one string), yet the very same text.
+    expect(text).toBe(`${JSON.stringify(report, null, 2)}\n`);
+    expect([...reportJson(aReport({ records: [] }))].join('')).toBe(`${JSON.stringify(aReport({ records: [] }), null, 2)}\n`);
     expect(await readFile(files.md, 'utf8')).toBe(renderMarkdown(report));
+  });
+
+  it('a page lists at most TABLE_MAX_ROWS changes and says where the rest are', async () => {
+    const records = Array.from({ length: TABLE_MAX_ROWS + 3 }, (_, i) => aRecord({ clientId: `EXP-${i}` }));
+    const { files } = await writeReport(aReport({ records }), { dir: root, env: {} });
+    const html = await readFile(files.html, 'utf8');
+    expect(html).toContain(`This page holds the first ${TABLE_MAX_ROWS} of ${TABLE_MAX_ROWS + 3} rows; open report.json for all of them.`);
+    expect(html).toContain(`>EXP-${TABLE_MAX_ROWS - 1}<`);
+    expect(html).not.toContain(`>EXP-${TABLE_MAX_ROWS}<`);
+    expect((JSON.parse(await readFile(files.json, 'utf8')) as { records: unknown[] }).records).toHaveLength(TABLE_MAX_ROWS + 3);
   });
 
   it('writes rejected.csv (0600, formula cells escaped) only when rows were rejected', async () => {
