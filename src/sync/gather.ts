@@ -95,6 +95,8 @@ export async function gatherPlanInput(input: { pipeline: ResolvedPipeline; store
   // Read before the inventory: a write that lands while planning then makes a saved plan stale.
   const stateSerial = closingOnError(() => store.serial());
   const unfinished = closingOnError(() => store.unfinishedOrFailed());
+  // The run holds the pipeline lock, so the inventory cannot change while it is read.
+  const ownedCount = closingOnError(() => store.ownedCount());
   const classifier = new RosterClassifier({ keepUnchanged: options.refresh === 'all', rewrite: new Set(unfinished.keys()) });
   // Records are compared with the inventory in batches, so the inventory stays on disk. Rows the
   // fast path knows (their client_id) queue behind them while a batch is open: classified in row
@@ -125,6 +127,7 @@ export async function gatherPlanInput(input: { pipeline: ResolvedPipeline; store
     : closingOnError(() =>
         knownRowsFastPath({
           store,
+          ownedCount,
           rewrite: unfinished,
           onKnown: (clientId) => {
             if (pending.length === 0) classifier.addUnchanged(clientId);
@@ -148,8 +151,6 @@ export async function gatherPlanInput(input: { pipeline: ResolvedPipeline; store
   const keepAsIs = new Set(roster.rejectedClientIds);
   if (compiled.duplicatePolicy === 'reject') for (const clientId of roster.duplicateClientIds) keepAsIs.add(clientId);
   for (const clientId of foreign.keys()) keepAsIs.add(clientId);
-  // The run holds the pipeline lock, so the inventory cannot change while it is read.
-  const ownedCount = store.ownedCount();
   const classification = classifier.finish(roster.firstRowById, { count: ownedCount, ids: () => store.ownedIds() }, keepAsIs);
   if (shared) {
     // An owned record another pipeline also claims (a state shared by mistake) is never deleted here.
@@ -242,12 +243,13 @@ async function sourceSize(pipeline: ResolvedPipeline): Promise<number> {
  */
 function knownRowsFastPath(input: {
   store: StateBackend;
+  ownedCount: number;
   onKnown: (clientId: string) => void;
   rewrite: ReadonlyMap<string, unknown>;
   salt: string;
   headers: readonly string[];
 }): FastPath {
-  const known = KnownRows.from(input.store.rowKeyPages(), input.store.ownedCount());
+  const known = KnownRows.from(input.store.rowKeyPages(), input.ownedCount);
   return {
     rowKey: (row) => rowKeyOf(input.salt, input.headers, row),
     knownClientId: (rowKey) => {
