@@ -21,6 +21,7 @@ import { compileMapping } from '../src/mapping/compile.js';
 import { mapRoster } from '../src/mapping/roster.js';
 import { rowKeyOf, rowKeySalt } from '../src/mapping/row-key.js';
 import { canonicalJson, hashJson } from '../src/plan/canonical.js';
+import { KnownRows } from '../src/plan/known-rows.js';
 import { openSource } from '../src/sources/index.js';
 import { runSync as runSyncFromSources } from '../src/sync/run-sync.js';
 import { openState, stateFile } from '../src/state/paths.js';
@@ -106,7 +107,7 @@ async function populate(pipelinePath: string, stateDir: string, fieldsFile: stri
   const salt = rowKeySalt({ mappingHash: pipeline.mappingHash, listing, headers: opened.headers, format: opened.format });
   await mapRoster(opened, compiled, {
     reopen,
-    fastPath: { rowKey: (row) => rowKeyOf(salt, opened.headers, row), knownClientId: () => undefined, onKnown: () => undefined },
+    fastPath: { rowKey: (row) => rowKeyOf(salt, opened.headers, row), known: KnownRows.from([], 0), onKnown: () => undefined },
     onRecord: (record) => {
       const json = canonicalJson(record.fields);
       const row = record.provenance.row;

@@ -2,8 +2,8 @@
  * Streaming a whole roster through a compiled mapping, with bounded memory.
  *
  * The source is read ONCE. Accepted records stream out through `onRecord` as they are mapped;
- * nothing keeps them. What is kept is small: a Map clientId → first row number (duplicate
- * detection), the rejected rows (capped), and the row numbers of duplicated ids.
+ * nothing keeps them. What is kept is small: the first row number of each client_id (duplicate
+ * detection; see FirstRows), the rejected rows (capped), and the row numbers of duplicated ids.
  *
  * Duplicates and streaming: a record leaves through `onRecord` before a later row with the same
  * client_id can be seen. So the consumer must finish the job at the end:
@@ -61,7 +61,7 @@ export interface RosterSummary {
    * Every client_id a valid row carried (duplicated ones included), with its first row: the
    * roster's ids, which the planner compares with the inventory's.
    */
-  firstRowById: ReadonlyMap<string, number>;
+  firstRowById: RosterIds;
   /** Rows `skip_rows` left out, with the entry that matched, at most FILTERED_ROWS_LISTED of them. */
   filteredRows?: FilteredRow[];
   /** Filtered rows beyond that cap (counted, not listed). */
@@ -85,16 +85,84 @@ export interface MapRosterOptions {
 }
 
 /**
- * The plan's fast path, as the roster sees it. A row whose key names a record is not mapped: it
- * is that record, unchanged, and goes to `onKnown` instead of `onRecord`. Duplicates are decided
- * by client_id as for mapped rows. Other rows are mapped, and their record carries the row key.
+ * The plan's fast path, as the roster sees it. A row whose key names a known record is not mapped:
+ * it is that record, unchanged. Duplicates are decided by client_id as for mapped rows. Other rows
+ * are mapped, and their record carries the row key.
  */
 export interface FastPath {
   /** The row's key (src/mapping/row-key.ts); undefined when the row has none. */
   rowKey(row: SourceRow): string | undefined;
-  /** client_id of the unchanged owned record this row last mapped to, if any. */
-  knownClientId(rowKey: string): string | undefined;
+  /** The unchanged owned records the inventory knows by row key (src/plan/known-rows.ts). */
+  known: KnownRecords;
+  /**
+   * A known row replaces an earlier row of its client_id (`duplicate_client_ids: last`). A known
+   * row met first needs no call: nothing of its client_id was passed on before it.
+   */
   onKnown(clientId: string): void;
+}
+
+/** Known records, numbered 0 to count - 1 (entries). */
+export interface KnownRecords {
+  readonly count: number;
+  /** The entry whose stored row key is `rowKey`, or -1. */
+  entryOfRowKey(rowKey: string): number;
+  /** The entry of `clientId`, or -1. */
+  entryOfClientId(clientId: string): number;
+  clientIdAt(entry: number): string;
+}
+
+/** The client_ids of the roster's valid rows, with the first row of each. */
+export interface RosterIds {
+  has(clientId: string): boolean;
+  get(clientId: string): number | undefined;
+  readonly size: number;
+}
+
+/**
+ * First row of each client_id. A million unchanged rows would make a Map of a million entries
+ * (about 30 MB, and more while it grows); the ids of known records take 4 bytes each in a typed
+ * array by entry instead, whichever way their row came (known or mapped), and the Map holds the rest.
+ */
+class FirstRows implements RosterIds {
+  private readonly byId = new Map<string, number>();
+  /** First row by entry; 0 = not met (rows are numbered from 1). */
+  private readonly byEntry: Int32Array;
+  private entriesMet = 0;
+
+  constructor(private readonly known: KnownRecords | undefined) {
+    this.byEntry = new Int32Array(known?.count ?? 0);
+  }
+
+  /** The entry of `clientId` among the known records, or -1. */
+  entryOf(clientId: string): number {
+    return this.known ? this.known.entryOfClientId(clientId) : -1;
+  }
+
+  /** First row of the id that is `entry` (when ≥ 0) or else `clientId`. */
+  firstRow(clientId: string | undefined, entry: number): number | undefined {
+    return entry >= 0 ? this.byEntry[entry] || undefined : this.byId.get(clientId!);
+  }
+
+  add(clientId: string | undefined, entry: number, row: number): void {
+    if (entry < 0) {
+      this.byId.set(clientId!, row);
+      return;
+    }
+    this.byEntry[entry] = row;
+    this.entriesMet++;
+  }
+
+  get(clientId: string): number | undefined {
+    return this.firstRow(clientId, this.entryOf(clientId));
+  }
+
+  has(clientId: string): boolean {
+    return this.get(clientId) !== undefined;
+  }
+
+  get size(): number {
+    return this.byId.size + this.entriesMet;
+  }
 }
 
 export async function mapRoster(
@@ -106,7 +174,8 @@ export async function mapRoster(
   const cap = options.maxStoredRejected ?? 10_000;
   const policy = compiled.duplicatePolicy;
 
-  const firstRow = new Map<string, number>();
+  const fastPath = options.fastPath;
+  const firstRows = new FirstRows(fastPath?.known);
   /** Row numbers of every occurrence of a duplicated id, in order. */
   const duplicateRows = new Map<string, number[]>();
   /** Cells of duplicate rows, by row number (filled for later rows as met, first rows by reopen). */
@@ -134,17 +203,18 @@ export async function mapRoster(
     else rejectedRowsById.set(clientId, [rowNumber]);
   };
 
-  const fastPath = options.fastPath;
   /**
-   * A valid row (mapped into `record`, or known unchanged when `record` is undefined): duplicates
-   * by client_id. Not async: a promise (and a microtask) per row is measurable at a million rows.
+   * A valid row: mapped into `record` (its client_id's known entry, or -1), or known unchanged
+   * (`entry`, no record): duplicates by client_id. Not async: a promise (and a microtask) per row
+   * is measurable at a million rows.
    */
-  const accept = (clientId: string, row: SourceRow, record: DesiredRecord | undefined): void | Promise<void> => {
-    const seenAt = firstRow.get(clientId);
+  const accept = (clientIdOfRecord: string | undefined, entry: number, row: SourceRow, record: DesiredRecord | undefined): void | Promise<void> => {
+    const seenAt = firstRows.firstRow(clientIdOfRecord, entry);
     if (seenAt === undefined) {
-      firstRow.set(clientId, row.provenance.row);
-      return record ? options.onRecord?.(record) : fastPath!.onKnown(clientId);
+      firstRows.add(clientIdOfRecord, entry, row.provenance.row);
+      return record ? options.onRecord?.(record) : undefined;
     }
+    const clientId = clientIdOfRecord ?? fastPath!.known.clientIdAt(entry);
     const rows = duplicateRows.get(clientId) ?? [seenAt];
     rows.push(row.provenance.row);
     duplicateRows.set(clientId, rows);
@@ -198,10 +268,8 @@ export async function mapRoster(
     const { row } = item;
     lastProvenance = row.provenance;
     const rowKey = fastPath?.rowKey(row);
-    const knownClientId = rowKey === undefined ? undefined : fastPath!.knownClientId(rowKey);
-    if (knownClientId !== undefined) {
-      return accept(knownClientId, row, undefined);
-    }
+    const knownEntry = rowKey === undefined ? -1 : fastPath!.known.entryOfRowKey(rowKey);
+    if (knownEntry >= 0) return accept(undefined, knownEntry, row, undefined);
     const result = compiled.mapRow(row);
     if (result.kind === 'filtered') {
       counts.filtered++;
@@ -221,7 +289,7 @@ export async function mapRoster(
       return undefined;
     }
     if (rowKey !== undefined) result.record.rowKey = rowKey;
-    return accept(result.record.clientId, row, result.record);
+    return accept(result.record.clientId, firstRows.entryOf(result.record.clientId), row, result.record);
   };
 
   // A reader that hands out rows in batches (read in a worker thread) is walked a batch at a time:
@@ -243,7 +311,7 @@ export async function mapRoster(
   }
 
   const duplicateClientIds = new Set(duplicateRows.keys());
-  counts.valid = firstRow.size;
+  counts.valid = firstRows.size;
   const base: Omit<Provenance, 'row'> = lastProvenance
     ? { file: lastProvenance.file, ...(lastProvenance.sheet !== undefined ? { sheet: lastProvenance.sheet } : {}) }
     : { file: source.file };
@@ -254,9 +322,9 @@ export async function mapRoster(
   // rejected below anyway.
   const shadowed = new Map<string, number>();
   for (const clientId of rejectedRowsById.keys()) {
-    if (!firstRow.has(clientId) || (policy === 'reject' && duplicateRows.has(clientId))) continue;
+    if (!firstRows.has(clientId) || (policy === 'reject' && duplicateRows.has(clientId))) continue;
     const validRows = duplicateRows.get(clientId);
-    shadowed.set(clientId, policy === 'last' && validRows ? validRows[validRows.length - 1]! : firstRow.get(clientId)!);
+    shadowed.set(clientId, policy === 'last' && validRows ? validRows[validRows.length - 1]! : firstRows.get(clientId)!);
   }
   const needValues = new Set(shadowed.values());
   if (policy === 'reject') for (const rows of duplicateRows.values()) needValues.add(rows[0]!);
@@ -316,7 +384,7 @@ export async function mapRoster(
     duplicateClientIds,
     warnings,
     rejectedClientIds: new Set(rejectedRowsById.keys()),
-    firstRowById: firstRow,
+    firstRowById: firstRows,
     unidentifiedRejected,
     filteredRows,
     filteredRowsNotStored: counts.filtered - filteredRows.length,

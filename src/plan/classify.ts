@@ -84,7 +84,7 @@ export class RosterClassifier {
    * duplicates found after the first row streamed by. Being in the roster, they are never deleted
    * either.
    */
-  finish(rosterIds: ReadonlyMap<string, unknown>, owned: { count: number; ids: () => Iterable<string> }, drop: ReadonlySet<string> = new Set()): Classification {
+  finish(rosterIds: { has(clientId: string): boolean; readonly size: number }, owned: { count: number; ids: () => Iterable<string> }, drop: ReadonlySet<string> = new Set()): Classification {
     const result: Classification = { created: [], changed: [], unchanged: [], unchangedCount: 0, missing: [], rowKeys: [] };
     // Walks what is not unchanged (few, on a nightly run), not the million that are.
     let notUnchanged = 0;

@@ -5,20 +5,31 @@
  * (src/mapping/row-key.ts). A row of the roster whose key is found here maps to exactly the
  * record the inventory holds, so the planner takes it as unchanged without mapping it.
  *
- * A million keys as strings in a JS Map cost about 100 MB of heap; this open-addressing table
- * keeps 120 bits of each key in typed arrays (about 29 MB for a million records, outside the
- * garbage-collected heap), and the client_id strings once (the roster's id map reuses them).
- * 120 bits of sha1 make a false match within a million-row roster about 1e-24 likely.
+ * Each record is an entry, numbered from 0. The roster (src/mapping/roster.ts) keeps its first
+ * row per entry in a typed array rather than a Map keyed by client_id.
+ *
+ * Memory matters at a million records. A million keys as strings in a Map cost about 100 MB of
+ * heap, and a million client_id strings about 30 MB. So this table keeps:
+ * - 90 bits of each key and its entry, 16 bytes a slot in one typed array, so a probe reads one
+ *   cache line;
+ * - the client_ids as the store's pages give them (joined by NUL, one string per page), found by
+ *   their offsets;
+ * - an index from client_id to entry, also open addressing.
+ * That is about 40 MB for a million records, mostly outside the garbage-collected heap, built in
+ * about 100 ms. 90 bits of sha1 make a false match within a million-row roster against a million
+ * keys about 1e-15 likely.
  */
 import { ROW_KEY_LENGTH } from '../mapping/row-key.js';
 import type { RowKeyPage } from '../state/store.js';
 
-/** Bits kept per key: 4 words of 30 bits, from the first 20 base64url characters. */
-const WORDS = 4;
+/** Words per slot: 3 words of 30 bits of the key (its first 15 base64url characters), then the entry. */
+const SLOT_WORDS = 4;
+const KEY_WORDS = 3;
 const CHARS_PER_WORD = 5;
-const EMPTY = -1;
+const EMPTY = 0xffffffff;
 /** A key two records claim (only a damaged state can hold that): neither is trusted. */
-const AMBIGUOUS = -2;
+const AMBIGUOUS = 0xfffffffe;
+const NUL = 0;
 
 /** Slots for `count` keys: at most 70 % full (about 2 probes a hit, 6 a miss, with linear probing). */
 function capacityFor(count: number): number {
@@ -29,90 +40,189 @@ const BASE64URL = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz012345678
 const SEXTET = new Int8Array(128).fill(-1);
 for (let i = 0; i < BASE64URL.length; i++) SEXTET[BASE64URL.charCodeAt(i)] = i;
 
-export class KnownRows {
-  private readonly keys: Uint32Array;
-  private readonly slots: Int32Array;
-  private readonly clientIds: string[] = [];
-  /** Scratch words of the key being looked up (no allocation per row). */
-  private readonly probe = new Uint32Array(WORDS);
+/** FNV-1a over the UTF-16 code units of `text` from `start` to the next NUL or the end. */
+function hashId(text: string, start: number): number {
+  let hash = 0x811c9dc5;
+  for (let i = start; i < text.length; i++) {
+    const code = text.charCodeAt(i);
+    if (code === NUL) break;
+    hash = Math.imul(hash ^ code, 0x01000193);
+  }
+  return hash >>> 0;
+}
 
-  private constructor(capacity: number) {
-    this.keys = new Uint32Array(capacity * WORDS);
-    this.slots = new Int32Array(capacity).fill(EMPTY);
+export class KnownRows {
+  /** Key slots: SLOT_WORDS words each (the key's bits, then its entry, EMPTY or AMBIGUOUS). */
+  private slots: Uint32Array;
+  /** The pages' client_ids (joined by NUL), and the first entry of each page (ascending). */
+  private readonly pageTexts: string[] = [];
+  private readonly pageFirstEntry: number[] = [];
+  /** Entry → offset of its client_id in its page's text. */
+  private idStart: Int32Array;
+  private entries = 0;
+  /** client_id → entry (open addressing), built once every page is in. */
+  private idSlots = new Uint32Array(0);
+  /** Scratch words of the key being looked up (no allocation per row). */
+  private readonly probe = new Uint32Array(KEY_WORDS);
+
+  private constructor(expected: number) {
+    this.slots = new Uint32Array(capacityFor(expected) * SLOT_WORDS).fill(EMPTY);
+    this.idStart = new Int32Array(Math.max(16, expected));
   }
 
   /**
    * Builds the table from the store's `rowKeyPages()`, a page at a time; `expected` (the
-   * inventory's size) sizes it, and it grows if there are more.
+   * inventory's size) sizes it, and it grows if there are more. Records in `skip` (whose last
+   * write failed or never finished) are left out: their rows are always mapped.
    */
-  static from(pages: Iterable<RowKeyPage>, expected: number): KnownRows {
-    let table = new KnownRows(capacityFor(expected));
-    for (const page of pages) {
-      // A page whose keys are not all ROW_KEY_LENGTH characters (only a damaged state) is left
-      // out whole: its rows take the full path.
-      if (page.rowKeys.length !== page.clientIds.length * ROW_KEY_LENGTH) continue;
-      if (capacityFor(table.size + page.clientIds.length) > table.slots.length) table = table.grown(table.size + page.clientIds.length);
-      for (let i = 0; i < page.clientIds.length; i++) table.add(page.rowKeys, i * ROW_KEY_LENGTH, page.clientIds[i]!);
-    }
+  static from(pages: Iterable<RowKeyPage>, expected: number, skip: ReadonlySet<string> | ReadonlyMap<string, unknown> = new Set()): KnownRows {
+    const table = new KnownRows(expected);
+    for (const page of pages) table.addPage(page, skip);
+    table.indexClientIds();
     return table;
   }
 
-  get size(): number {
-    return this.clientIds.length;
+  /** Entries: 0 to count - 1. */
+  get count(): number {
+    return this.entries;
   }
 
-  /** The client_id whose stored row key is `rowKey`, if any. */
-  clientIdOf(rowKey: string): string | undefined {
-    if (rowKey.length !== ROW_KEY_LENGTH || !this.readKey(rowKey, 0)) return undefined;
-    for (let slot = this.probe[0]! % this.slots.length; ; slot = slot + 1 === this.slots.length ? 0 : slot + 1) {
-      const index = this.slots[slot]!;
-      if (index === EMPTY) return undefined;
-      if (this.matches(slot)) return index === AMBIGUOUS ? undefined : this.clientIds[index];
+  /** The entry whose stored row key is `rowKey`, or -1. */
+  entryOfRowKey(rowKey: string): number {
+    if (rowKey.length !== ROW_KEY_LENGTH || !this.readKey(rowKey, 0)) return -1;
+    const { slots } = this;
+    const capacity = slots.length / SLOT_WORDS;
+    for (let slot = this.probe[0]! % capacity; ; slot = slot + 1 === capacity ? 0 : slot + 1) {
+      const entry = slots[slot * SLOT_WORDS + KEY_WORDS]!;
+      if (entry === EMPTY) return -1;
+      if (this.matches(slot)) return entry === AMBIGUOUS ? -1 : entry;
     }
   }
 
-  /** The same entries in a table sized for `count`. */
-  private grown(count: number): KnownRows {
-    const bigger = new KnownRows(capacityFor(count));
-    for (let slot = 0; slot < this.slots.length; slot++) {
-      const index = this.slots[slot]!;
-      if (index === EMPTY) continue;
-      const word = slot * WORDS;
-      bigger.probe.set(this.keys.subarray(word, word + WORDS));
-      bigger.place(index === AMBIGUOUS ? AMBIGUOUS : bigger.clientIds.push(this.clientIds[index]!) - 1);
+  /** The entry of `clientId`, or -1. */
+  entryOfClientId(clientId: string): number {
+    const { idSlots } = this;
+    if (idSlots.length === 0) return -1;
+    for (let slot = hashId(clientId, 0) % idSlots.length; ; slot = slot + 1 === idSlots.length ? 0 : slot + 1) {
+      const entry = idSlots[slot]!;
+      if (entry === EMPTY) return -1;
+      if (this.idEquals(entry, clientId)) return entry;
     }
-    return bigger;
   }
 
-  private add(text: string, at: number, clientId: string): void {
-    // A stored key that is not base64url (a damaged row) is left out: its row takes the full path.
-    if (!this.readKey(text, at)) return;
-    for (let slot = this.probe[0]! % this.slots.length; this.slots[slot] !== EMPTY; slot = slot + 1 === this.slots.length ? 0 : slot + 1) {
+  clientIdAt(entry: number): string {
+    const text = this.pageTexts[this.pageOf(entry)]!;
+    const start = this.idStart[entry]!;
+    const end = text.indexOf('\0', start);
+    return text.slice(start, end < 0 ? text.length : end);
+  }
+
+  private addPage(page: RowKeyPage, skip: ReadonlySet<string> | ReadonlyMap<string, unknown>): void {
+    const { rowKeys, clientIds: text, count } = page;
+    // A page whose keys and client_ids do not line up (only a damaged state) is left out whole:
+    // its rows take the full path.
+    if (rowKeys.length !== count * ROW_KEY_LENGTH || count === 0) return;
+    let ids = 1;
+    for (let at = text.indexOf('\0'); at >= 0; at = text.indexOf('\0', at + 1)) ids++;
+    if (ids !== count) return;
+
+    if (capacityFor(this.entries + count) > this.slots.length / SLOT_WORDS) this.growSlots(this.entries + count);
+    if (this.entries + count > this.idStart.length) {
+      const bigger = new Int32Array(Math.max(this.entries + count, Math.ceil(this.idStart.length * 1.5)));
+      bigger.set(this.idStart);
+      this.idStart = bigger;
+    }
+    const firstEntry = this.entries;
+    for (let i = 0, start = 0; i < count; i++) {
+      const end = i + 1 < count ? text.indexOf('\0', start) : text.length;
+      // A stored key that is not base64url (a damaged row) is left out: its row takes the full path.
+      if ((skip.size === 0 || !skip.has(text.slice(start, end))) && this.readKey(rowKeys, i * ROW_KEY_LENGTH) && this.place(this.entries)) {
+        this.idStart[this.entries++] = start;
+      }
+      start = end + 1;
+    }
+    if (this.entries === firstEntry) return;
+    this.pageFirstEntry.push(firstEntry);
+    this.pageTexts.push(text);
+  }
+
+  /**
+   * Puts the key in `probe` in the first free slot, for `entry`; false when another entry holds
+   * the same key (both are then trusted for neither).
+   */
+  private place(entry: number): boolean {
+    const { slots } = this;
+    const capacity = slots.length / SLOT_WORDS;
+    let slot = this.probe[0]! % capacity;
+    for (; slots[slot * SLOT_WORDS + KEY_WORDS] !== EMPTY; slot = slot + 1 === capacity ? 0 : slot + 1) {
       if (this.matches(slot)) {
-        this.slots[slot] = AMBIGUOUS;
-        return;
+        slots[slot * SLOT_WORDS + KEY_WORDS] = AMBIGUOUS;
+        return false;
       }
     }
-    this.place(this.clientIds.push(clientId) - 1);
+    slots.set(this.probe, slot * SLOT_WORDS);
+    slots[slot * SLOT_WORDS + KEY_WORDS] = entry;
+    return true;
   }
 
-  /** Puts the key in `probe` (not yet in the table) in the first free slot, for entry `index`. */
-  private place(index: number): void {
-    let slot = this.probe[0]! % this.slots.length;
-    while (this.slots[slot] !== EMPTY) slot = slot + 1 === this.slots.length ? 0 : slot + 1;
-    this.slots[slot] = index;
-    this.keys.set(this.probe, slot * WORDS);
+  /** Rehashes the key slots for `count` entries (entries keep their numbers). */
+  private growSlots(count: number): void {
+    const old = this.slots;
+    const slots = new Uint32Array(capacityFor(count) * SLOT_WORDS).fill(EMPTY);
+    const capacity = slots.length / SLOT_WORDS;
+    for (let at = 0; at < old.length; at += SLOT_WORDS) {
+      if (old[at + KEY_WORDS] === EMPTY) continue;
+      let slot = old[at]! % capacity;
+      while (slots[slot * SLOT_WORDS + KEY_WORDS] !== EMPTY) slot = slot + 1 === capacity ? 0 : slot + 1;
+      slots.set(old.subarray(at, at + SLOT_WORDS), slot * SLOT_WORDS);
+    }
+    this.slots = slots;
+  }
+
+  private indexClientIds(): void {
+    const idSlots = new Uint32Array(capacityFor(this.entries)).fill(EMPTY);
+    for (let page = 0; page < this.pageTexts.length; page++) {
+      const text = this.pageTexts[page]!;
+      const last = page + 1 < this.pageFirstEntry.length ? this.pageFirstEntry[page + 1]! : this.entries;
+      for (let entry = this.pageFirstEntry[page]!; entry < last; entry++) {
+        let slot = hashId(text, this.idStart[entry]!) % idSlots.length;
+        while (idSlots[slot] !== EMPTY) slot = slot + 1 === idSlots.length ? 0 : slot + 1;
+        idSlots[slot] = entry;
+      }
+    }
+    this.idSlots = idSlots;
+  }
+
+  /** The page holding `entry` (binary search over the pages' first entries). */
+  private pageOf(entry: number): number {
+    let low = 0;
+    let high = this.pageFirstEntry.length - 1;
+    while (low < high) {
+      const middle = (low + high + 1) >> 1;
+      if (this.pageFirstEntry[middle]! <= entry) low = middle;
+      else high = middle - 1;
+    }
+    return low;
+  }
+
+  private idEquals(entry: number, clientId: string): boolean {
+    const text = this.pageTexts[this.pageOf(entry)]!;
+    const start = this.idStart[entry]!;
+    const end = start + clientId.length;
+    if (end > text.length || (end < text.length && text.charCodeAt(end) !== NUL)) return false;
+    for (let i = 0; i < clientId.length; i++) if (text.charCodeAt(start + i) !== clientId.charCodeAt(i)) return false;
+    return true;
   }
 
   private matches(slot: number): boolean {
-    const at = slot * WORDS;
-    const { keys, probe } = this;
-    return keys[at] === probe[0] && keys[at + 1] === probe[1] && keys[at + 2] === probe[2] && keys[at + 3] === probe[3];
+    const at = slot * SLOT_WORDS;
+    const { slots, probe } = this;
+    return slots[at] === probe[0] && slots[at + 1] === probe[1] && slots[at + 2] === probe[2];
   }
 
-  /** Fills `probe` with the first 120 bits of the key at `text[at]`; false when it is not base64url. */
+  /** Fills `probe` with the first 90 bits of the key at `text[at]`; false when it is not base64url. */
   private readKey(text: string, at: number): boolean {
-    for (let word = 0; word < WORDS; word++) {
+    for (let word = 0; word < KEY_WORDS; word++) {
       let value = 0;
       for (let i = at + word * CHARS_PER_WORD, end = i + CHARS_PER_WORD; i < end; i++) {
         const code = text.charCodeAt(i);

@@ -126,23 +126,21 @@ export interface AppliedRecord {
 }
 
 /**
- * A page of the inventory's row keys: `rowKeys` holds `clientIds.length` keys of ROW_KEY_LENGTH
- * characters each, end to end, the i-th being the key of `clientIds[i]`'s row.
+ * A page of the inventory's row keys: `rowKeys` holds `count` keys of ROW_KEY_LENGTH characters
+ * each, end to end, and `clientIds` the client_ids joined by NUL, the i-th key being that of the
+ * i-th client_id's row. Text rather than an array: a million client_ids as strings cost about
+ * 30 MB of heap, and the fast path keeps them as this text (src/plan/known-rows.ts). A client_id
+ * holding NUL cannot have a row key (its row has none), and PostgreSQL text holds no NUL at all.
  */
 export interface RowKeyPage {
   rowKeys: string;
-  clientIds: string[];
+  clientIds: string;
+  count: number;
 }
 
-/** The greatest (row key, client_id) pair of a page: where the next page starts. */
-function lastOfPage(page: RowKeyPage): [string, string] {
-  let last: [string, string] = ['', ''];
-  for (let i = 0; i < page.clientIds.length; i++) {
-    const rowKey = page.rowKeys.slice(i * ROW_KEY_LENGTH, (i + 1) * ROW_KEY_LENGTH);
-    const clientId = page.clientIds[i]!;
-    if (rowKey > last[0] || (rowKey === last[0] && clientId > last[1])) last = [rowKey, clientId];
-  }
-  return last;
+/** The client_ids of a page, as an array. */
+export function clientIdsOf(page: RowKeyPage): string[] {
+  return page.clientIds.split('\0');
 }
 
 function hashesQuery(count: number): string {
@@ -435,26 +433,27 @@ export class StateStore {
    * The row keys the inventory knows, with their client_ids, in pages: the plan's fast path
    * (src/plan/known-rows.ts). A row key is only ever stored together with the hash its row maps to
    * (recordApplied, setRowKeys), and cleared by any other write of the record. Each page is one
-   * query over the row_key index, so a million keys cost a few hundred milliseconds and no object
+   * query over the row_key index, so a million keys cost about 200 milliseconds and no object
    * per record. Read every page before writing: SQLite allows no write while a query is open.
    */
   *rowKeyPages(pageSize = ROW_KEY_PAGE): IterableIterator<RowKeyPage> {
     // Both aggregates step through the same rows in one pass, so the i-th key belongs to the i-th
-    // client_id whatever their order; where the page ends is found below, not assumed.
-    const query = this.db.prepare<[string, string, number], { rowKeys: string | null; clientIds: string }>(
-      `SELECT group_concat(row_key, '') AS rowKeys, json_group_array(client_id) AS clientIds
+    // client_id whatever their order. Keys are all ROW_KEY_LENGTH long, so the greatest
+    // row_key || client_id is the greatest (row_key, client_id) pair: where the next page starts.
+    const query = this.db.prepare<[string, string, number], { rowKeys: string | null; clientIds: string; count: number; last: string }>(
+      `SELECT group_concat(row_key, '') AS rowKeys, group_concat(client_id, char(0)) AS clientIds,
+              count(*) AS count, max(row_key || client_id) AS last
        FROM (SELECT row_key, client_id FROM records
              WHERE length(row_key) = ${ROW_KEY_LENGTH} AND (row_key, client_id) > (?, ?)
              ORDER BY row_key, client_id LIMIT ?)`,
     );
     let after: [string, string] = ['', ''];
     for (;;) {
-      const row = query.get(...after, pageSize)!;
-      if (row.rowKeys === null) return;
-      const page: RowKeyPage = { rowKeys: row.rowKeys, clientIds: JSON.parse(row.clientIds) as string[] };
-      yield page;
-      if (page.clientIds.length < pageSize) return;
-      after = lastOfPage(page);
+      const { last, ...page } = query.get(...after, pageSize)!;
+      if (page.rowKeys === null) return;
+      yield page as RowKeyPage;
+      if (page.count < pageSize) return;
+      after = [last.slice(0, ROW_KEY_LENGTH), last.slice(ROW_KEY_LENGTH)];
     }
   }
 

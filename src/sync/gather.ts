@@ -98,9 +98,9 @@ export async function gatherPlanInput(input: { pipeline: ResolvedPipeline; store
   // The run holds the pipeline lock, so the inventory cannot change while it is read.
   const ownedCount = closingOnError(() => store.ownedCount());
   const classifier = new RosterClassifier({ keepUnchanged: options.refresh === 'all', rewrite: new Set(unfinished.keys()) });
-  // Records are compared with the inventory in batches, so the inventory stays on disk. Rows the
-  // fast path knows (their client_id) queue behind them while a batch is open: classified in row
-  // order, a later row replaces an earlier one as the duplicate policy `last` wants.
+  // Records are compared with the inventory in batches, so the inventory stays on disk. A known row
+  // that replaces an earlier row of its client_id (duplicate policy `last`) queues behind them
+  // while a batch is open: classified in row order, the later row wins.
   const pending: Array<DesiredRecord | string> = [];
   // One owner per record: rows outside this pipeline's declared prefixes, or whose client_id
   // another pipeline sharing the group claims, are neither written nor (being in the roster) deleted.
@@ -249,13 +249,9 @@ function knownRowsFastPath(input: {
   salt: string;
   headers: readonly string[];
 }): FastPath {
-  const known = KnownRows.from(input.store.rowKeyPages(), input.ownedCount);
   return {
     rowKey: (row) => rowKeyOf(input.salt, input.headers, row),
-    knownClientId: (rowKey) => {
-      const clientId = known.clientIdOf(rowKey);
-      return clientId === undefined || input.rewrite.has(clientId) ? undefined : clientId;
-    },
+    known: KnownRows.from(input.store.rowKeyPages(), input.ownedCount, input.rewrite),
     onKnown: input.onKnown,
   };
 }

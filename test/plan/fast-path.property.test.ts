@@ -43,10 +43,10 @@ import {
 const CASES = Number(process.env.FAST_PATH_CASES ?? 24);
 const FIRST_SEED = Number(process.env.FAST_PATH_SEED ?? 1);
 
-/** Fast-path lookups that found a client_id, counted by spying on the real table. */
-const lookups = vi.spyOn(KnownRows.prototype, 'clientIdOf');
+/** Fast-path lookups that found a record, counted by spying on the real table. */
+const lookups = vi.spyOn(KnownRows.prototype, 'entryOfRowKey');
 function hitsSince(start: number): number {
-  return lookups.mock.results.slice(start).filter((r) => r.type === 'return' && r.value !== undefined).length;
+  return lookups.mock.results.slice(start).filter((r) => r.type === 'return' && r.value !== -1).length;
 }
 afterAll(() => lookups.mockRestore());
 

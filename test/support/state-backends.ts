@@ -15,7 +15,7 @@ import type { StateBackend } from '../../src/state/backend.js';
 import { connectState } from '../../src/state/postgres/connect.js';
 import { migrate } from '../../src/state/postgres/migrations.js';
 import { PgStateStore, type PgStoreOptions } from '../../src/state/postgres/pg-store.js';
-import { StateStore, type RowKeyPage } from '../../src/state/store.js';
+import { clientIdsOf, StateStore, type RowKeyPage } from '../../src/state/store.js';
 import { ROW_KEY_LENGTH } from '../../src/mapping/row-key.js';
 import { postgresForFile, type TestPostgres } from './postgres-server.js';
 
@@ -76,5 +76,5 @@ export const rowKey = (label: string): string => label.padEnd(ROW_KEY_LENGTH, '0
 
 /** [row key, client_id] pairs of a store's `rowKeyPages()`, in page order. */
 export function rowKeysOf(store: { rowKeyPages(): Iterable<RowKeyPage> }): Array<[string, string]> {
-  return [...store.rowKeyPages()].flatMap((page) => page.clientIds.map((clientId, i): [string, string] => [page.rowKeys.slice(i * ROW_KEY_LENGTH, (i + 1) * ROW_KEY_LENGTH), clientId]));
+  return [...store.rowKeyPages()].flatMap((page) => clientIdsOf(page).map((clientId, i): [string, string] => [page.rowKeys.slice(i * ROW_KEY_LENGTH, (i + 1) * ROW_KEY_LENGTH), clientId]));
 }

@@ -329,7 +329,8 @@ export class PgStateStore implements StateBackend {
 
   /**
    * The row keys the inventory knows, in pages (see ../store.ts): one query and one message per
-   * page of two values (the keys end to end, and the client_ids as a JSON array), not a row each.
+   * page of two values (the keys end to end, and the client_ids as a JSON array, joined here by
+   * NUL, which PostgreSQL text cannot hold), not a row each.
    */
   *rowKeyPages(pageSize = this.pageSize): IterableIterator<RowKeyPage> {
     let after: [string, string] = ['', ''];
@@ -348,7 +349,7 @@ export class PgStateStore implements StateBackend {
       ]);
       const [rowKeys, clientIds] = result!.rows[0] as unknown as [string | null, string[] | null];
       if (rowKeys === null || clientIds === null) return;
-      yield { rowKeys, clientIds };
+      yield { rowKeys, clientIds: clientIds.join('\0'), count: clientIds.length };
       if (clientIds.length < pageSize) return;
       after = [rowKeys.slice(-ROW_KEY_LENGTH), clientIds[clientIds.length - 1]!];
     }
