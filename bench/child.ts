@@ -1,20 +1,11 @@
 /**
- * One measured task per process, so peak RSS (`process.resourceUsage().maxRSS`) belongs to that
- * task alone. Prints one JSON line: { ms, maxRssMb, ...task figures }. Time is measured in-process
- * around the task (module loading and tsx startup excluded, identically for every task). exceljs is
- * imported only by the task that uses it: loaded, it adds about 130 MB to every other task's peak RSS.
+ * Fills a state for the plan benchmarks, in a process of its own (run under tsx: it uses the
+ * TypeScript sources). The measured tasks run in bench/measure.mjs, under plain node.
  *
- *   tsx bench/child.ts plan <pipeline.yaml> <stateDir> <fields.json> <reportDir>
- *   tsx bench/child.ts plan-full-path <pipeline.yaml> <stateDir> <fields.json> <reportDir>   (--no-fast-path)
- *   tsx bench/child.ts bare-csv <roster.csv>
- *   tsx bench/child.ts bare-xlsx <roster.xlsx>
  *   tsx bench/child.ts populate <pipeline.yaml> <stateDir> <fields.json>
  */
-import { createReadStream, readFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { readFileSync } from 'node:fs';
 import Database from 'better-sqlite3';
-import { parse } from 'csv-parse';
 import type { CustomFieldsListing } from '../src/client/schemas.js';
 import { loadPipeline } from '../src/config/load.js';
 import { compileMapping } from '../src/mapping/compile.js';
@@ -23,60 +14,10 @@ import { rowKeyOf, rowKeySalt } from '../src/mapping/row-key.js';
 import { canonicalJson, hashJson } from '../src/plan/canonical.js';
 import { KnownRows } from '../src/plan/known-rows.js';
 import { openSource } from '../src/sources/index.js';
-import { runSync as runSyncFromSources } from '../src/sync/run-sync.js';
 import { openState, stateFile } from '../src/state/paths.js';
-
-const ROOT = dirname(dirname(fileURLToPath(import.meta.url)));
 
 /** The group id recorded in populated states; dry runs never call the service, so any id works. */
 const BENCH_GROUP_ID = 9001;
-
-/**
- * The plan as users run it: the compiled build (dist/, which `npm run bench` builds first) when
- * BENCH_DIST is set, else the TypeScript sources through tsx.
- */
-async function plan(pipelinePath: string, stateDir: string, fieldsFile: string, reportDir: string, fastPath = true): Promise<Record<string, unknown>> {
-  const runSync = process.env['BENCH_DIST'] ? ((await import(join(ROOT, 'dist', 'sync', 'run-sync.js'))) as typeof import('../src/sync/run-sync.js')).runSync : runSyncFromSources;
-  const result = await runSync({
-    fastPath,
-    pipelinePath,
-    // A dry run with a saved custom-fields listing makes no call; the URL is never contacted.
-    service: { baseUrl: 'http://127.0.0.1:9', apiKey: 'demo-key-0123456789' },
-    dryRun: true,
-    // An empty state is a first run: the group is to be created (dry: nothing is).
-    createGroup: true,
-    stateDir,
-    fieldsFile,
-    reportDir,
-  });
-  return { exitCode: result.exitCode, valid: result.report.input.valid, counts: result.report.counts };
-}
-
-async function bareCsv(file: string): Promise<Record<string, unknown>> {
-  let rows = 0;
-  for await (const record of createReadStream(file).pipe(parse())) if (record) rows++;
-  return { rows: rows - 1 };
-}
-
-async function bareCsvColumns(file: string): Promise<Record<string, unknown>> {
-  let rows = 0;
-  for await (const record of createReadStream(file).pipe(parse({ columns: true }))) if (record) rows++;
-  return { rows };
-}
-
-/** The same WorkbookReader options our reader needs (dates need styles, see src/sources/xlsx-reader.ts). */
-async function bareXlsx(file: string): Promise<Record<string, unknown>> {
-  let rows = 0;
-  const { default: ExcelJS } = await import('exceljs');
-  const reader = new ExcelJS.stream.xlsx.WorkbookReader(file, { worksheets: 'emit', sharedStrings: 'cache', styles: 'cache', hyperlinks: 'cache' });
-  for await (const worksheet of reader) {
-    for await (const row of worksheet) {
-      if (row.values) rows++;
-    }
-    break;
-  }
-  return { rows: rows - 1 };
-}
 
 /**
  * A state as a previous successful sync of this roster leaves it: every record owned with the
@@ -125,29 +66,7 @@ async function populate(pipelinePath: string, stateDir: string, fieldsFile: stri
 }
 
 const [task, ...args] = process.argv.slice(2);
+if (task !== 'populate') throw new Error(`unknown task ${task} (the measured tasks are in bench/measure.mjs)`);
 const started = performance.now();
-let figures: Record<string, unknown>;
-switch (task) {
-  case 'plan':
-    figures = await plan(args[0]!, args[1]!, args[2]!, args[3]!);
-    break;
-  case 'plan-full-path':
-    figures = await plan(args[0]!, args[1]!, args[2]!, args[3]!, false);
-    break;
-  case 'bare-csv':
-    figures = await bareCsv(args[0]!);
-    break;
-  case 'bare-csv-columns':
-    figures = await bareCsvColumns(args[0]!);
-    break;
-  case 'bare-xlsx':
-    figures = await bareXlsx(args[0]!);
-    break;
-  case 'populate':
-    figures = await populate(args[0]!, args[1]!, args[2]!);
-    break;
-  default:
-    throw new Error(`unknown task ${task}`);
-}
-const ms = performance.now() - started;
-process.stdout.write(`${JSON.stringify({ task, ms, maxRssMb: process.resourceUsage().maxRSS / 1024, ...figures })}\n`);
+const figures = await populate(args[0]!, args[1]!, args[2]!);
+process.stdout.write(`${JSON.stringify({ task, ms: performance.now() - started, maxRssMb: process.resourceUsage().maxRSS / 1024, ...figures })}\n`);

@@ -46,10 +46,10 @@ interface ChildResult {
 
 function runChild(args: string[], timeoutMs: number): Promise<ChildResult> {
   return new Promise((resolvePromise, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'bench', 'child.ts'), ...args], {
+    // Filling a state uses the TypeScript sources (tsx); the measured tasks run under plain node.
+    const script = args[0] === 'populate' ? ['--import', 'tsx', join(ROOT, 'bench', 'child.ts')] : [join(ROOT, 'bench', 'measure.mjs')];
+    const child = spawn(process.execPath, [...script, ...args], {
       cwd: ROOT,
-      // The plan runs the compiled build, as the installed CLI does (built at the plan section's start).
-      env: { ...process.env, BENCH_DIST: '1' },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let stdout = '';

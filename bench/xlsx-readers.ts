@@ -238,7 +238,7 @@ async function child(reader: ReaderName, path: string, sampleHeap: boolean): Pro
       liveHeapMb = Math.max(liveHeapMb, Math.round(process.memoryUsage().heapUsed / 1024 / 1024));
     }
   } else if (reader === 'exceljs-stream') {
-    // The bare streaming read, as bench/child.ts `bare-xlsx` does it, touching each value.
+    // The bare streaming read, as bench/measure.mjs `bare-xlsx` does it, touching each value.
     const workbook = new ExcelJS.stream.xlsx.WorkbookReader(path, { worksheets: 'emit', sharedStrings: 'cache', styles: 'cache', hyperlinks: 'cache', entries: 'ignore' });
     for await (const worksheet of workbook) {
       for await (const row of worksheet as unknown as AsyncIterable<Row>) {

@@ -43,7 +43,14 @@ export type FromWorker =
   | { kind: 'end'; notes: string[] }
   | { kind: 'fail'; error: { name: string; message: string; hint?: string; file?: string; userFacing?: boolean } };
 
-export type ToWorker = { kind: 'more' };
+/** Credit handed back to the worker: `batches` more it may send. */
+export type ToWorker = { kind: 'more'; batches: number };
+
+/**
+ * Credit goes back to the worker this many batches at a time (and whenever the main thread is
+ * about to wait), not a message per batch: each message interrupts the reader.
+ */
+const CREDIT_BATCHES = 16;
 
 /** Below this size a worker's start (tens of milliseconds, more under tsx) costs more than it saves. */
 export const WORKER_READ_MIN_BYTES = 8 * 1024 * 1024;
@@ -72,6 +79,14 @@ export async function openSourceInWorker(config: SourceConfig, options: OpenSour
   // The worker keeps the process alive only while the main thread waits for it: a source that is
   // opened but never read must not hold a finished command open.
   worker.unref();
+  /** Batches planned whose credit has not gone back to the worker yet. */
+  let owed = 0;
+  const handBackCredit = () => {
+    if (owed === 0 || closed) return;
+    worker.postMessage({ kind: 'more', batches: owed } satisfies ToWorker);
+    owed = 0;
+  };
+  let closed = false;
   const next = async (): Promise<FromWorker> => {
     for (;;) {
       options.signal?.throwIfAborted();
@@ -82,13 +97,14 @@ export async function openSourceInWorker(config: SourceConfig, options: OpenSour
         return message;
       }
       if (exited) throw exited;
+      // About to wait: the worker must not be kept waiting for credit the main thread holds.
+      handBackCredit();
       worker.ref();
       await new Promise<void>((resolve) => (waiting = resolve));
       worker.unref();
       waiting = undefined;
     }
   };
-  let closed = false;
   const stop = () => {
     closed = true;
     void worker.terminate();
@@ -118,7 +134,7 @@ export async function openSourceInWorker(config: SourceConfig, options: OpenSour
           return;
         }
         if (message.kind !== 'batch') continue;
-        if (inbox.length < STEADY_BATCHES_AHEAD) worker.postMessage({ kind: 'more' } satisfies ToWorker);
+        if (inbox.length < STEADY_BATCHES_AHEAD && ++owed >= CREDIT_BATCHES) handBackCredit();
         const batch: SourceItem[] = [];
         let start = 0;
         for (let i = 0; i < message.rows.length; i++) {

@@ -20,11 +20,11 @@ let credit = readAhead;
 let wake: (() => void) | undefined;
 port.on('message', (message: ToWorker) => {
   if (message.kind === 'more') {
-    credit++;
+    credit += message.batches;
     wake?.();
   }
 });
-const send = (message: FromWorker, transfer: ArrayBuffer[] = []) => port.postMessage(message, transfer);
+const send = (message: FromWorker) => port.postMessage(message);
 
 try {
   const opened = await openSource(config, { baseDir, packRows: true });
@@ -41,7 +41,9 @@ try {
     credit--;
     const numbers = Int32Array.from(rows);
     const offsets = Uint32Array.from(ends);
-    send({ kind: 'batch', rows: numbers, ends: offsets, text, others }, [numbers.buffer, offsets.buffer]);
+    // Copied, not transferred: a transfer (detaching two small buffers) measured about 100 µs a
+    // batch, 0.4 s of the reader's 3.5 s at a million rows; copying 2 KB costs next to nothing.
+    send({ kind: 'batch', rows: numbers, ends: offsets, text, others });
     rows = [];
     ends = [];
     text = '';
