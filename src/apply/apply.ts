@@ -11,6 +11,7 @@
 import { NotFoundError, ServiceError } from '../client/errors.js';
 import { EXIT, UserFacingError } from '../errors.js';
 import type { Fields, Plan, PlanItem, RecordOutcome } from '../plan/types.js';
+import { unpackRepairs } from '../plan/row-key-repairs.js';
 import type { StateBackend } from '../state/backend.js';
 
 /** Per-call options apply passes: the service client reports the attempts a success took. */
@@ -95,7 +96,8 @@ export async function applyPlan(options: ApplyOptions): Promise<ApplyResult> {
   for (const repair of plan.stateRepairs) {
     store.adopt({ clientId: repair.clientId, fieldsJson: repair.fieldsJson, hash: repair.hash, runId });
   }
-  store.setRowKeys(plan.rowKeys);
+  // A page at a time: after a mapping change there is a repair for every record.
+  for (const page of plan.rowKeys) store.setRowKeys(unpackRepairs(page));
 
   const stopNow = (): boolean => {
     if (stopped) return true;

@@ -8,7 +8,8 @@ import type { PolicyConfig } from '../config/pipeline.js';
 import { canonicalJson, hashJson, sameValue } from './canonical.js';
 import type { Classification, ClassifiedRecord } from './classify.js';
 import { evaluateGuards, type GuardInput } from './guards.js';
-import type { FieldChange, Fields, Plan, PlanItem, PlanReason, RowKeyRepair, StateRepair } from './types.js';
+import { RowKeyRepairs } from './row-key-repairs.js';
+import type { FieldChange, Fields, Plan, PlanItem, PlanReason, StateRepair } from './types.js';
 
 export interface BuildPlanInput {
   classification: Classification;
@@ -38,7 +39,7 @@ export function buildPlan(input: BuildPlanInput): Plan {
   const label = (field: string) => input.fieldLabels.get(field) ?? field;
   const items: PlanItem[] = [];
   const stateRepairs: StateRepair[] = [];
-  const rowKeys: RowKeyRepair[] = [...classification.rowKeys];
+  const rowKeys = new RowKeyRepairs(classification.rowKeys);
   const notes: string[] = [];
   // Unchanged records kept whole (refreshing all) are counted as they are considered below.
   let noop = classification.unchangedCount - classification.unchanged.length;
@@ -81,7 +82,7 @@ export function buildPlan(input: BuildPlanInput): Plan {
       if (applied === undefined || item.hash !== hashJson(canonicalJson(applied))) {
         stateRepairs.push({ clientId: record.clientId, fieldsJson: item.fieldsJson, hash: item.hash });
         // Apply adopts the repair first, so the key then matches the hash it is stored with.
-        if (record.rowKey !== undefined) rowKeys.push({ clientId: record.clientId, rowKey: record.rowKey, hash: item.hash });
+        if (record.rowKey !== undefined) rowKeys.add({ clientId: record.clientId, rowKey: record.rowKey, hash: item.hash });
       }
       return;
     }
@@ -129,7 +130,7 @@ export function buildPlan(input: BuildPlanInput): Plan {
     counts,
     orphans,
     stateRepairs,
-    rowKeys,
+    rowKeys: rowKeys.toPages(),
     guards,
     refused: guards.some((guard) => guard.tripped),
     // rps 0: no max_rps, the pace is found at run time, so no duration can be told beforehand.

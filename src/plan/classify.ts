@@ -7,7 +7,8 @@
  */
 import type { DesiredRecord } from '../mapping/types.js';
 import { canonicalJson, hashJson } from './canonical.js';
-import type { RowKeyRepair } from './types.js';
+import { keptRepairs, RowKeyRepairs } from './row-key-repairs.js';
+import type { RowKeyRepairPage } from './types.js';
 
 export interface ClassifiedRecord {
   record: DesiredRecord;
@@ -28,7 +29,7 @@ export interface Classification {
   /** Owned client_ids the roster no longer has. */
   missing: string[];
   /** Row keys to store for unchanged records (their rows took the full path). */
-  rowKeys: RowKeyRepair[];
+  rowKeys: RowKeyRepairPage[];
 }
 
 export class RosterClassifier {
@@ -41,7 +42,7 @@ export class RosterClassifier {
   private readonly status = new Map<string, Status>();
   private readonly kept = new Map<string, ClassifiedRecord>();
   /** Unchanged records mapped on the full path whose row key the inventory lacks. */
-  private readonly rowKeys: RowKeyRepair[] = [];
+  private readonly rowKeys = new RowKeyRepairs();
 
   /**
    * `rewrite`: client_ids whose last write failed or never finished. The service may hold
@@ -61,7 +62,7 @@ export class RosterClassifier {
     const hash = hashJson(fieldsJson);
     const status: Status =
       ownedHash === undefined ? 'created' : ownedHash === hash && !this.rewrite.has(record.clientId) ? 'unchanged' : 'changed';
-    if (status === 'unchanged' && record.rowKey !== undefined) this.rowKeys.push({ clientId: record.clientId, rowKey: record.rowKey, hash });
+    if (status === 'unchanged' && record.rowKey !== undefined) this.rowKeys.add({ clientId: record.clientId, rowKey: record.rowKey, hash });
     if (status !== 'unchanged' || this.keepUnchanged) {
       this.status.set(record.clientId, status);
       this.kept.set(record.clientId, { record, fieldsJson, hash });
@@ -102,7 +103,7 @@ export class RosterClassifier {
     if (rosterIds.size - created !== owned.count) {
       for (const clientId of owned.ids()) if (!rosterIds.has(clientId) && !drop.has(clientId)) result.missing.push(clientId);
     }
-    result.rowKeys = this.rowKeys.filter((entry) => !drop.has(entry.clientId) && (this.status.get(entry.clientId) ?? 'unchanged') === 'unchanged');
+    result.rowKeys = keptRepairs(this.rowKeys.toPages(), (clientId) => !drop.has(clientId) && (this.status.get(clientId) ?? 'unchanged') === 'unchanged');
     return result;
   }
 }

@@ -76,10 +76,22 @@ export type StateRepair = z.infer<typeof stateRepairSchema>;
 
 /**
  * The row key of an unchanged record whose row was mapped (the inventory did not know the key):
- * stored so the next run takes that row's fast path. Needs no call.
+ * stored so the next run takes that row's fast path, only while the record still has `hash`.
+ * Needs no call.
  */
-export const rowKeyRepairSchema = z.strictObject({ clientId: z.string(), rowKey: z.string(), hash: z.string() });
-export type RowKeyRepair = z.infer<typeof rowKeyRepairSchema>;
+export interface RowKeyRepair {
+  clientId: string;
+  rowKey: string;
+  hash: string;
+}
+
+/**
+ * Row key repairs in pages of text (src/plan/row-key-repairs.ts): the client_ids, keys and hashes
+ * of `count` repairs, each joined by NUL. After a mapping, listing or version change there is one
+ * for every record; a million objects of three strings held about 200 MB until apply.
+ */
+export const rowKeyRepairPageSchema = z.strictObject({ count: z.number().int().positive(), clientIds: z.string(), rowKeys: z.string(), hashes: z.string() });
+export type RowKeyRepairPage = z.infer<typeof rowKeyRepairPageSchema>;
 
 export const planCountsSchema = z.strictObject({ create: z.number().int(), update: z.number().int(), delete: z.number().int(), noop: z.number().int() });
 export type PlanCounts = z.infer<typeof planCountsSchema>;
@@ -94,7 +106,7 @@ export const planSchema = z.strictObject({
   /** Owned records gone from the roster that upsert mode keeps. */
   orphans: z.array(z.string()),
   stateRepairs: z.array(stateRepairSchema),
-  rowKeys: z.array(rowKeyRepairSchema).default([]),
+  rowKeys: z.array(rowKeyRepairPageSchema).default([]),
   guards: z.array(guardResultSchema),
   /** True when a tripped guard refuses the run. */
   refused: z.boolean(),

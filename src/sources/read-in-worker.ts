@@ -29,11 +29,12 @@ export const ROWS_PER_BATCH = 256;
 export const STEADY_BATCHES_AHEAD = 64;
 /**
  * What a plan on the fast path lets the worker read ahead at the start: up to 262,144 rows (about
- * 30 MB of text at 1M rows' width). The main thread loads the inventory's row keys (about 0.7 s
- * at 1M) while the worker starts reading: with 64 batches ahead the worker stood idle most of that
- * time (4.4 s in all), with 1024 it does not (3.8 s). The allowance is spent once: the main thread
- * hands a batch's credit back only while fewer than STEADY_BATCHES_AHEAD wait, so a plan slower
- * than the reader does not keep 1024 batches in memory all along.
+ * 30 MB of text at 1M rows' width). The main thread loads the inventory's row keys (about 0.5 s
+ * at 1M) while the worker starts reading: with 64 batches ahead the worker stood idle part of that
+ * time (3.9-4.0 s in all, 215-230 MB), with 1024 it does not (3.5 s, 257-265 MB). The allowance
+ * is spent once: the main thread hands a batch's credit back only while fewer than
+ * STEADY_BATCHES_AHEAD wait, so a plan slower than the reader does not keep 1024 batches in
+ * memory all along.
  */
 export const FAST_PATH_BATCHES_AHEAD = 1024;
 

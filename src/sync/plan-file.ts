@@ -17,8 +17,9 @@ import type { PreparedRun } from './run-plan.js';
 /**
  * 2: the plan holds no display text; option labels travel beside it.
  * 3: the digest is an HMAC keyed with the state's secret; the run's guard flags travel with the plan.
+ * 4: row key repairs travel in pages of text (src/plan/row-key-repairs.ts).
  */
-export const PLAN_FILE_VERSION = 3;
+export const PLAN_FILE_VERSION = 4;
 
 /** The flags the plan was made with: `apply` re-runs every guard with exactly these. */
 const planOptionsSchema = z.strictObject({
