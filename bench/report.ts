@@ -44,6 +44,11 @@ export function renderDoc(results: BenchResults): string {
       lines.push(`| 1 | the same with \`--no-fast-path\` (every row mapped): plan / bare read | ${cell(csv1m.fullPathRatio)}× | – | – |`);
       lines.push(`| 1 | the same with \`--no-fast-path\`: peak RSS | ${cell(csv1m.fullPathRssMb, 0, ' MB')} | ≤ 300 MB | ${verdict(csv1m.fullPathRssMb.median <= 300)} |`);
     }
+    if (csv1m.afterChangeRatio && csv1m.afterChangeRssMb) {
+      lines.push(
+        `| 1 | the first plan after a mapping change (once per mapping, listing or version change: every row mapped, every row key stored again): plan / bare read; peak RSS | ${cell(csv1m.afterChangeRatio)}×; ${cell(csv1m.afterChangeRssMb, 0, ' MB')} | (shown) | – |`,
+      );
+    }
   }
   if (xlsx100k) {
     lines.push(`| 1 | plan / bare exceljs streaming read, XLSX 100k rows | ${cell(xlsx100k.ratio)}× | ≤ 1.3× | ${verdict(xlsx100k.ratio.median <= 1.3)} |`);
@@ -116,14 +121,14 @@ export function renderDoc(results: BenchResults): string {
     lines.push('## 1 and 5. Plan overhead and scaling');
     lines.push('');
     lines.push(
-      '`plan` here is `runSync` in dry-run mode (read + map + diff against a state holding every record with its row key, as a previous sync leaves it, + report files) in a child process, running the compiled build (dist/) as the installed CLI does: the fast path takes every unchanged row, and a roster of 8 MB or more is read in a worker thread. "full path" is the same run with `--no-fast-path` (every row mapped, serialised and hashed, as on the first run after a mapping, listing or version change). The baseline is a bare streaming read of the same file in a child process: csv-parse with default options (arrays), and for CSV also with `columns: true`; exceljs `WorkbookReader` with the options our reader needs (`sharedStrings`, `styles`, `hyperlinks: cache`). Times are measured inside the process around the task; RSS is `process.resourceUsage().maxRSS` of that process (the worker thread of the plan, when there is one, counts too). Every measured child is plain `node` running bench/measure.mjs, as users run the CLI (no tsx). The 100k-row XLSX case runs twice, the others three times, to keep the whole bench within its time budget.',
+      '`plan` here is `runSync` in dry-run mode (read + map + diff against a state holding every record with its row key, as a previous sync leaves it, + report files) in a child process, running the compiled build (dist/) as the installed CLI does: the fast path takes every unchanged row, and a roster of 8 MB or more is read in a worker thread. "full path" is the same run with `--no-fast-path` (every row mapped, serialised and hashed). "after a change" is the first plan on the fast path after the mapping file changed without changing any record (bench/run.ts adds a comment to it): every key misses, every row is mapped, and the plan carries the new row key of every record for apply to store, as after an upgrade of rostersync (its version is in the key). The baseline is a bare streaming read of the same file in a child process: csv-parse with default options (arrays), and for CSV also with `columns: true`; exceljs `WorkbookReader` with the options our reader needs (`sharedStrings`, `styles`, `hyperlinks: cache`). Times are measured inside the process around the task; RSS is `process.resourceUsage().maxRSS` of that process (the worker thread of the plan, when there is one, counts too). Every measured child is plain `node` running bench/measure.mjs, as users run the CLI (no tsx). The 100k-row XLSX case runs twice, the others three times, to keep the whole bench within its time budget.',
     );
     lines.push('');
-    lines.push('| Format | Rows | plan ms | bare read ms | plan / bare | plan / csv-parse columns | plan RSS MB | bare RSS MB | plan µs/row | full path ms | full path / bare | full path RSS MB |');
-    lines.push('|---|---:|---|---|---|---|---|---|---:|---|---|---|');
+    lines.push('| Format | Rows | plan ms | bare read ms | plan / bare | plan / csv-parse columns | plan RSS MB | bare RSS MB | plan µs/row | full path ms | full path / bare | full path RSS MB | after a change ms | after a change RSS MB |');
+    lines.push('|---|---:|---|---|---|---|---|---|---:|---|---|---|---|---|');
     for (const p of plan) {
       lines.push(
-        `| ${p.format} | ${p.rows.toLocaleString('en')} | ${cell(p.planMs, 0)} | ${cell(p.bareMs, 0)} | ${cell(p.ratio)} | ${p.ratioColumns ? cell(p.ratioColumns) : '–'} | ${cell(p.planRssMb, 0)} | ${cell(p.bareRssMb, 0)} | ${fmt((p.planMs.median * 1000) / p.rows, 1)} | ${p.fullPathMs ? cell(p.fullPathMs, 0) : '–'} | ${p.fullPathRatio ? cell(p.fullPathRatio) : '–'} | ${p.fullPathRssMb ? cell(p.fullPathRssMb, 0) : '–'} |`,
+        `| ${p.format} | ${p.rows.toLocaleString('en')} | ${cell(p.planMs, 0)} | ${cell(p.bareMs, 0)} | ${cell(p.ratio)} | ${p.ratioColumns ? cell(p.ratioColumns) : '–'} | ${cell(p.planRssMb, 0)} | ${cell(p.bareRssMb, 0)} | ${fmt((p.planMs.median * 1000) / p.rows, 1)} | ${p.fullPathMs ? cell(p.fullPathMs, 0) : '–'} | ${p.fullPathRatio ? cell(p.fullPathRatio) : '–'} | ${p.fullPathRssMb ? cell(p.fullPathRssMb, 0) : '–'} | ${p.afterChangeMs ? cell(p.afterChangeMs, 0) : '–'} | ${p.afterChangeRssMb ? cell(p.afterChangeRssMb, 0) : '–'} |`,
       );
     }
     lines.push('');

@@ -109,6 +109,14 @@ export interface PlanCase {
   fullPathMs?: Spread;
   fullPathRatio?: Spread;
   fullPathRssMb?: Spread;
+  /**
+   * CSV only: the first plan after the mapping file changed in a way that maps every row as before
+   * (every key misses, every row is mapped, and every record gets its row key stored again: as
+   * after an upgrade of rostersync, whose version is in the key).
+   */
+  afterChangeMs?: Spread;
+  afterChangeRatio?: Spread;
+  afterChangeRssMb?: Spread;
   /** CSV only: plan / csv-parse with `columns: true` (objects keyed by header, as a script would read). */
   ratioColumns?: Spread;
   planRssMb: Spread;
@@ -129,6 +137,13 @@ async function planCase(format: 'csv' | 'xlsx', rows: number, runs: number, fiel
   if (populated['records'] !== rows) throw new Error(`populate mapped ${String(populated['records'])} of ${rows} rows`);
   const plan: ChildResult[] = [];
   const fullPath: ChildResult[] = [];
+  const afterChange: ChildResult[] = [];
+  // The same pipeline with a comment added to its mapping: a new mapping hash, the same records.
+  const changedPipeline = join(roster.dir, 'pipeline-after-change.yaml');
+  if (format === 'csv') {
+    writeFileSync(join(roster.dir, 'mapping-after-change.yaml'), `${readFileSync(roster.mapping, 'utf8')}\n# Changed: a new mapping hash, the same records.\n`);
+    writeFileSync(changedPipeline, readFileSync(roster.pipeline, 'utf8').replace(/^mapping: .*$/m, 'mapping: mapping-after-change.yaml'));
+  }
   const bare: ChildResult[] = [];
   const bareColumns: ChildResult[] = [];
   for (let run = 0; run < runs; run++) {
@@ -139,7 +154,13 @@ async function planCase(format: 'csv' | 'xlsx', rows: number, runs: number, fiel
     if (fullPath[run]!['valid'] !== plan[run]!['valid'] || JSON.stringify(fullPath[run]!['counts']) !== JSON.stringify(plan[run]!['counts'])) {
       throw new Error(`plan ${format} ${rows}: the fast path and the full path planned differently`);
     }
-    if (format === 'csv') bareColumns.push(await runChild(['bare-csv-columns', roster.roster], timeout));
+    if (format === 'csv') {
+      bareColumns.push(await runChild(['bare-csv-columns', roster.roster], timeout));
+      afterChange.push(await runChild(['plan', changedPipeline, stateDir, fieldsFile, reportDir], timeout));
+      if (JSON.stringify(afterChange[run]!['counts']) !== JSON.stringify(plan[run]!['counts'])) {
+        throw new Error(`plan ${format} ${rows}: the plan after a mapping change that maps the same records differs`);
+      }
+    }
   }
   const last = plan[plan.length - 1]!;
   const counts = last['counts'] as { noop: { planned?: number } };
@@ -153,7 +174,14 @@ async function planCase(format: 'csv' | 'xlsx', rows: number, runs: number, fiel
     fullPathMs: spread(fullPath.map((p) => p.ms)),
     fullPathRatio: spread(fullPath.map((p, i) => p.ms / bare[i]!.ms)),
     fullPathRssMb: spread(fullPath.map((p) => p.maxRssMb)),
-    ...(format === 'csv' ? { ratioColumns: spread(plan.map((p, i) => p.ms / bareColumns[i]!.ms)) } : {}),
+    ...(format === 'csv'
+      ? {
+          ratioColumns: spread(plan.map((p, i) => p.ms / bareColumns[i]!.ms)),
+          afterChangeMs: spread(afterChange.map((p) => p.ms)),
+          afterChangeRatio: spread(afterChange.map((p, i) => p.ms / bare[i]!.ms)),
+          afterChangeRssMb: spread(afterChange.map((p) => p.maxRssMb)),
+        }
+      : {}),
     planRssMb: spread(plan.map((p) => p.maxRssMb)),
     bareRssMb: spread(bare.map((b) => b.maxRssMb)),
     valid: Number(last['valid']),
