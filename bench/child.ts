@@ -10,7 +10,7 @@ import type { CustomFieldsListing } from '../src/client/schemas.js';
 import { loadPipeline } from '../src/config/load.js';
 import { compileMapping } from '../src/mapping/compile.js';
 import { mapRoster } from '../src/mapping/roster.js';
-import { rowKeyOf, rowKeySalt } from '../src/mapping/row-key.js';
+import { rowKeyOf, rowKeySalt, rowKeySaltName } from '../src/mapping/row-key.js';
 import { canonicalJson, hashJson } from '../src/plan/canonical.js';
 import { KnownRows } from '../src/plan/known-rows.js';
 import { openSource } from '../src/sources/index.js';
@@ -26,13 +26,16 @@ const BENCH_GROUP_ID = 9001;
  */
 async function populate(pipelinePath: string, stateDir: string, fieldsFile: string): Promise<Record<string, unknown>> {
   const pipeline = loadPipeline(pipelinePath);
-  const store = openState(pipeline, { stateDir });
-  store.setGroupId(BENCH_GROUP_ID);
-  store.close();
   const listing = JSON.parse(readFileSync(fieldsFile, 'utf8')) as CustomFieldsListing;
   const compiled = compileMapping(pipeline.mapping, listing, { mappingFile: pipeline.mappingFile });
   const reopen = () => openSource(pipeline.source, { baseDir: pipeline.dir });
   const opened = await reopen();
+  // Row keys as a sync stores them (src/sync/gather.ts), so the plan can take its fast path.
+  const salt = rowKeySalt({ mappingHash: pipeline.mappingHash, listing, headers: opened.headers, format: opened.format });
+  const store = openState(pipeline, { stateDir });
+  store.setGroupId(BENCH_GROUP_ID);
+  store.setRowKeySalt(rowKeySaltName(salt));
+  store.close();
   const db = new Database(stateFile(pipeline, { stateDir }));
   db.pragma('journal_mode = WAL');
   const insert = db.prepare(
@@ -44,8 +47,6 @@ async function populate(pipelinePath: string, stateDir: string, fieldsFile: stri
     for (const row of rows) insert.run(...row);
   });
   let records = 0;
-  // Row keys as a sync stores them (src/sync/gather.ts), so the plan can take its fast path.
-  const salt = rowKeySalt({ mappingHash: pipeline.mappingHash, listing, headers: opened.headers, format: opened.format });
   await mapRoster(opened, compiled, {
     reopen,
     fastPath: { rowKey: (row) => rowKeyOf(salt, opened.headers, row), known: KnownRows.from([], 0), onKnown: () => undefined },

@@ -11,7 +11,7 @@
 import { NotFoundError, ServiceError } from '../client/errors.js';
 import { EXIT, UserFacingError } from '../errors.js';
 import type { Fields, Plan, PlanItem, RecordOutcome } from '../plan/types.js';
-import { unpackRepairs } from '../plan/row-key-repairs.js';
+import type { RowKeyRepairs } from '../plan/row-key-repairs.js';
 import type { StateBackend } from '../state/backend.js';
 
 /** Per-call options apply passes: the service client reports the attempts a success took. */
@@ -67,7 +67,9 @@ export interface ApplyResult {
 }
 
 export interface ApplyOptions {
-  plan: Pick<Plan, 'items' | 'stateRepairs' | 'rowKeys'>;
+  plan: Pick<Plan, 'items' | 'stateRepairs' | 'rowKeySalt'>;
+  /** Row keys to store before any call (the fast path's repairs, gathered beside the plan). */
+  rowKeys?: Pick<RowKeyRepairs, 'read'>;
   groupId: number;
   writer: RecordWriter;
   store: StateBackend;
@@ -93,11 +95,14 @@ export async function applyPlan(options: ApplyOptions): Promise<ApplyResult> {
   let consecutiveUnavailable = 0;
   const writer = groupAware(options.writer, options.groupId);
 
+  // The keys this apply stores are salted so: the next plan with the same salt loads them.
+  if (plan.rowKeySalt !== undefined) store.setRowKeySalt(plan.rowKeySalt);
   for (const repair of plan.stateRepairs) {
     store.adopt({ clientId: repair.clientId, fieldsJson: repair.fieldsJson, hash: repair.hash, runId });
   }
+  store.setRowKeys(plan.stateRepairs.flatMap(({ clientId, rowKey, hash }) => (rowKey !== undefined ? [{ clientId, rowKey, hash }] : [])));
   // A page at a time: after a mapping change there is a repair for every record.
-  for (const page of plan.rowKeys) store.setRowKeys(unpackRepairs(page));
+  for (const page of options.rowKeys?.read() ?? []) store.setRowKeys(page);
 
   const stopNow = (): boolean => {
     if (stopped) return true;

@@ -40,6 +40,14 @@ export function rowKeySalt(scope: RowKeyScope): string {
 }
 
 /**
+ * The name of a salt as the state records it (StateStore.rowKeySalt): printable, as PostgreSQL
+ * text holds no NUL.
+ */
+export function rowKeySaltName(salt: string): string {
+  return hash('sha256', salt, 'base64url');
+}
+
+/**
  * The row's key, or undefined when a cell's text holds a NUL (the row is then always mapped).
  * Rows whose cells are all text or empty (every CSV row) are keyed by their cells joined by NUL
  * (scheme "T", the text a worker-thread reader already has); others by typed cells (scheme "X").

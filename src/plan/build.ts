@@ -8,7 +8,6 @@ import type { PolicyConfig } from '../config/pipeline.js';
 import { canonicalJson, hashJson, sameValue } from './canonical.js';
 import type { Classification, ClassifiedRecord } from './classify.js';
 import { evaluateGuards, type GuardInput } from './guards.js';
-import { RowKeyRepairs } from './row-key-repairs.js';
 import type { FieldChange, Fields, Plan, PlanItem, PlanReason, StateRepair } from './types.js';
 
 export interface BuildPlanInput {
@@ -32,6 +31,8 @@ export interface BuildPlanInput {
   /** Human names of fields by key (custom fields by api_id). */
   fieldLabels: ReadonlyMap<string, string>;
   guardInput: Omit<GuardInput, 'deletes' | 'guards'>;
+  /** The salt of the rows' keys, when the fast path computed them. */
+  rowKeySalt?: string;
 }
 
 export function buildPlan(input: BuildPlanInput): Plan {
@@ -39,7 +40,6 @@ export function buildPlan(input: BuildPlanInput): Plan {
   const label = (field: string) => input.fieldLabels.get(field) ?? field;
   const items: PlanItem[] = [];
   const stateRepairs: StateRepair[] = [];
-  const rowKeys = new RowKeyRepairs(classification.rowKeys);
   const notes: string[] = [];
   // Unchanged records kept whole (refreshing all) are counted as they are considered below.
   let noop = classification.unchangedCount - classification.unchanged.length;
@@ -80,9 +80,8 @@ export function buildPlan(input: BuildPlanInput): Plan {
     if (changed.length === 0) {
       noop += 1;
       if (applied === undefined || item.hash !== hashJson(canonicalJson(applied))) {
-        stateRepairs.push({ clientId: record.clientId, fieldsJson: item.fieldsJson, hash: item.hash });
-        // Apply adopts the repair first, so the key then matches the hash it is stored with.
-        if (record.rowKey !== undefined) rowKeys.add({ clientId: record.clientId, rowKey: record.rowKey, hash: item.hash });
+        // Apply adopts the repair, then stores the row key with the hash it now matches.
+        stateRepairs.push({ clientId: record.clientId, fieldsJson: item.fieldsJson, hash: item.hash, ...(record.rowKey !== undefined ? { rowKey: record.rowKey } : {}) });
       }
       return;
     }
@@ -130,7 +129,7 @@ export function buildPlan(input: BuildPlanInput): Plan {
     counts,
     orphans,
     stateRepairs,
-    rowKeys: rowKeys.toPages(),
+    ...(input.rowKeySalt !== undefined ? { rowKeySalt: input.rowKeySalt } : {}),
     guards,
     refused: guards.some((guard) => guard.tripped),
     // rps 0: no max_rps, the pace is found at run time, so no duration can be told beforehand.

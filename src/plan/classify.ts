@@ -7,8 +7,7 @@
  */
 import type { DesiredRecord } from '../mapping/types.js';
 import { canonicalJson, hashJson } from './canonical.js';
-import { keptRepairs, RowKeyRepairs } from './row-key-repairs.js';
-import type { RowKeyRepairPage } from './types.js';
+import type { RowKeyRepairs } from './row-key-repairs.js';
 
 export interface ClassifiedRecord {
   record: DesiredRecord;
@@ -28,8 +27,6 @@ export interface Classification {
   unchangedCount: number;
   /** Owned client_ids the roster no longer has. */
   missing: string[];
-  /** Row keys to store for unchanged records (their rows took the full path). */
-  rowKeys: RowKeyRepairPage[];
 }
 
 export class RosterClassifier {
@@ -42,15 +39,18 @@ export class RosterClassifier {
   private readonly status = new Map<string, Status>();
   private readonly kept = new Map<string, ClassifiedRecord>();
   /** Unchanged records mapped on the full path whose row key the inventory lacks. */
-  private readonly rowKeys = new RowKeyRepairs();
+  /** Where the row keys of unchanged records whose rows took the full path go. */
+  private readonly rowKeys: RowKeyRepairs | undefined;
 
   /**
    * `rewrite`: client_ids whose last write failed or never finished. The service may hold
-   * something else than the inventory says, so they are never taken as unchanged.
+   * something else than the inventory says, so they are never taken as unchanged. `rowKeys`
+   * receives the row keys to store (the fast path's repairs), when the records carry them.
    */
-  constructor(options: { keepUnchanged?: boolean; rewrite?: ReadonlySet<string> } = {}) {
+  constructor(options: { keepUnchanged?: boolean; rewrite?: ReadonlySet<string>; rowKeys?: RowKeyRepairs } = {}) {
     this.keepUnchanged = options.keepUnchanged ?? false;
     this.rewrite = options.rewrite ?? new Set();
+    this.rowKeys = options.rowKeys;
   }
 
   /**
@@ -62,7 +62,7 @@ export class RosterClassifier {
     const hash = hashJson(fieldsJson);
     const status: Status =
       ownedHash === undefined ? 'created' : ownedHash === hash && !this.rewrite.has(record.clientId) ? 'unchanged' : 'changed';
-    if (status === 'unchanged' && record.rowKey !== undefined) this.rowKeys.add({ clientId: record.clientId, rowKey: record.rowKey, hash });
+    if (status === 'unchanged' && record.rowKey !== undefined) this.rowKeys?.add({ clientId: record.clientId, rowKey: record.rowKey, hash });
     if (status !== 'unchanged' || this.keepUnchanged) {
       this.status.set(record.clientId, status);
       this.kept.set(record.clientId, { record, fieldsJson, hash });
@@ -86,7 +86,7 @@ export class RosterClassifier {
    * either.
    */
   finish(rosterIds: { has(clientId: string): boolean; readonly size: number }, owned: { count: number; ids: () => Iterable<string> }, drop: ReadonlySet<string> = new Set()): Classification {
-    const result: Classification = { created: [], changed: [], unchanged: [], unchangedCount: 0, missing: [], rowKeys: [] };
+    const result: Classification = { created: [], changed: [], unchanged: [], unchangedCount: 0, missing: [] };
     // Walks what is not unchanged (few, on a nightly run), not the million that are.
     let notUnchanged = 0;
     let created = 0;
@@ -103,7 +103,7 @@ export class RosterClassifier {
     if (rosterIds.size - created !== owned.count) {
       for (const clientId of owned.ids()) if (!rosterIds.has(clientId) && !drop.has(clientId)) result.missing.push(clientId);
     }
-    result.rowKeys = keptRepairs(this.rowKeys.toPages(), (clientId) => !drop.has(clientId) && (this.status.get(clientId) ?? 'unchanged') === 'unchanged');
+    this.rowKeys?.keepOnly((clientId) => !drop.has(clientId) && (this.status.get(clientId) ?? 'unchanged') === 'unchanged');
     return result;
   }
 }

@@ -1,71 +1,119 @@
 /**
- * The plan's row key repairs (`plan.rowKeys`, stored by apply), kept as pages of text: no object
- * and no separate string per record while the plan is held. See `rowKeyRepairPageSchema`.
+ * Row keys to store for records whose rows took the full path and mapped to exactly what the
+ * inventory holds: the next run then takes those rows' fast path. Apply stores them
+ * (`store.setRowKeys`), each only while its record still has the hash it was computed for.
+ *
+ * After a mapping, listing or version change there is one for every record of the roster. A
+ * million of them held in memory until apply (as objects, then as pages of text) were the largest
+ * part of that run's peak RSS, so they are not part of the plan: the planner hands them to this
+ * sink, which keeps a few pages in memory and writes the rest to a temporary file (owner-only),
+ * read back a page at a time by apply and deleted by `dispose`. A saved plan does not carry them:
+ * `apply` plans again before it writes, and gathers its own.
  */
-import type { RowKeyRepair, RowKeyRepairPage } from './types.js';
+import { closeSync, mkdtempSync, openSync, readSync, rmSync, writeSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { RowKeyRepair } from './types.js';
 
-/** Repairs per page: small enough that apply unpacks one at a time, large enough to be few. */
-const PAGE_SIZE = 10_000;
 const NUL = '\0';
 
+/** A page: `count` repairs, their client_ids, keys and hashes each joined by NUL. */
+interface Page {
+  count: number;
+  clientIds: string;
+  rowKeys: string;
+  hashes: string;
+}
+
+export interface RowKeyRepairsOptions {
+  /** Repairs per page. @default 10000 */
+  pageSize?: number;
+  /** Pages kept in memory; later ones go to the temporary file. @default 4 */
+  pagesInMemory?: number;
+  /** Where the temporary file's directory is made. @default os.tmpdir() */
+  tempDir?: string;
+}
+
 export class RowKeyRepairs {
-  private readonly pages: RowKeyRepairPage[];
+  private readonly pageSize: number;
+  private readonly pagesInMemory: number;
+  private readonly tempDir: string | undefined;
+  private readonly pages: Page[] = [];
+  /** Where each page written to the spill file starts, and its length in bytes. */
+  private readonly spilled: Array<{ at: number; bytes: number }> = [];
+  private spill: { dir: string; fd: number; size: number } | undefined;
   private clientIds: string[] = [];
   private rowKeys: string[] = [];
   private hashes: string[] = [];
+  private keep: (clientId: string) => boolean = () => true;
 
-  constructor(pages: readonly RowKeyRepairPage[] = []) {
-    this.pages = [...pages];
+  constructor(options: RowKeyRepairsOptions = {}) {
+    this.pageSize = options.pageSize ?? 10_000;
+    this.pagesInMemory = options.pagesInMemory ?? 4;
+    this.tempDir = options.tempDir;
   }
 
   add(repair: RowKeyRepair): void {
     this.clientIds.push(repair.clientId);
     this.rowKeys.push(repair.rowKey);
     this.hashes.push(repair.hash);
-    if (this.clientIds.length === PAGE_SIZE) this.closePage();
+    if (this.clientIds.length === this.pageSize) this.closePage();
   }
 
-  /** Every page, the open one closed. */
-  toPages(): RowKeyRepairPage[] {
+  /**
+   * Leaves out, when read, the repairs whose client_id `keep` refuses (the planner learns only at
+   * the end of the roster which records are dropped or changed after all).
+   */
+  keepOnly(keep: (clientId: string) => boolean): void {
+    this.keep = keep;
+  }
+
+  /** The repairs to store, a page at a time, in the order they were added. */
+  *read(): Generator<RowKeyRepair[]> {
     this.closePage();
-    return [...this.pages];
+    for (const page of this.pages) yield this.kept(page);
+    if (!this.spill) return;
+    for (const { at, bytes } of this.spilled) {
+      const buffer = Buffer.alloc(bytes);
+      readSync(this.spill.fd, buffer, 0, bytes, at);
+      yield this.kept(JSON.parse(buffer.toString('utf8')) as Page);
+    }
+  }
+
+  /** Deletes the temporary file, if there is one. */
+  dispose(): void {
+    if (!this.spill) return;
+    closeSync(this.spill.fd);
+    rmSync(this.spill.dir, { recursive: true, force: true });
+    this.spill = undefined;
+  }
+
+  private kept(page: Page): RowKeyRepair[] {
+    const clientIds = page.clientIds.split(NUL);
+    const rowKeys = page.rowKeys.split(NUL);
+    const hashes = page.hashes.split(NUL);
+    const repairs: RowKeyRepair[] = [];
+    for (let i = 0; i < page.count; i++) if (this.keep(clientIds[i]!)) repairs.push({ clientId: clientIds[i]!, rowKey: rowKeys[i]!, hash: hashes[i]! });
+    return repairs;
   }
 
   private closePage(): void {
     if (this.clientIds.length === 0) return;
-    this.pages.push({ count: this.clientIds.length, clientIds: this.clientIds.join(NUL), rowKeys: this.rowKeys.join(NUL), hashes: this.hashes.join(NUL) });
+    const page: Page = { count: this.clientIds.length, clientIds: this.clientIds.join(NUL), rowKeys: this.rowKeys.join(NUL), hashes: this.hashes.join(NUL) };
     this.clientIds = [];
     this.rowKeys = [];
     this.hashes = [];
-  }
-}
-
-/** The repairs of a page. A page whose columns do not hold `count` values each is refused. */
-export function unpackRepairs(page: RowKeyRepairPage): RowKeyRepair[] {
-  const clientIds = page.clientIds.split(NUL);
-  const rowKeys = page.rowKeys.split(NUL);
-  const hashes = page.hashes.split(NUL);
-  if (clientIds.length !== page.count || rowKeys.length !== page.count || hashes.length !== page.count) {
-    throw new Error(`a page of row key repairs holds ${clientIds.length} client_ids, ${rowKeys.length} keys and ${hashes.length} hashes for ${page.count} repairs`);
-  }
-  return clientIds.map((clientId, i) => ({ clientId, rowKey: rowKeys[i]!, hash: hashes[i]! }));
-}
-
-/**
- * The pages without the repairs whose client_id `keep` refuses. Pages that keep every repair are
- * passed on as they are, read for their client_ids only: after a mapping change there are a
- * million repairs, and unpacking them all only to keep them all made a burst of garbage.
- */
-export function keptRepairs(pages: readonly RowKeyRepairPage[], keep: (clientId: string) => boolean): RowKeyRepairPage[] {
-  const kept: RowKeyRepairPage[] = [];
-  for (const page of pages) {
-    if (page.clientIds.split(NUL).every(keep)) {
-      kept.push(page);
-      continue;
+    if (this.pages.length < this.pagesInMemory) {
+      this.pages.push(page);
+      return;
     }
-    const rebuilt = new RowKeyRepairs();
-    for (const repair of unpackRepairs(page)) if (keep(repair.clientId)) rebuilt.add(repair);
-    kept.push(...rebuilt.toPages());
+    if (!this.spill) {
+      const dir = mkdtempSync(join(this.tempDir ?? tmpdir(), 'rostersync-row-keys-'));
+      this.spill = { dir, fd: openSync(join(dir, 'repairs.json'), 'w+', 0o600), size: 0 };
+    }
+    const bytes = Buffer.from(JSON.stringify(page), 'utf8');
+    writeSync(this.spill.fd, bytes, 0, bytes.length, this.spill.size);
+    this.spilled.push({ at: this.spill.size, bytes: bytes.length });
+    this.spill.size += bytes.length;
   }
-  return kept;
 }

@@ -70,28 +70,23 @@ export const planItemSchema = z.strictObject({
 });
 export type PlanItem = z.infer<typeof planItemSchema>;
 
-/** Inventory corrections that need no call (the remote already matches the roster). */
-export const stateRepairSchema = z.strictObject({ clientId: z.string(), fieldsJson: z.string(), hash: z.string() });
+/**
+ * Inventory corrections that need no call (the remote already matches the roster), with the row
+ * key to store once the record holds `hash`, when its row has one.
+ */
+export const stateRepairSchema = z.strictObject({ clientId: z.string(), fieldsJson: z.string(), hash: z.string(), rowKey: z.string().optional() });
 export type StateRepair = z.infer<typeof stateRepairSchema>;
 
 /**
  * The row key of an unchanged record whose row was mapped (the inventory did not know the key):
  * stored so the next run takes that row's fast path, only while the record still has `hash`.
- * Needs no call.
+ * Needs no call. Not part of the plan (src/plan/row-key-repairs.ts).
  */
 export interface RowKeyRepair {
   clientId: string;
   rowKey: string;
   hash: string;
 }
-
-/**
- * Row key repairs in pages of text (src/plan/row-key-repairs.ts): the client_ids, keys and hashes
- * of `count` repairs, each joined by NUL. After a mapping, listing or version change there is one
- * for every record; a million objects of three strings held about 200 MB until apply.
- */
-export const rowKeyRepairPageSchema = z.strictObject({ count: z.number().int().positive(), clientIds: z.string(), rowKeys: z.string(), hashes: z.string() });
-export type RowKeyRepairPage = z.infer<typeof rowKeyRepairPageSchema>;
 
 export const planCountsSchema = z.strictObject({ create: z.number().int(), update: z.number().int(), delete: z.number().int(), noop: z.number().int() });
 export type PlanCounts = z.infer<typeof planCountsSchema>;
@@ -106,7 +101,8 @@ export const planSchema = z.strictObject({
   /** Owned records gone from the roster that upsert mode keeps. */
   orphans: z.array(z.string()),
   stateRepairs: z.array(stateRepairSchema),
-  rowKeys: z.array(rowKeyRepairPageSchema).default([]),
+  /** The name of the salt of the row keys this plan's writes store (none without the fast path): apply records it (StateStore.rowKeySalt). */
+  rowKeySalt: z.string().optional(),
   guards: z.array(guardResultSchema),
   /** True when a tripped guard refuses the run. */
   refused: z.boolean(),

@@ -28,7 +28,8 @@ export const ROWS_PER_BATCH = 256;
 /** Batches the worker may read ahead of the plan once planning runs. */
 export const STEADY_BATCHES_AHEAD = 64;
 /**
- * What a plan on the fast path lets the worker read ahead at the start: up to 262,144 rows (about
+ * What a plan on the fast path lets the worker read ahead at the start (`allowReadAhead`, once the
+ * inventory is known to hold keys of this salt): up to 262,144 rows (about
  * 30 MB of text at 1M rows' width). The main thread loads the inventory's row keys (about 0.5 s
  * at 1M) while the worker starts reading: with 64 batches ahead the worker stood idle part of that
  * time (3.9-4.0 s in all, 215-230 MB), with 1024 it does not (3.5 s, 257-265 MB). The allowance
@@ -61,7 +62,8 @@ export const WORKER_READ_MIN_BYTES = 8 * 1024 * 1024;
  * rejects with the reader's own SourceError); the items then stream as the worker reads.
  */
 export async function openSourceInWorker(config: SourceConfig, options: OpenSourceOptions & { readAhead?: number }): Promise<OpenedSource> {
-  const worker = startWorker({ config, baseDir: options.baseDir, readAhead: options.readAhead ?? STEADY_BATCHES_AHEAD });
+  const readAhead = options.readAhead ?? STEADY_BATCHES_AHEAD;
+  const worker = startWorker({ config, baseDir: options.baseDir, readAhead });
   const inbox: FromWorker[] = [];
   let waiting: (() => void) | undefined;
   let exited: Error | undefined;
@@ -166,6 +168,9 @@ export async function openSourceInWorker(config: SourceConfig, options: OpenSour
     items: items(),
     batches: rowBatches,
     close: stop,
+    allowReadAhead: (batches) => {
+      if (batches > readAhead && !closed) worker.postMessage({ kind: 'more', batches: batches - readAhead } satisfies ToWorker);
+    },
   };
 }
 

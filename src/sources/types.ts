@@ -68,4 +68,9 @@ export interface OpenedSource {
   batches?: AsyncIterable<readonly SourceItem[]>;
   /** Stops a reader that runs apart (a worker thread) when its rows will not be read after all. */
   close?: () => void;
+  /**
+   * Lets a reader that runs apart read up to `batches` batches ahead of the plan, once (the plan's
+   * fast path, while the inventory's row keys load); it then reads ahead as usual.
+   */
+  allowReadAhead?: (batches: number) => void;
 }

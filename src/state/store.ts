@@ -108,6 +108,9 @@ export const HEARTBEAT_MS = 15_000;
 /** Ids per inventory lookup: measured fastest around 500 (SQLite allows up to 32,766 parameters). */
 export const HASH_BATCH = 500;
 
+/** The meta key of `rowKeySalt()`. */
+export const ROW_KEY_SALT = 'row_key_salt';
+
 /** Row keys per page of `rowKeyPages`. */
 export const ROW_KEY_PAGE = 50_000;
 
@@ -455,6 +458,20 @@ export class StateStore {
       if (page.count < pageSize) return;
       after = [last.slice(0, ROW_KEY_LENGTH), last.slice(ROW_KEY_LENGTH)];
     }
+  }
+
+  /**
+   * The salt of the row keys the last apply stored, by name (`rowKeySaltName` in
+   * src/mapping/row-key.ts). Only a hint: a run
+   * whose salt differs loads no key (none can match), which saves loading a million useless keys
+   * after a mapping, listing or version change. A wrong hint only costs time.
+   */
+  rowKeySalt(): string | undefined {
+    return this.getMeta(ROW_KEY_SALT);
+  }
+
+  setRowKeySalt(salt: string): void {
+    this.setMeta(ROW_KEY_SALT, salt);
   }
 
   /**

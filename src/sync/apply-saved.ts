@@ -10,6 +10,7 @@ import { resolve } from 'node:path';
 import { loadPipeline } from '../config/load.js';
 import { EXIT, UserFacingError } from '../errors.js';
 import { buildPlan } from '../plan/build.js';
+import { RowKeyRepairs } from '../plan/row-key-repairs.js';
 import { holdLock } from '../state/lock.js';
 import { openState } from '../state/paths.js';
 import { clientForPolicy } from './client-for-pipeline.js';
@@ -27,6 +28,7 @@ export async function applySavedPlan(planPath: string, options: Omit<RunOptions,
   const store = openState(pipeline, options);
   const runId = newRunId(now());
   let unlock = () => {};
+  const rowKeys = new RowKeyRepairs();
   try {
     verifyPlanDigest(path, saved, store.planSecret());
     if (saved.plan.refused) {
@@ -40,7 +42,7 @@ export async function applySavedPlan(planPath: string, options: Omit<RunOptions,
     // The flags the plan was made with: the guards run again with exactly these.
     const runOptions: RunOptions = { ...options, ...saved.options, pipelinePath: pipeline.file };
     const client = clientForPolicy(pipeline.config.policy, runOptions);
-    const gathered = await gatherPlanInput({ pipeline, store, client, options: runOptions });
+    const gathered = await gatherPlanInput({ pipeline, store, client, options: runOptions, rowKeys });
     const current = planBindings({
       pipeline,
       sourceSha256: gathered.source.sha256,
@@ -71,6 +73,7 @@ export async function applySavedPlan(planPath: string, options: Omit<RunOptions,
         store,
         roster: gathered.roster,
         plan,
+        rowKeys,
         groupId: gathered.groupId,
         source: gathered.source,
         optionLabels: gathered.optionLabels,
@@ -79,6 +82,7 @@ export async function applySavedPlan(planPath: string, options: Omit<RunOptions,
       runOptions,
     );
   } finally {
+    rowKeys.dispose();
     unlock();
     store.close();
   }

@@ -13,12 +13,13 @@ import { NotFoundError } from '../client/errors.js';
 import type { ResolvedPipeline } from '../config/load.js';
 import { compileMapping } from '../mapping/compile.js';
 import { mapRoster, type FastPath, type RosterSummary } from '../mapping/roster.js';
-import { rowKeyOf, rowKeySalt } from '../mapping/row-key.js';
+import { rowKeyOf, rowKeySalt, rowKeySaltName } from '../mapping/row-key.js';
 import { KnownRows } from '../plan/known-rows.js';
 import type { DesiredRecord } from '../mapping/types.js';
 import { loadFieldsFile } from '../config/fields-file.js';
 import type { BuildPlanInput } from '../plan/build.js';
 import { RosterClassifier } from '../plan/classify.js';
+import type { RowKeyRepairs } from '../plan/row-key-repairs.js';
 import { projectFields } from '../plan/canonical.js';
 import type { Fields } from '../plan/types.js';
 import type { RunReport } from '../report/types.js';
@@ -60,7 +61,11 @@ type GatherOptions = Pick<
   | 'workerReadMinBytes'
 >;
 
-export async function gatherPlanInput(input: { pipeline: ResolvedPipeline; store: StateBackend; client: ServiceClient; options: GatherOptions }): Promise<GatheredInput> {
+/**
+ * `rowKeys` receives the row keys the plan's apply is to store (the fast path's repairs); the
+ * caller disposes of it once the run is over, whatever happened.
+ */
+export async function gatherPlanInput(input: { pipeline: ResolvedPipeline; store: StateBackend; client: ServiceClient; options: GatherOptions; rowKeys?: RowKeyRepairs }): Promise<GatheredInput> {
   const { pipeline, store, client, options } = input;
   const call: CallOptions = options.signal ? { signal: options.signal } : {};
   const policy = pipeline.config.policy;
@@ -75,8 +80,7 @@ export async function gatherPlanInput(input: { pipeline: ResolvedPipeline; store
   const reopen = () => openSource(pipeline.source, { baseDir: pipeline.dir });
   const fastPathOn = options.fastPath !== false && !options.refresh && !binding.sharedPrefixes && binding.sharedWith.length === 0;
   const opened = await ((await sourceSize(pipeline)) >= (options.workerReadMinBytes ?? WORKER_READ_MIN_BYTES)
-    ? // On the fast path the worker reads ahead while the row keys load (read-in-worker.ts).
-      openSourceInWorker(pipeline.source, { baseDir: pipeline.dir, ...(fastPathOn ? { readAhead: FAST_PATH_BATCHES_AHEAD } : {}) })
+    ? openSourceInWorker(pipeline.source, { baseDir: pipeline.dir })
     : reopen());
   // Until mapRoster reads it, a failure here must stop the reader (a worker thread) itself.
   const closingOnError = <T>(step: () => T): T => {
@@ -88,6 +92,13 @@ export async function gatherPlanInput(input: { pipeline: ResolvedPipeline; store
     }
   };
   closingOnError(() => compiled.checkHeaders(opened.headers, opened.file));
+  // The rows' keys are salted with everything else that decides the mapped output. Keys stored
+  // under another salt (before a mapping, listing or version change) cannot match: then none is
+  // loaded. Else the worker reads ahead while they load (read-in-worker.ts).
+  const salt = fastPathOn ? closingOnError(() => rowKeySalt({ mappingHash: pipeline.mappingHash, listing, headers: opened.headers, format: opened.format })) : undefined;
+  const saltName = salt === undefined ? undefined : rowKeySaltName(salt);
+  const keysUsable = saltName !== undefined && closingOnError(() => store.rowKeySalt()) === saltName;
+  if (keysUsable) opened.allowReadAhead?.(FAST_PATH_BATCHES_AHEAD);
   // Hashed while the rows are read; awaited once they are.
   const sourceSha256 = sha256File(opened.file);
   sourceSha256.catch(() => undefined);
@@ -97,7 +108,7 @@ export async function gatherPlanInput(input: { pipeline: ResolvedPipeline; store
   const unfinished = closingOnError(() => store.unfinishedOrFailed());
   // The run holds the pipeline lock, so the inventory cannot change while it is read.
   const ownedCount = closingOnError(() => store.ownedCount());
-  const classifier = new RosterClassifier({ keepUnchanged: options.refresh === 'all', rewrite: new Set(unfinished.keys()) });
+  const classifier = new RosterClassifier({ keepUnchanged: options.refresh === 'all', rewrite: new Set(unfinished.keys()), ...(input.rowKeys ? { rowKeys: input.rowKeys } : {}) });
   // Records are compared with the inventory in batches, so the inventory stays on disk. A known row
   // that replaces an earlier row of its client_id (duplicate policy `last`) queues behind them
   // while a batch is open: classified in row order, the later row wins.
@@ -122,18 +133,19 @@ export async function gatherPlanInput(input: { pipeline: ResolvedPipeline; store
     }
     pending.length = 0;
   };
-  const fastPath = !fastPathOn
+  const fastPath = salt === undefined
     ? undefined
     : closingOnError(() =>
         knownRowsFastPath({
           store,
+          keysUsable,
           ownedCount,
           rewrite: unfinished,
           onKnown: (clientId) => {
             if (pending.length === 0) classifier.addUnchanged(clientId);
             else if (pending.push(clientId) >= HASH_BATCH) classifyPending();
           },
-          salt: rowKeySalt({ mappingHash: pipeline.mappingHash, listing, headers: opened.headers, format: opened.format }),
+          salt,
           headers: opened.headers,
         }),
       );
@@ -202,6 +214,7 @@ export async function gatherPlanInput(input: { pipeline: ResolvedPipeline; store
     createIfAbsent: binding.createIfAbsent,
     policy: { ...policy, max_rps: options.maxRps ?? policy.max_rps },
     fieldLabels: new Map(Object.entries(compiled.fieldNames)),
+    ...(saltName !== undefined ? { rowKeySalt: saltName } : {}),
     guardInput: {
       ownedCount,
       validCount: roster.counts.valid,
@@ -243,6 +256,8 @@ async function sourceSize(pipeline: ResolvedPipeline): Promise<number> {
  */
 function knownRowsFastPath(input: {
   store: StateBackend;
+  /** False when the stored keys have another salt: none is loaded, every row is mapped and keyed. */
+  keysUsable: boolean;
   ownedCount: number;
   onKnown: (clientId: string) => void;
   rewrite: ReadonlyMap<string, unknown>;
@@ -251,7 +266,7 @@ function knownRowsFastPath(input: {
 }): FastPath {
   return {
     rowKey: (row) => rowKeyOf(input.salt, input.headers, row),
-    known: KnownRows.from(input.store.rowKeyPages(), input.ownedCount, input.rewrite),
+    known: input.keysUsable ? KnownRows.from(input.store.rowKeyPages(), input.ownedCount, input.rewrite) : KnownRows.from([], 0),
     onKnown: input.onKnown,
   };
 }

@@ -17,7 +17,8 @@ import type { PreparedRun } from './run-plan.js';
 /**
  * 2: the plan holds no display text; option labels travel beside it.
  * 3: the digest is an HMAC keyed with the state's secret; the run's guard flags travel with the plan.
- * 4: row key repairs travel in pages of text (src/plan/row-key-repairs.ts).
+ * 4: a state repair carries its row key; the fast path's other row keys are not saved (apply
+ *    plans again and gathers its own, src/plan/row-key-repairs.ts).
  */
 export const PLAN_FILE_VERSION = 4;
 

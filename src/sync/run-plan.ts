@@ -12,6 +12,7 @@ import type { ResolvedPipeline } from '../config/load.js';
 import { EXIT } from '../errors.js';
 import type { RosterSummary } from '../mapping/roster.js';
 import type { Plan } from '../plan/types.js';
+import type { RowKeyRepairs } from '../plan/row-key-repairs.js';
 import { buildRunReport, type ReportHeader } from '../report/build.js';
 import type { RunReport } from '../report/types.js';
 import type { StateBackend } from '../state/backend.js';
@@ -28,6 +29,8 @@ export interface PreparedRun {
   store: StateBackend;
   roster: RosterSummary;
   plan: Plan;
+  /** Row keys apply stores before any call (gathered beside the plan, not part of it). */
+  rowKeys?: RowKeyRepairs;
   /** The group the plan was made for; null when apply is to create it. */
   groupId: number | null;
   source: RunReport['source'];
@@ -84,6 +87,7 @@ function apply(prepared: PreparedRun, groupId: number, options: RunOptions): Pro
   let done = 0;
   return applyPlan({
     plan: prepared.plan,
+    ...(prepared.rowKeys ? { rowKeys: prepared.rowKeys } : {}),
     groupId,
     writer: prepared.client,
     store: prepared.store,

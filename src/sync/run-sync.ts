@@ -14,6 +14,7 @@ import { resolve } from 'node:path';
 import { loadPipeline, type ResolvedPipeline } from '../config/load.js';
 import { LockLostError } from '../apply/apply.js';
 import { buildPlan } from '../plan/build.js';
+import { RowKeyRepairs } from '../plan/row-key-repairs.js';
 import { earlyFailureReport, estimateText } from '../report/build.js';
 import { holdLock } from '../state/lock.js';
 import { openState } from '../state/paths.js';
@@ -35,6 +36,7 @@ export async function runSync(options: RunOptions): Promise<RunResult> {
   const store = openState(pipeline, options);
   const runId = newRunId(now());
   let unlock = () => {};
+  const rowKeys = new RowKeyRepairs();
   // A run whose lock is taken from it stops starting calls, as if interrupted.
   const lockLost = new AbortController();
   options = { ...options, signal: options.signal ? AbortSignal.any([options.signal, lockLost.signal]) : lockLost.signal };
@@ -49,7 +51,7 @@ export async function runSync(options: RunOptions): Promise<RunResult> {
       });
     }
     const startedAt = now();
-    const { prepared, stateSerial } = await gatherAndPlan({ pipeline, store, runId, startedAt }, options).catch(async (error: unknown) => {
+    const { prepared, stateSerial } = await gatherAndPlan({ pipeline, store, runId, startedAt, rowKeys }, options).catch(async (error: unknown) => {
       await recordEarlyFailure({ pipeline, store, report: failedBeforePlanning({ pipeline, store, runId, startedAt, error }, options), options });
       throw error;
     });
@@ -64,6 +66,7 @@ export async function runSync(options: RunOptions): Promise<RunResult> {
     }
     return await runPlan(prepared, options);
   } finally {
+    rowKeys.dispose();
     unlock();
     store.close();
   }
@@ -71,19 +74,19 @@ export async function runSync(options: RunOptions): Promise<RunResult> {
 
 /** gather → plan: everything before the first write. */
 async function gatherAndPlan(
-  run: { pipeline: ResolvedPipeline; store: StateBackend; runId: string; startedAt: number },
+  run: { pipeline: ResolvedPipeline; store: StateBackend; runId: string; startedAt: number; rowKeys: RowKeyRepairs },
   options: RunOptions,
 ): Promise<{ prepared: PreparedRun; stateSerial: number }> {
-  const { pipeline, store, runId } = run;
+  const { pipeline, store, runId, rowKeys } = run;
   const client = clientForPolicy(pipeline.config.policy, options);
-  const gathered = await gatherPlanInput({ pipeline, store, client, options });
+  const gathered = await gatherPlanInput({ pipeline, store, client, options, rowKeys });
   const plan = buildPlan(gathered.planInput);
   const { roster } = gathered;
   options.logger?.info(
     { runId, pipeline: pipeline.name, dryRun: options.dryRun === true, rows: roster.counts.rowsRead, valid: roster.counts.valid, rejected: roster.counts.rejected, plan: plan.counts, refused: plan.refused },
     `planned: ${estimateText(plan.estimate)}`,
   );
-  const prepared = { runId, startedAt: run.startedAt, pipeline, client, store, roster, plan, groupId: gathered.groupId, source: gathered.source, optionLabels: gathered.optionLabels, notes: gathered.notes };
+  const prepared = { runId, startedAt: run.startedAt, pipeline, client, store, roster, plan, rowKeys, groupId: gathered.groupId, source: gathered.source, optionLabels: gathered.optionLabels, notes: gathered.notes };
   return { prepared, stateSerial: gathered.stateSerial };
 }
 

@@ -68,7 +68,7 @@ beforeEach(() => {
 afterEach(() => store.close());
 
 const apply = (items: PlanItem[], writer: RecordWriter, extra: { concurrency?: number; unavailableLimit?: number } = {}) =>
-  applyPlan({ plan: { items, stateRepairs: [], rowKeys: [] }, groupId: GROUP, writer, store, runId: RUN, concurrency: extra.concurrency ?? 1, ...(extra.unavailableLimit ? { unavailableLimit: extra.unavailableLimit } : {}) });
+  applyPlan({ plan: { items, stateRepairs: [] }, groupId: GROUP, writer, store, runId: RUN, concurrency: extra.concurrency ?? 1, ...(extra.unavailableLimit ? { unavailableLimit: extra.unavailableLimit } : {}) });
 
 describe('applyPlan', () => {
   it('writes creates and updates before any delete, whatever the order and the concurrency', async () => {

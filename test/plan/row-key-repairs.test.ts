@@ -1,37 +1,64 @@
-import { describe, expect, it } from 'vitest';
-import { keptRepairs, RowKeyRepairs, unpackRepairs } from '../../src/plan/row-key-repairs.js';
+import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { RowKeyRepairs } from '../../src/plan/row-key-repairs.js';
 import type { RowKeyRepair } from '../../src/plan/types.js';
 
-const repair = (i: number): RowKeyRepair => ({ clientId: `id-${i}${i % 7 === 0 ? ' ü' : ''}`, rowKey: `key-${i}`.padEnd(27, 'k'), hash: `hash-${i}`.padEnd(27, 'h') });
+const repair = (i: number): RowKeyRepair => ({ clientId: `id-${i}${i % 7 === 0 ? ' ü\n"x"' : ''}`, rowKey: `key-${i}`.padEnd(27, 'k'), hash: `hash-${i}`.padEnd(27, 'h') });
 
-describe('row key repairs in pages', () => {
-  it('gives back every repair in order, across pages, with the pages given first kept first', () => {
-    const repairs = Array.from({ length: 25_003 }, (_, i) => repair(i));
-    const builder = new RowKeyRepairs();
-    for (const r of repairs.slice(0, 20_001)) builder.add(r);
-    const first = builder.toPages();
-    expect(first.map((page) => page.count)).toEqual([10_000, 10_000, 1]);
-    const more = new RowKeyRepairs(first);
-    for (const r of repairs.slice(20_001)) more.add(r);
-    const pages = more.toPages();
-    expect(pages.flatMap(unpackRepairs)).toEqual(repairs);
+const tempDir = mkdtempSync(join(tmpdir(), 'rostersync-repairs-test-'));
+afterAll(() => rmSync(tempDir, { recursive: true, force: true }));
+
+/** The temporary directories a store of repairs made in `tempDir`, and their files. */
+function spilled(): string[] {
+  return readdirSync(tempDir).flatMap((dir) => readdirSync(join(tempDir, dir)).map((file) => join(tempDir, dir, file)));
+}
+
+describe('row key repairs', () => {
+  it('gives back every repair in order, a page at a time, from memory and then from the temporary file', () => {
+    const repairs = Array.from({ length: 1003 }, (_, i) => repair(i));
+    const store = new RowKeyRepairs({ pageSize: 100, pagesInMemory: 2, tempDir });
+    for (const r of repairs) store.add(r);
+    const pages = [...store.read()];
+    expect(pages.map((page) => page.length)).toEqual([...Array(10).fill(100), 3]);
+    expect(pages.flat()).toEqual(repairs);
+    // Read again (apply reads once; a second read gives the same).
+    expect([...store.read()].flat()).toEqual(repairs);
+    store.dispose();
   });
 
-  it('has no page when there is nothing to repair', () => {
-    expect(new RowKeyRepairs().toPages()).toEqual([]);
+  it('writes the temporary file owner-only and deletes it on dispose', () => {
+    const store = new RowKeyRepairs({ pageSize: 10, pagesInMemory: 1, tempDir });
+    for (let i = 0; i < 50; i++) store.add(repair(i));
+    const [file, ...others] = spilled();
+    expect(others).toEqual([]);
+    expect(statSync(file!).mode & 0o777).toBe(0o600);
+    expect(statSync(join(file!, '..')).mode & 0o777).toBe(0o700);
+    store.dispose();
+    expect(spilled()).toEqual([]);
+    expect(readdirSync(tempDir)).toEqual([]);
+    store.dispose();
   });
 
-  it('drops the repairs of the client_ids refused, and keeps the same pages when none is', () => {
-    const builder = new RowKeyRepairs();
-    for (let i = 0; i < 30; i++) builder.add(repair(i));
-    const pages = builder.toPages();
-    expect(keptRepairs(pages, () => true)).toEqual(pages);
-    const kept = keptRepairs(pages, (clientId) => !clientId.startsWith('id-1'));
-    expect(kept.flatMap(unpackRepairs).map((r) => r.clientId)).toEqual(Array.from({ length: 30 }, (_, i) => repair(i).clientId).filter((id) => !id.startsWith('id-1')));
-    expect(keptRepairs(pages, () => false)).toEqual([]);
+  it('keeps everything in memory (no file) while it fits', () => {
+    const store = new RowKeyRepairs({ pageSize: 10, pagesInMemory: 3, tempDir });
+    for (let i = 0; i < 30; i++) store.add(repair(i));
+    expect([...store.read()].flat()).toHaveLength(30);
+    expect(readdirSync(tempDir)).toEqual([]);
   });
 
-  it('refuses a page whose columns do not line up', () => {
-    expect(() => unpackRepairs({ count: 2, clientIds: 'a\0b', rowKeys: 'k', hashes: 'h\0h' })).toThrow(/1 keys/);
+  it('leaves out, when read, the client_ids refused at the end of planning', () => {
+    const store = new RowKeyRepairs({ pageSize: 4, pagesInMemory: 1, tempDir });
+    for (let i = 0; i < 30; i++) store.add(repair(i));
+    store.keepOnly((clientId) => !clientId.startsWith('id-1'));
+    expect([...store.read()].flat().map((r) => r.clientId)).toEqual(Array.from({ length: 30 }, (_, i) => repair(i).clientId).filter((id) => !id.startsWith('id-1')));
+    store.dispose();
+  });
+
+  it('has nothing to give when nothing was added', () => {
+    const store = new RowKeyRepairs();
+    expect([...store.read()].flat()).toEqual([]);
+    store.dispose();
   });
 });

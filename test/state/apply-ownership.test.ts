@@ -50,7 +50,7 @@ function store(name = 'p', dir = mkdtempSync(join(tmpdir(), 'rostersync-apply-')
 }
 
 const run = (items: PlanItem[], writer: RecordWriter, state: StateStore, signal?: AbortSignal) =>
-  applyPlan({ plan: { items, stateRepairs: [], rowKeys: [] }, groupId: 7, writer, store: state, runId: 'r', concurrency: 1, ...(signal ? { signal } : {}) });
+  applyPlan({ plan: { items, stateRepairs: [] }, groupId: 7, writer, store: state, runId: 'r', concurrency: 1, ...(signal ? { signal } : {}) });
 
 describe('apply: ownership', () => {
   it('adopts an existing record with one partial POST of every managed field, and creates a missing one after a 404', async () => {

@@ -205,6 +205,17 @@ describe.each(backends)('state store on $name', (backend) => {
     store.close();
   });
 
+  it('keeps the salt of the stored row keys, without touching the inventory serial', async () => {
+    const store = (await backend.location()).open('p');
+    expect(store.rowKeySalt()).toBeUndefined();
+    const serial = store.serial();
+    store.setRowKeySalt('salt-1');
+    store.setRowKeySalt('salt-2');
+    expect(store.rowKeySalt()).toBe('salt-2');
+    expect(store.serial()).toBe(serial);
+    store.close();
+  });
+
   it('sets row keys only on owned records that still have the hash the key was computed for', async () => {
     // Pages of 2 on PostgreSQL: setRowKeys spans several batches in one transaction.
     const store = (await backend.location()).open('p', { pageSize: 2 });

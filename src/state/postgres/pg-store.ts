@@ -20,6 +20,7 @@ import { processStartOf } from '../liveness.js';
 import { toLock, toOwned, toRun, type LockDbRow, type RecordRow, type RunDbRow } from '../rows.js';
 import {
   HASH_BATCH,
+  ROW_KEY_SALT,
   type AppliedRecord,
   StateError,
   type JournalState,
@@ -353,6 +354,15 @@ export class PgStateStore implements StateBackend {
       if (clientIds.length < pageSize) return;
       after = [rowKeys.slice(-ROW_KEY_LENGTH), clientIds[clientIds.length - 1]!];
     }
+  }
+
+  /** See StateStore.rowKeySalt. */
+  rowKeySalt(): string | undefined {
+    return this.getMeta(ROW_KEY_SALT);
+  }
+
+  setRowKeySalt(salt: string): void {
+    this.setMeta(ROW_KEY_SALT, salt);
   }
 
   /**
