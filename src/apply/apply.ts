@@ -69,7 +69,7 @@ export interface ApplyResult {
 export interface ApplyOptions {
   plan: Pick<Plan, 'items' | 'stateRepairs' | 'rowKeySalt'>;
   /** Row keys to store before any call (the fast path's repairs, gathered beside the plan). */
-  rowKeys?: Pick<RowKeyRepairs, 'read'>;
+  rowKeys?: Pick<RowKeyRepairs, 'read' | 'added'>;
   groupId: number;
   writer: RecordWriter;
   store: StateBackend;
@@ -101,8 +101,8 @@ export async function applyPlan(options: ApplyOptions): Promise<ApplyResult> {
     store.adopt({ clientId: repair.clientId, fieldsJson: repair.fieldsJson, hash: repair.hash, runId });
   }
   store.setRowKeys(plan.stateRepairs.flatMap(({ clientId, rowKey, hash }) => (rowKey !== undefined ? [{ clientId, rowKey, hash }] : [])));
-  // A page at a time: after a mapping change there is a repair for every record.
-  for (const page of options.rowKeys?.read() ?? []) store.setRowKeys(page);
+  // Read a page at a time: after a mapping change there is a repair for every record.
+  if (options.rowKeys) store.setRowKeyPages(options.rowKeys.read(), options.rowKeys.added);
 
   const stopNow = (): boolean => {
     if (stopped) return true;

@@ -46,6 +46,7 @@ export class RowKeyRepairs {
   private rowKeys: string[] = [];
   private hashes: string[] = [];
   private keep: (clientId: string) => boolean = () => true;
+  private count = 0;
 
   constructor(options: RowKeyRepairsOptions = {}) {
     this.pageSize = options.pageSize ?? 10_000;
@@ -53,7 +54,13 @@ export class RowKeyRepairs {
     this.tempDir = options.tempDir;
   }
 
+  /** Repairs added (before `keepOnly` leaves some out). */
+  get added(): number {
+    return this.count;
+  }
+
   add(repair: RowKeyRepair): void {
+    this.count++;
     this.clientIds.push(repair.clientId);
     this.rowKeys.push(repair.rowKey);
     this.hashes.push(repair.hash);

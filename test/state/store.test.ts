@@ -205,6 +205,25 @@ describe.each(backends)('state store on $name', (backend) => {
     store.close();
   });
 
+  it('stores pages of row keys, many at once (rebuilding the index) or a few, with the same guard', async () => {
+    for (const expected of [3, 1_000_000]) {
+      const store = (await backend.location()).open('p');
+      for (const id of ['a', 'b', 'c']) store.adopt({ clientId: id, fieldsJson: '{}', hash: `h-${id}`, runId: 'r' });
+      applied(store, 'd', 'h-d', rowKey('kd'));
+      store.setRowKeyPages(
+        [
+          [{ clientId: 'a', rowKey: rowKey('ka'), hash: 'h-a' }, { clientId: 'b', rowKey: rowKey('kb'), hash: 'written since planning' }],
+          [{ clientId: 'c', rowKey: rowKey('kc'), hash: 'h-c' }],
+        ],
+        expected,
+      );
+      expect(keysOf(store)).toEqual([[rowKey('ka'), 'a'], [rowKey('kc'), 'c'], [rowKey('kd'), 'd']]);
+      // The keys are found through the index afterwards, as the fast path reads them.
+      expect(rowKeysOf(store)).toHaveLength(3);
+      store.close();
+    }
+  });
+
   it('keeps the salt of the stored row keys, without touching the inventory serial', async () => {
     const store = (await backend.location()).open('p');
     expect(store.rowKeySalt()).toBeUndefined();
@@ -244,6 +263,19 @@ describe.each(backends)('state store on $name', (backend) => {
 });
 
 describe('StateStore (SQLite only)', () => {
+  it('builds the row_key index again after storing many keys at once', () => {
+    const path = dbPath();
+    const store = StateStore.open(path, 'p');
+    store.adopt({ clientId: 'a', fieldsJson: '{}', hash: 'h-a', runId: 'r' });
+    store.setRowKeyPages([[{ clientId: 'a', rowKey: rowKey('ka'), hash: 'h-a' }]], 1_000_000);
+    store.close();
+    const db = new Database(path, { readonly: true });
+    expect(db.prepare("SELECT sql FROM sqlite_master WHERE name = 'records_row_key'").pluck().get()).toBe('CREATE INDEX records_row_key ON records(row_key)');
+    const plan = db.prepare("EXPLAIN QUERY PLAN SELECT client_id FROM records WHERE row_key = 'x'").all() as Array<{ detail: string }>;
+    expect(plan.map((step) => step.detail)).toEqual([expect.stringContaining('records_row_key')]);
+    db.close();
+  });
+
   it('refuses a state file that belongs to another pipeline', () => {
     const path = dbPath();
     StateStore.open(path, 'reviewers').close();

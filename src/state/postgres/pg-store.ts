@@ -365,6 +365,11 @@ export class PgStateStore implements StateBackend {
     this.setMeta(ROW_KEY_SALT, salt);
   }
 
+  /** See StateStore.setRowKeyPages: here a transaction per page. */
+  setRowKeyPages(pages: Iterable<readonly { clientId: string; rowKey: string; hash: string }[]>, _expected: number): void {
+    for (const page of pages) this.setRowKeys(page);
+  }
+
   /**
    * Stores row keys, each only while its record still has `hash`. One transaction, in batches of
    * arrays (one message each) so a large inventory is not one message.
