@@ -45,9 +45,8 @@ export function renderDoc(results: BenchResults): string {
       lines.push(`| 1 | the same with \`--no-fast-path\`: peak RSS | ${cell(csv1m.fullPathRssMb, 0, ' MB')} | ≤ 300 MB | ${verdict(csv1m.fullPathRssMb.median <= 300)} |`);
     }
     if (csv1m.afterChangeRatio && csv1m.afterChangeRssMb) {
-      lines.push(
-        `| 1 | the first plan after a mapping change (once per mapping, listing or version change: every row mapped, every row key stored again): plan / bare read; peak RSS | ${cell(csv1m.afterChangeRatio)}×; ${cell(csv1m.afterChangeRssMb, 0, ' MB')} | (shown) | – |`,
-      );
+      lines.push(`| 1 | the first plan after a mapping change (once per mapping, listing or version change: every row mapped, every row key stored again): plan / bare read | ${cell(csv1m.afterChangeRatio)}× | – | – |`);
+      lines.push(`| 1 | the same after a mapping change: peak RSS | ${cell(csv1m.afterChangeRssMb, 0, ' MB')} | ≤ 300 MB | ${verdict(csv1m.afterChangeRssMb.median <= 300)} |`);
     }
   }
   if (xlsx100k) {
