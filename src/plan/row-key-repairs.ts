@@ -13,6 +13,8 @@
 import { closeSync, mkdtempSync, openSync, readSync, rmSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { UserFacingError } from '../errors.js';
+import { fileSystemProblem } from '../file-system-problem.js';
 import type { RowKeyRepair } from './types.js';
 
 const NUL = '\0';
@@ -114,13 +116,22 @@ export class RowKeyRepairs {
       this.pages.push(page);
       return;
     }
-    if (!this.spill) {
-      const dir = mkdtempSync(join(this.tempDir ?? tmpdir(), 'rostersync-row-keys-'));
-      this.spill = { dir, fd: openSync(join(dir, 'repairs.json'), 'w+', 0o600), size: 0 };
+    const parent = this.tempDir ?? tmpdir();
+    try {
+      if (!this.spill) {
+        const dir = mkdtempSync(join(parent, 'rostersync-row-keys-'));
+        this.spill = { dir, fd: openSync(join(dir, 'repairs.json'), 'w+', 0o600), size: 0 };
+      }
+      const bytes = Buffer.from(JSON.stringify(page), 'utf8');
+      writeSync(this.spill.fd, bytes, 0, bytes.length, this.spill.size);
+      this.spilled.push({ at: this.spill.size, bytes: bytes.length });
+      this.spill.size += bytes.length;
+    } catch (error) {
+      const problem = fileSystemProblem(error);
+      if (!problem) throw error;
+      throw new UserFacingError(`could not keep the row keys waiting for apply in a temporary file under ${parent}: ${problem.words} (${problem.code}). Nothing was written.`, {
+        hint: 'Free some space there, or point TMPDIR at a writable directory with room for about 100 bytes per roster row; --no-fast-path plans without row keys.',
+      });
     }
-    const bytes = Buffer.from(JSON.stringify(page), 'utf8');
-    writeSync(this.spill.fd, bytes, 0, bytes.length, this.spill.size);
-    this.spilled.push({ at: this.spill.size, bytes: bytes.length });
-    this.spill.size += bytes.length;
   }
 }

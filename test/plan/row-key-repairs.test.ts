@@ -1,7 +1,8 @@
-import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { UserFacingError } from '../../src/errors.js';
 import { RowKeyRepairs } from '../../src/plan/row-key-repairs.js';
 import type { RowKeyRepair } from '../../src/plan/types.js';
 
@@ -54,6 +55,15 @@ describe('row key repairs', () => {
     store.keepOnly((clientId) => !clientId.startsWith('id-1'));
     expect([...store.read()].flat().map((r) => r.clientId)).toEqual(Array.from({ length: 30 }, (_, i) => repair(i).clientId).filter((id) => !id.startsWith('id-1')));
     store.dispose();
+  });
+
+  it('says where and why when the temporary file cannot be written', () => {
+    const notADirectory = join(tempDir, 'a-file');
+    writeFileSync(notADirectory, '');
+    const store = new RowKeyRepairs({ pageSize: 1, pagesInMemory: 0, tempDir: notADirectory });
+    expect(() => store.add(repair(1))).toThrow(UserFacingError);
+    expect(() => store.add(repair(2))).toThrow(/temporary file under .*a-file: a part of the path is not a directory \(ENOTDIR\)\. Nothing was written/);
+    rmSync(notADirectory);
   });
 
   it('has nothing to give when nothing was added', () => {
