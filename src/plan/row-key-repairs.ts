@@ -1,7 +1,7 @@
 /**
  * Row keys to store for records whose rows took the full path and mapped to exactly what the
  * inventory holds: the next run then takes those rows' fast path. Apply stores them
- * (`store.setRowKeys`), each only while its record still has the hash it was computed for.
+ * (`store.setRowKeyPages`), each only while its record still has the hash it was computed for.
  *
  * After a mapping, listing or version change there is one for every record of the roster. A
  * million of them held in memory until apply (as objects, then as pages of text) were the largest
@@ -48,7 +48,7 @@ export class RowKeyRepairs {
   private rowKeys: string[] = [];
   private hashes: string[] = [];
   private keep: (clientId: string) => boolean = () => true;
-  private count = 0;
+  private addedCount = 0;
 
   constructor(options: RowKeyRepairsOptions = {}) {
     this.pageSize = options.pageSize ?? 10_000;
@@ -58,11 +58,11 @@ export class RowKeyRepairs {
 
   /** Repairs added (before `keepOnly` leaves some out). */
   get added(): number {
-    return this.count;
+    return this.addedCount;
   }
 
   add(repair: RowKeyRepair): void {
-    this.count++;
+    this.addedCount++;
     this.clientIds.push(repair.clientId);
     this.rowKeys.push(repair.rowKey);
     this.hashes.push(repair.hash);
