@@ -31,6 +31,9 @@ const EMPTY = 0xffffffff;
 const AMBIGUOUS = 0xfffffffe;
 const NUL = 0;
 
+/** Client_ids to leave out (a Set, or the keys of a Map). */
+type ClientIdSet = { has(clientId: string): boolean; readonly size: number };
+
 /** Slots for `count` keys: at most 70 % full (about 2 probes a hit, 6 a miss, with linear probing). */
 function capacityFor(count: number): number {
   return Math.max(16, Math.ceil(count / 0.7));
@@ -75,7 +78,7 @@ export class KnownRows {
    * inventory's size) sizes it, and it grows if there are more. Records in `skip` (whose last
    * write failed or never finished) are left out: their rows are always mapped.
    */
-  static from(pages: Iterable<RowKeyPage>, expected: number, skip: ReadonlySet<string> | ReadonlyMap<string, unknown> = new Set()): KnownRows {
+  static from(pages: Iterable<RowKeyPage>, expected: number, skip: ClientIdSet = new Set()): KnownRows {
     const table = new KnownRows(expected);
     for (const page of pages) table.addPage(page, skip);
     table.indexClientIds();
@@ -117,7 +120,7 @@ export class KnownRows {
     return text.slice(start, end < 0 ? text.length : end);
   }
 
-  private addPage(page: RowKeyPage, skip: ReadonlySet<string> | ReadonlyMap<string, unknown>): void {
+  private addPage(page: RowKeyPage, skip: ClientIdSet): void {
     const { rowKeys, clientIds: text, count } = page;
     // A page whose keys and client_ids do not line up (only a damaged state) is left out whole:
     // its rows take the full path.

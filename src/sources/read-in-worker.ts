@@ -5,9 +5,9 @@
  * (read-worker.ts) and the main thread plans the rows as they arrive.
  *
  * Same reader, same items: the worker runs `openSource` itself, so rows, errors, line numbers,
- * notes and refusals are those of the in-process reader. At most `readAhead` batches wait unread,
- * and once planning has begun STEADY_BATCHES_AHEAD, so memory stays bounded when planning is the
- * slower side (rows that must be mapped).
+ * notes and refusals are those of the in-process reader. At most STEADY_BATCHES_AHEAD batches
+ * wait unread (more, once, when the plan's fast path allows it), so memory stays bounded when
+ * planning is the slower side (rows that must be mapped).
  */
 import { createRequire } from 'node:module';
 import { pathToFileURL } from 'node:url';
@@ -61,9 +61,8 @@ export const WORKER_READ_MIN_BYTES = 8 * 1024 * 1024;
  * `openSource`, with the reading done in a worker thread. Resolves once the header is read (or
  * rejects with the reader's own SourceError); the items then stream as the worker reads.
  */
-export async function openSourceInWorker(config: SourceConfig, options: OpenSourceOptions & { readAhead?: number }): Promise<OpenedSource> {
-  const readAhead = options.readAhead ?? STEADY_BATCHES_AHEAD;
-  const worker = startWorker({ config, baseDir: options.baseDir, readAhead });
+export async function openSourceInWorker(config: SourceConfig, options: OpenSourceOptions): Promise<OpenedSource> {
+  const worker = startWorker({ config, baseDir: options.baseDir, readAhead: STEADY_BATCHES_AHEAD });
   const inbox: FromWorker[] = [];
   let waiting: (() => void) | undefined;
   let exited: Error | undefined;
@@ -169,7 +168,7 @@ export async function openSourceInWorker(config: SourceConfig, options: OpenSour
     batches: rowBatches,
     close: stop,
     allowReadAhead: (batches) => {
-      if (batches > readAhead && !closed) worker.postMessage({ kind: 'more', batches: batches - readAhead } satisfies ToWorker);
+      if (batches > STEADY_BATCHES_AHEAD && !closed) worker.postMessage({ kind: 'more', batches: batches - STEADY_BATCHES_AHEAD } satisfies ToWorker);
     },
   };
 }

@@ -145,11 +145,6 @@ export interface RowKeyPage {
   count: number;
 }
 
-/** The client_ids of a page, as an array. */
-export function clientIdsOf(page: RowKeyPage): string[] {
-  return page.clientIds.split('\0');
-}
-
 function hashesQuery(count: number): string {
   return `SELECT client_id, hash FROM records WHERE client_id IN (${new Array(count).fill('?').join(',')})`;
 }
@@ -483,10 +478,7 @@ export class StateStore {
    * kept only if the record still has `hash` (a write since planning leaves it unset).
    */
   setRowKeys(entries: readonly { clientId: string; rowKey: string; hash: string }[]): void {
-    if (entries.length === 0) return;
-    this.db.transaction(() => {
-      for (const entry of entries) this.stmts.setRowKey.run(entry.rowKey, entry.clientId, entry.hash);
-    })();
+    if (entries.length > 0) this.setRowKeyPages([entries], entries.length);
   }
 
   /**

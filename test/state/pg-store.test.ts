@@ -7,10 +7,9 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { connectState } from '../../src/state/postgres/connect.js';
 import { LATEST_PG_VERSION, MIGRATIONS, migrate, PG_SCHEMA } from '../../src/state/postgres/migrations.js';
 import { PgStateStore, type PgStoreOptions } from '../../src/state/postgres/pg-store.js';
-import { clientIdsOf } from '../../src/state/store.js';
 import { SyncConnection } from '../../src/state/postgres/sync-connection.js';
 import { postgresForFile } from '../support/postgres-server.js';
-import { postgresLocation, rowKey, rowKeysOf, withPassword } from '../support/state-backends.js';
+import { clientIdsOf, postgresLocation, rowKey, rowKeysOf, withPassword } from '../support/state-backends.js';
 
 const server = postgresForFile();
 

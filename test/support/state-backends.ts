@@ -15,7 +15,7 @@ import type { StateBackend } from '../../src/state/backend.js';
 import { connectState } from '../../src/state/postgres/connect.js';
 import { migrate } from '../../src/state/postgres/migrations.js';
 import { PgStateStore, type PgStoreOptions } from '../../src/state/postgres/pg-store.js';
-import { clientIdsOf, StateStore, type RowKeyPage } from '../../src/state/store.js';
+import { StateStore, type RowKeyPage } from '../../src/state/store.js';
 import { ROW_KEY_LENGTH } from '../../src/mapping/row-key.js';
 import { postgresForFile, type TestPostgres } from './postgres-server.js';
 
@@ -73,6 +73,11 @@ export function stateBackends(): BackendUnderTest[] {
 
 /** A row key for store tests: any text of a real key's length (stores page keys end to end). */
 export const rowKey = (label: string): string => label.padEnd(ROW_KEY_LENGTH, '0');
+
+/** The client_ids of a row-key page, as an array. */
+export function clientIdsOf(page: RowKeyPage): string[] {
+  return page.clientIds.split('\0');
+}
 
 /** [row key, client_id] pairs of a store's `rowKeyPages()`, in page order. */
 export function rowKeysOf(store: { rowKeyPages(): Iterable<RowKeyPage> }): Array<[string, string]> {
