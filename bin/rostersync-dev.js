@@ -6,6 +6,6 @@ import { start } from './start.js';
 
 register();
 await start(async () => {
-  const [{ main }, { processIo }] = await Promise.all([import('../src/cli/main.ts'), import('../src/cli/io.ts')]);
-  return { main, processIo };
+  const [{ main }, { processIo, drainProcessOutputs }] = await Promise.all([import('../src/cli/main.ts'), import('../src/cli/io.ts')]);
+  return { main, processIo, drainProcessOutputs };
 });

@@ -9,6 +9,6 @@ await start(async () => {
     process.stderr.write('error: rostersync is not built (dist/ is missing)\nhint: run `npm run build` in the rostersync checkout, or use bin/rostersync-dev.js to run the TypeScript sources.\n');
     process.exit(1);
   }
-  const [{ main }, { processIo }] = await Promise.all([import('../dist/cli/main.js'), import('../dist/cli/io.js')]);
-  return { main, processIo };
+  const [{ main }, { processIo, drainProcessOutputs }] = await Promise.all([import('../dist/cli/main.js'), import('../dist/cli/io.js')]);
+  return { main, processIo, drainProcessOutputs };
 });

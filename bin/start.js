@@ -3,7 +3,7 @@
 import { readFileSync } from 'node:fs';
 
 /**
- * @param {() => Promise<{ main: (argv: string[], io: unknown) => Promise<number>, processIo: (signal?: AbortSignal) => unknown }>} loadCli
+ * @param {() => Promise<{ main: (argv: string[], io: unknown) => Promise<number>, processIo: (signal?: AbortSignal) => unknown, drainProcessOutputs: () => Promise<void> }>} loadCli
  */
 export async function start(loadCli) {
   const argv = process.argv.slice(2);
@@ -25,8 +25,10 @@ export async function start(loadCli) {
       stop.abort();
     });
   }
-  const { main, processIo } = await loadCli();
+  const { main, processIo, drainProcessOutputs } = await loadCli();
   process.exitCode = await main(argv, processIo(stop.signal));
+  // Exiting before stdout and stderr drained would cut what a pipe has not taken yet (64 KiB).
+  await drainProcessOutputs();
   // Pending timers (heartbeats, idle sockets) must not keep a finished command alive.
   setImmediate(() => process.exit(process.exitCode));
 }
