@@ -228,6 +228,14 @@ export class StateStore {
     if (this.db.open) this.db.close();
   }
 
+  /**
+   * Runs `body` as one transaction: every store call inside it commits together or not at all
+   * (`state import`). Synchronous, like the store.
+   */
+  transaction<T>(body: () => T): T {
+    return this.db.transaction(body).immediate();
+  }
+
   // --- meta -------------------------------------------------------------------------------
 
   getMeta(key: string): string | undefined {

@@ -33,24 +33,35 @@ export async function adoptRecords(input: { pipeline: ResolvedPipeline; store: S
   const result: AdoptResult = { adopted: [], notFound: [], claimedElsewhere: new Map() };
   // A state bound to another service or group is not adopted into (state/binding.ts).
   checkBinding(store, pipeline, { baseUrl: input.baseUrl });
-  bindState(store, pipeline, { baseUrl: input.baseUrl, groupId });
-  result.claimedElsewhere = store.claim({ baseUrl: input.baseUrl, groupId }, input.clientIds);
+  const target = { baseUrl: input.baseUrl, groupId };
+  const owners = store.claimOwners(target, input.clientIds);
+  // Everything is fetched first and written in one transaction: a failure half-way (the service
+  // gone, the process stopped) leaves the state as it was, never half an import.
+  const found: { clientId: string; fieldsJson: string }[] = [];
   for (const clientId of input.clientIds) {
-    if (result.claimedElsewhere.has(clientId)) continue;
-    let remote: object;
-    try {
-      remote = await client.getAuthor(groupId, clientId);
-    } catch (error) {
-      if (error instanceof NotFoundError) {
-        store.releaseClaims({ baseUrl: input.baseUrl, groupId }, [clientId]);
-        result.notFound.push(clientId);
-        continue;
-      }
-      throw error;
+    const owner = owners.get(clientId);
+    if (owner !== undefined && owner !== pipeline.name) {
+      result.claimedElsewhere.set(clientId, owner);
+      continue;
     }
-    const fieldsJson = canonicalJson(projectFields(remote, compiled.managedFields, compiled.setFields));
-    store.adopt({ clientId, fieldsJson, hash: hashJson(fieldsJson), runId: input.runId });
-    result.adopted.push(clientId);
+    try {
+      const remote = await client.getAuthor(groupId, clientId);
+      found.push({ clientId, fieldsJson: canonicalJson(projectFields(remote, compiled.managedFields, compiled.setFields)) });
+    } catch (error) {
+      if (!(error instanceof NotFoundError)) throw error;
+      result.notFound.push(clientId);
+    }
   }
+  store.transaction(() => {
+    bindState(store, pipeline, target);
+    // Claimed again inside the transaction: another pipeline may have claimed some meanwhile.
+    const taken = store.claim(target, found.map((record) => record.clientId));
+    for (const [clientId, owner] of taken) result.claimedElsewhere.set(clientId, owner);
+    for (const { clientId, fieldsJson } of found) {
+      if (taken.has(clientId)) continue;
+      store.adopt({ clientId, fieldsJson, hash: hashJson(fieldsJson), runId: input.runId });
+      result.adopted.push(clientId);
+    }
+  });
   return result;
 }

@@ -124,7 +124,7 @@ describe('PostgreSQL state through the CLI', () => {
     expect((await cli(emu, project.dir, ['state', 'migrate', project.pipeline], pgEnv(url))).code).toBe(0);
     const imported = await cli(emu, project.dir, ['state', 'import', project.pipeline, '--jsonl', exportFile], pgEnv(url));
     expect(imported.code).toBe(1);
-    expect(imported.stderr).toContain('incomplete');
+    expect(imported.stderr).toContain('cut short');
     const shown = JSON.parse((await cli(emu, project.dir, ['state', 'show', project.pipeline, '--json'], pgEnv(url))).stdout) as { owned: number };
     expect(shown.owned).toBe(0);
   });

@@ -261,7 +261,7 @@ function importExport(ctx: CommandContext, args: StateArgs): Promise<number> {
       const runId = newRunId(Date.now());
       const unlock = holdLock(store, runId);
       try {
-        const counts = importState(store, clock, text.split('\n'), String(args.jsonl));
+        const counts = importState(store, clock, text, String(args.jsonl));
         ctx.io.stdout.write(`imported ${counts.records} records, ${counts.unfinished} unfinished writes and ${counts.runs} runs into the state of "${store.pipeline}" (${store.path}).\n`);
         return 0;
       } finally {

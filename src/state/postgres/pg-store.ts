@@ -93,6 +93,11 @@ export class PgStateStore implements StateBackend {
     this.connection.close();
   }
 
+  /** See StateStore.transaction: the store's own transactions inside it become part of it. */
+  transaction<T>(body: () => T): T {
+    return this.connection.inTransaction(body);
+  }
+
   private iso(): string {
     return new Date(this.now()).toISOString();
   }

@@ -154,14 +154,14 @@ export class SyncConnection {
 
   /** Runs statements in order (in one transaction when asked) and returns each result. */
   run(statements: readonly Statement[], transaction = false): StatementResult[] {
-    // Its own BEGIN/COMMIT inside a spanning transaction would commit that one early.
-    if (transaction && this.spanning) throw new Error('transaction() inside inTransaction(): use run()');
-    return this.request({ op: 'run', statements, transaction });
+    // Inside a spanning transaction the statements are already all or nothing: their own
+    // BEGIN/COMMIT would commit the spanning one early.
+    return this.request({ op: 'run', statements, transaction: transaction && !this.spanning });
   }
 
   /**
-   * One transaction over several requests, for work too large for one message: `body` calls
-   * run() (not transaction()). All or nothing: an error rolls back, and a lost session has
+   * One transaction over several requests, for work too large for one message; transaction()
+   * calls inside it join it. All or nothing: an error rolls back, and a lost session has
    * already lost the transaction with it.
    */
   inTransaction<T>(body: () => T): T {
