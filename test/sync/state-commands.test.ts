@@ -1,4 +1,5 @@
 /** `rostersync state show|forget|import|set-group` against the emulator. */
+import { chmodSync, statSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -72,5 +73,16 @@ describe('state commands', () => {
     expect(count(after, partial) - count(before, partial)).toBe(3);
     expect((after[partial]?.['404'] ?? 0) - (before[partial]?.['404'] ?? 0)).toBe(1);
     expect(groupRecords(emu).p2!.name).toBe('Person 2');
+  });
+
+  it('state export --out makes an existing file owner-only before writing the emails into it', async () => {
+    const project = await makeProject(people(2));
+    expect((await cli(emu, project.dir, ['sync', project.pipeline, '--create-group'])).code).toBe(0);
+    const out = join(project.dir, 'backup.jsonl');
+    await writeFile(out, 'old', { mode: 0o644 });
+    chmodSync(out, 0o644);
+    const exported = await cli(emu, project.dir, ['state', 'export', project.pipeline, '--out', out]);
+    expect(exported.code, exported.stderr).toBe(0);
+    expect(statSync(out).mode & 0o777).toBe(0o600);
   });
 });

@@ -2,7 +2,7 @@
  * `rostersync state show|forget|import|set-group` and `rostersync unlock`: inspect and repair a
  * pipeline's inventory. None of these writes to the service.
  */
-import { closeSync, openSync, readFileSync, writeSync } from 'node:fs';
+import { closeSync, fchmodSync, openSync, readFileSync, writeSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import type { Argv } from 'yargs';
@@ -43,6 +43,32 @@ function withState<T>(
   const pipeline = loadPipeline(resolve(ctx.io.cwd, String(args.pipeline)));
   const store = openState(pipeline, { ...(args['state-dir'] ? { stateDir: args['state-dir'] } : {}), cwd: ctx.io.cwd, env: ctx.io.env }, storeOptions);
   return body(store, pipeline).finally(() => store.close());
+}
+
+/**
+ * `withState` under the pipeline's lock, the one a run holds: a command that changes the state
+ * (or reads it whole, as export does) never interleaves with a run, which would go on recording
+ * its writes into a state that was moved under it. Refused, naming the holder, while a run goes.
+ */
+function withLockedState<T>(
+  ctx: CommandContext,
+  args: StateArgs,
+  body: (store: StateBackend, pipeline: ReturnType<typeof loadPipeline>) => Promise<T>,
+  storeOptions: StateStoreOptions = {},
+): Promise<T> {
+  return withState(
+    ctx,
+    args,
+    async (store, pipeline) => {
+      const unlock = holdLock(store, newRunId(Date.now()));
+      try {
+        return await body(store, pipeline);
+      } finally {
+        unlock();
+      }
+    },
+    storeOptions,
+  );
 }
 
 const stateDirOption = { type: 'string', describe: 'State directory (overrides state_dir)' } as const;
@@ -100,7 +126,7 @@ export const stateCommand: CommandFactory = (ctx) => ({
         describe: 'Drop one record from the inventory (the service keeps it; the pipeline no longer owns it)',
         builder: (s: Argv) => pipelineArg(s).positional('client-id', { type: 'string', demandOption: true }),
         handler: action(ctx, async (args: StateArgs) =>
-          withState(ctx, args, async (store) => {
+          withLockedState(ctx, args, async (store) => {
             const clientId = String(args['client-id']);
             if (!store.forget(clientId)) {
               throw new UserFacingError(`"${clientId}" is not in the inventory of pipeline "${store.pipeline}".`, { hint: 'List owned records with `rostersync state show`.' });
@@ -121,27 +147,21 @@ export const stateCommand: CommandFactory = (ctx) => ({
             .check((a) => (a.file !== undefined || a.jsonl !== undefined ? true : 'give --file (client_ids to adopt) or --jsonl (a state export)')),
         handler: action(ctx, async (args: StateArgs) => {
           if (args.jsonl !== undefined) return importExport(ctx, args);
-          return withState(ctx, args, async (store, pipeline) => {
+          return withLockedState(ctx, args, async (store, pipeline) => {
             const text = await readFile(resolve(ctx.io.cwd, String(args.file)), 'utf8').catch((error: Error) => {
               throw new UserFacingError(`cannot read ${String(args.file)}: ${error.message}`, { hint: 'Give a text file with one client_id per line.' });
             });
             const clientIds = [...new Set(text.split(/\r?\n/).map((line) => line.trim()).filter((line) => line && !line.startsWith('#')))];
-            const runId = newRunId(Date.now());
-            const unlock = holdLock(store, runId);
-            try {
-              const service = connectService(args, ctx.io);
-              const result = await adoptRecords({ pipeline, store, client: service.client, baseUrl: service.config.baseUrl, clientIds, runId });
-              ctx.io.stdout.write(`adopted ${result.adopted.length} records into the inventory of "${pipeline.name}".\n`);
-              if (result.claimedElsewhere.size > 0) {
-                ctx.io.stdout.write(`owned by another pipeline (skipped): ${[...result.claimedElsewhere].slice(0, 20).map(([id, owner]) => `${id} (${owner})`).join(', ')}\n`);
-              }
-              if (result.notFound.length > 0) {
-                ctx.io.stdout.write(`not in the group (skipped): ${result.notFound.length}: ${result.notFound.slice(0, 20).join(', ')}${result.notFound.length > 20 ? ', ...' : ''}\n`);
-              }
-              return result.notFound.length > 0 || result.claimedElsewhere.size > 0 ? 2 : 0;
-            } finally {
-              unlock();
+            const service = connectService(args, ctx.io);
+            const result = await adoptRecords({ pipeline, store, client: service.client, baseUrl: service.config.baseUrl, clientIds, runId: newRunId(Date.now()) });
+            ctx.io.stdout.write(`adopted ${result.adopted.length} records into the inventory of "${pipeline.name}".\n`);
+            if (result.claimedElsewhere.size > 0) {
+              ctx.io.stdout.write(`owned by another pipeline (skipped): ${[...result.claimedElsewhere].slice(0, 20).map(([id, owner]) => `${id} (${owner})`).join(', ')}\n`);
             }
+            if (result.notFound.length > 0) {
+              ctx.io.stdout.write(`not in the group (skipped): ${result.notFound.length}: ${result.notFound.slice(0, 20).join(', ')}${result.notFound.length > 20 ? ', ...' : ''}\n`);
+            }
+            return result.notFound.length > 0 || result.claimedElsewhere.size > 0 ? 2 : 0;
           });
         }),
       })
@@ -150,19 +170,18 @@ export const stateCommand: CommandFactory = (ctx) => ({
         describe: "Write the pipeline's whole state as JSON lines (to move it to another backend with `state import --jsonl`)",
         builder: (s: Argv) => pipelineArg(s).option('out', { type: 'string', describe: 'File to write (mode 0600); default: standard output' }),
         handler: action(ctx, async (args: StateArgs) =>
-          withState(ctx, args, async (store) => {
-            const runId = newRunId(Date.now());
-            const unlock = holdLock(store, runId);
+          withLockedState(ctx, args, async (store) => {
             const out = typeof args.out === 'string' ? resolve(ctx.io.cwd, args.out) : undefined;
-            // It holds the last-applied fields, emails included: owner-only, like every report.
             const fd = out ? openSync(out, 'w', 0o600) : undefined;
             try {
+              // It holds the last-applied fields, emails included: owner-only, like every report,
+              // also when the file existed before with a wider mode (open keeps that mode).
+              if (fd !== undefined) fchmodSync(fd, 0o600);
               const counts = exportState(store, (line) => (fd === undefined ? ctx.io.stdout.write(line) : writeSync(fd, line)));
               if (out) ctx.io.stdout.write(`exported ${counts.records} records, ${counts.unfinished} unfinished writes and ${counts.runs} runs of "${store.pipeline}" to ${out}.\n`);
               return 0;
             } finally {
               if (fd !== undefined) closeSync(fd);
-              unlock();
             }
           }),
         ),
@@ -209,7 +228,7 @@ export const stateCommand: CommandFactory = (ctx) => ({
             .option('clear', { type: 'boolean', default: false, describe: 'Forget an unfinished group creation (the group does not exist)' })
             .option('release-owned', { type: 'boolean', default: false, describe: 'Move a state that owns records to another group; they stay behind, no longer owned' }),
         handler: action(ctx, async (args: StateArgs) =>
-          withState(ctx, args, async (store) => {
+          withLockedState(ctx, args, async (store) => {
             if (args.clear) {
               store.clearGroupIntent();
               ctx.io.stdout.write('cleared the group creation intent; the next run with --create-group creates the group.\n');
@@ -233,7 +252,7 @@ export const stateCommand: CommandFactory = (ctx) => ({
             .option('group-id', { type: 'number', describe: 'The group on that service (default: the same id)' })
             .option('release-owned', { type: 'boolean', default: false, describe: 'Let the owned records go (they stay behind, no longer owned); needed when the state owns records' }),
         handler: action(ctx, async (args: StateArgs) =>
-          withState(ctx, args, async (store) => {
+          withLockedState(ctx, args, async (store) => {
             const to = { baseUrl: String(args['base-url']), ...(args['group-id'] !== undefined ? { groupId: Number(args['group-id']) } : {}) };
             ctx.io.stdout.write(`${retargetState(store, to, { releaseOwned: args['release-owned'] === true })}\n`);
             return 0;
@@ -254,19 +273,13 @@ function importExport(ctx: CommandContext, args: StateArgs): Promise<number> {
     throw new UserFacingError(`cannot read ${String(args.jsonl)}: ${(error as Error).message}`, { hint: 'Give the file `rostersync state export` wrote.' });
   }
   const clock = { at: Date.now() };
-  return withState(
+  return withLockedState(
     ctx,
     args,
     async (store) => {
-      const runId = newRunId(Date.now());
-      const unlock = holdLock(store, runId);
-      try {
-        const counts = importState(store, clock, text, String(args.jsonl));
-        ctx.io.stdout.write(`imported ${counts.records} records, ${counts.unfinished} unfinished writes and ${counts.runs} runs into the state of "${store.pipeline}" (${store.path}).\n`);
-        return 0;
-      } finally {
-        unlock();
-      }
+      const counts = importState(store, clock, text, String(args.jsonl));
+      ctx.io.stdout.write(`imported ${counts.records} records, ${counts.unfinished} unfinished writes and ${counts.runs} runs into the state of "${store.pipeline}" (${store.path}).\n`);
+      return 0;
     },
     { now: () => clock.at },
   );
