@@ -23,3 +23,17 @@ export class StateUnavailableError extends UserFacingError {
     });
   }
 }
+
+/**
+ * The run's lock was taken from it (`rostersync unlock`): on PostgreSQL that ends the run's
+ * database session, so the run learns it from a failed call. Exit 2, "lock taken", as on SQLite.
+ */
+export class LockTakenError extends UserFacingError {
+  override name = 'LockTakenError';
+  constructor(detail: string) {
+    super(`this run lost the pipeline lock: ${detail}; no write was sent after that.`, {
+      exitCode: EXIT.partial,
+      hint: 'Writes in flight were journaled as sent and are written again by the next run, which converges. Check that no other run of this pipeline is going before running again.',
+    });
+  }
+}

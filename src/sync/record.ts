@@ -15,7 +15,7 @@ import { dialectFor } from '../report/rejected-csv.js';
 import { writeReport, type WrittenReport } from '../report/write.js';
 import { fileSystemHint, fileSystemProblem } from '../file-system-problem.js';
 import type { StateBackend } from '../state/backend.js';
-import { StateUnavailableError } from '../state/backend.js';
+import { LockTakenError, StateUnavailableError } from '../state/backend.js';
 import type { RunOptions } from './options.js';
 
 export interface RecordInput {
@@ -35,7 +35,7 @@ export async function recordRun(input: RecordInput): Promise<WrittenReport> {
   try {
     store.finishRun({ id: report.runId, outcome: report.outcome, validRecords: input.validRecords, counts: report.counts });
   } catch (error) {
-    if (error instanceof StateUnavailableError) {
+    if (error instanceof StateUnavailableError || error instanceof LockTakenError) {
       // The database went away mid-run: the report still says what was done (exit 6 follows).
       stateProblem = `The state could not record the end of this run: ${error.message}. Writes in flight were journaled as sent and are written again by the next run.`;
     } else {

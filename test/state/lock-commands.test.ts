@@ -34,6 +34,29 @@ interface Shown {
   records: { clientId: string }[];
 }
 
+/** A sync of the project in a child process (the real bin), with its exit code and stderr. */
+function syncInChild(project: { dir: string; pipeline: string }, env: Record<string, string>) {
+  const child = spawn(process.execPath, [BIN, 'sync', project.pipeline, '--create-group', '--log-level', 'error'], {
+    cwd: project.dir,
+    env: { PATH: process.env.PATH, HOME: process.env.HOME, ...emulatorEnv(emu, env) },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stderr = '';
+  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  const exited = new Promise<{ code: number | null; stderr: string }>((resolve) => child.on('close', (code) => resolve({ code, stderr })));
+  return { pid: child.pid!, exited };
+}
+
+/** Waits until the run holds the lock and knows its group. */
+async function untilLocked(show: () => Promise<Shown>): Promise<Shown> {
+  let live: Shown | undefined;
+  for (let i = 0; i < 300 && !(live?.lock && live.groupId !== null); i++) {
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    live = await show();
+  }
+  return live!;
+}
+
 describe.each(['sqlite', 'postgres'] as const)('state commands against a live run on %s', (backend) => {
   it('are refused naming the run, and change nothing', { timeout: 120_000 }, async () => {
     const project = await makeProject(people(ROWS), { concurrency: 1 });
@@ -44,23 +67,10 @@ describe.each(['sqlite', 'postgres'] as const)('state commands against a live ru
     }
     const show = async () => JSON.parse((await cli(emu, project.dir, ['state', 'show', project.pipeline, '--json'], env)).stdout) as Shown;
 
-    const child = spawn(process.execPath, [BIN, 'sync', project.pipeline, '--create-group', '--log-level', 'error'], {
-      cwd: project.dir,
-      env: { PATH: process.env.PATH, HOME: process.env.HOME, ...emulatorEnv(emu, env) },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stderr = '';
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-    const exited = new Promise<number | null>((resolve) => child.on('close', resolve));
-
-    // Wait until the run holds the lock and has its group.
-    let live: Shown | undefined;
-    for (let i = 0; i < 300 && !(live?.lock && live.groupId !== null); i++) {
-      await new Promise((resolve) => setTimeout(resolve, 100));
-      live = await show();
-    }
-    expect(live?.lock?.pid).toBe(child.pid);
-    const groupId = live!.groupId!;
+    const child = syncInChild(project, env);
+    const live = await untilLocked(show);
+    expect(live.lock?.pid).toBe(child.pid);
+    const groupId = live.groupId!;
 
     const exportFile = join(project.dir, 'other.jsonl');
     writeFileSync(exportFile, '');
@@ -80,7 +90,8 @@ describe.each(['sqlite', 'postgres'] as const)('state commands against a live ru
       expect(refused.code, `${argv.join(' ')}: ${refused.stderr}`).toBe(1);
       expect(refused.stderr, argv.join(' ')).toMatch(new RegExp(`locked by run .*pid ${child.pid}`));
     }
-    expect(await exited, stderr).toBe(0);
+    const exit = await child.exited;
+    expect(exit.code, exit.stderr).toBe(0);
 
     // The run ended on the state it started with: same service and group, every record owned.
     const after = await show();
@@ -93,5 +104,27 @@ describe.each(['sqlite', 'postgres'] as const)('state commands against a live ru
     const again = await cli(emu, project.dir, ['sync', project.pipeline], env);
     expect(again.code, again.stderr).toBe(0);
     expect(writes(emu).total).toBe(before);
+  });
+});
+
+describe('unlock of a live run on PostgreSQL', () => {
+  it('makes the run stop with exit 2 "lock taken", not "database unreachable"', { timeout: 120_000 }, async () => {
+    const project = await makeProject(people(ROWS), { concurrency: 1 });
+    const env = { ROSTERSYNC_STATE_URL: await server().createDatabase('unlock'), PGPASSWORD: server().password };
+    expect((await cli(emu, project.dir, ['state', 'migrate'], env)).code).toBe(0);
+    const show = async () => JSON.parse((await cli(emu, project.dir, ['state', 'show', project.pipeline, '--json'], env)).stdout) as Shown;
+    const child = syncInChild(project, env);
+    expect((await untilLocked(show)).lock?.pid).toBe(child.pid);
+    const unlocked = await cli(emu, project.dir, ['unlock', project.pipeline], env);
+    expect(unlocked.code, unlocked.stderr).toBe(0);
+    expect(unlocked.stdout).toContain('NOT stale');
+    const exit = await child.exited;
+    expect(exit.stderr).toContain('lost the pipeline lock');
+    expect(exit.stderr).not.toContain('unreachable');
+    expect(exit.code, exit.stderr).toBe(2);
+    // The next run converges.
+    const again = await cli(emu, project.dir, ['sync', project.pipeline], env);
+    expect(again.code, again.stderr).toBe(0);
+    expect(Object.keys(groupRecords(emu))).toHaveLength(ROWS);
   });
 });

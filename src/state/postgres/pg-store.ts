@@ -32,7 +32,7 @@ import {
   type TargetRegistration,
   type UnfinishedWrite,
 } from '../store.js';
-import type { StateBackend } from '../backend.js';
+import { LockTakenError, type StateBackend } from '../backend.js';
 import { PG_SCHEMA as S, requireCurrentSchema } from './migrations.js';
 import { SyncConnection, type Statement } from './sync-connection.js';
 
@@ -72,6 +72,27 @@ export class PgStateStore implements StateBackend {
     this.now = options.now ?? Date.now;
     this.pageSize = options.pageSize ?? PAGE;
     this.lockKey = pipelineLockKey(pipeline).toString();
+    connection.explainLoss = () => this.lockTakenError();
+  }
+
+  /**
+   * When the session holding the lock is lost: was it ended by `rostersync unlock`? That removes
+   * the lock's label before ending the session, so a label still naming this run means the
+   * database went away instead (a label survives a restart). Asked over a second session.
+   */
+  private lockTakenError(): LockTakenError | undefined {
+    if (this.lockedRun === null) return undefined;
+    let probe: SyncConnection | undefined;
+    try {
+      probe = this.connection.sibling(5_000);
+      const label = probe.query<{ run_id: string; owner: string; host: string; pid: number }>(`SELECT run_id, owner, host, pid FROM ${S}.lock_owners WHERE pipeline = $1`, [this.pipeline])[0];
+      if (label?.run_id === this.lockedRun) return undefined;
+      return new LockTakenError(label ? `run ${label.run_id} (${label.owner} on ${label.host}, pid ${label.pid}) holds it now` : 'it was cleared (rostersync unlock), which ended this run\'s database session');
+    } catch {
+      return undefined;
+    } finally {
+      probe?.close();
+    }
   }
 
   /** Opens the state of one pipeline in a migrated database (refuses a schema that is behind). */
@@ -628,13 +649,14 @@ export class PgStateStore implements StateBackend {
    */
   forceUnlock(): LockInfo | undefined {
     const current = this.readLock();
+    // The label goes first: the holder, its session ended, finds it gone and says "lock taken".
     this.connection.run([
+      { text: `DELETE FROM ${S}.lock_owners WHERE pipeline = $1`, values: [this.pipeline] },
       {
         text: `SELECT pg_terminate_backend(l.pid, 5000) FROM pg_locks l WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 1
                  AND l.classid = (($1::bigint >> 32) & 4294967295)::oid AND l.objid = ($1::bigint & 4294967295)::oid AND l.pid <> pg_backend_pid()`,
         values: [this.lockKey],
       },
-      { text: `DELETE FROM ${S}.lock_owners WHERE pipeline = $1`, values: [this.pipeline] },
     ]);
     if (this.lockedRun !== null) this.releaseLock(this.lockedRun);
     return current;

@@ -36,6 +36,9 @@ export interface ConnectionOptions {
   timeoutMs?: number;
 }
 
+/** Says why the session was lost when it can tell better than "unreachable" (see PgStateStore). */
+export type LossExplainer = () => UserFacingError | undefined;
+
 /** A statement the database refused (not a lost connection). */
 export class StatementError extends Error {
   override name = 'StatementError';
@@ -104,6 +107,10 @@ export class SyncConnection {
   private readonly flag: Int32Array;
   private readonly timeoutMs: number;
   private lostReason: string | null = null;
+  /** What every call throws once the session is lost. */
+  private lostError: UserFacingError | null = null;
+  /** Consulted once, when the session is lost. */
+  explainLoss: LossExplainer | undefined;
   private closed = false;
   /** Inside inTransaction(): the worker must not BEGIN/COMMIT on its own. */
   private spanning = false;
@@ -212,8 +219,27 @@ export class SyncConnection {
     void this.worker.terminate();
   }
 
+  /** A second session to the same database, e.g. to ask why this one was ended. */
+  sibling(timeoutMs: number): SyncConnection {
+    return new SyncConnection({ ...this.options, timeoutMs });
+  }
+
+  private lose(reason: string): UserFacingError {
+    if (this.lostError === null) {
+      this.lostReason = reason;
+      let explained: UserFacingError | undefined;
+      try {
+        explained = this.explainLoss?.();
+      } catch {
+        // no better explanation than the database being gone
+      }
+      this.lostError = explained ?? new StateUnavailableError(this.options.label, reason);
+    }
+    return this.lostError;
+  }
+
   private request(message: Record<string, unknown>): StatementResult[] {
-    if (this.lostReason !== null) throw new StateUnavailableError(this.options.label, this.lostReason);
+    if (this.lostError !== null) throw this.lostError;
     if (this.closed && message.op !== 'end') throw new Error('state store used after close()');
     Atomics.store(this.flag, 0, 0);
     this.port.postMessage(message);
@@ -222,19 +248,15 @@ export class SyncConnection {
     while (received === undefined) {
       const left = deadline - Date.now();
       if (left <= 0) {
-        this.lostReason = `no answer within ${Math.round(this.timeoutMs / 1000)} s`;
         void this.worker.terminate();
-        throw new StateUnavailableError(this.options.label, this.lostReason);
+        throw this.lose(`no answer within ${Math.round(this.timeoutMs / 1000)} s`);
       }
       Atomics.wait(this.flag, 0, 0, Math.min(left, 1_000));
       received = receiveMessageOnPort(this.port);
     }
     const reply = received.message as Reply;
     if (reply.ok) return reply.results;
-    if (reply.lost) {
-      this.lostReason = reply.message;
-      throw new StateUnavailableError(this.options.label, reply.message);
-    }
+    if (reply.lost) throw this.lose(reply.message);
     throw new StatementError(reply.message, reply.code);
   }
 }
