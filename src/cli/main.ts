@@ -7,6 +7,7 @@
  */
 import yargs, { type Argv } from 'yargs';
 import { EXIT, UserFacingError } from '../errors.js';
+import { fileSystemHint, fileSystemProblem } from '../file-system-problem.js';
 import { LOG_LEVELS } from '../logging/level.js';
 import type { LogLevel } from '../logging/logger.js';
 import type { CommandContext } from './command.js';
@@ -170,6 +171,11 @@ export function reportError(error: unknown, io: CliIo, options: { json?: boolean
 
 function describeError(error: unknown): ErrorShape {
   if (error instanceof UserFacingError) return { message: error.message, hint: error.hint, exitCode: error.exitCode, unexpected: false };
+  // A full disk or a read-only mount is not a bug (errors once writes began are named by the run).
+  const problem = fileSystemProblem(error);
+  if (problem) {
+    return { message: `${problem.words} (${problem.code}): ${error instanceof Error ? error.message : String(error)}`, hint: fileSystemHint(problem, '--state-dir / --report-dir'), exitCode: EXIT.usage, unexpected: false };
+  }
   return {
     message: error instanceof Error ? error.message : String(error),
     hint: 'this is a bug in rostersync; rerun with ROSTERSYNC_DEBUG=1 and report the output.',

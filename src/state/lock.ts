@@ -7,7 +7,7 @@ import { HEARTBEAT_MS } from './store.js';
 /**
  * Takes the pipeline lock and keeps its heartbeat going; returns the release function. If the
  * lock stops being ours (someone ran `unlock`, or judged it stale), `onLost` is told, so the run
- * stops starting calls instead of writing beside another run.
+ * stops starting calls instead of writing beside another run. The release function never throws.
  */
 export function holdLock(store: StateBackend, runId: string, onLost: () => void = () => {}): () => void {
   store.acquireLock(runId);
@@ -20,6 +20,12 @@ export function holdLock(store: StateBackend, runId: string, onLost: () => void 
   timer.unref();
   return () => {
     clearInterval(timer);
-    store.releaseLock(runId);
+    try {
+      store.releaseLock(runId);
+    } catch {
+      // Released in `finally`, after the run ended, perhaps with an error of its own: a release
+      // that fails (a full disk: SQLITE_FULL) must never replace that error. The lock left behind
+      // is stale once this process is gone (on its host) or its heartbeat stopped (elsewhere).
+    }
   };
 }
