@@ -63,6 +63,15 @@ function looksLikePipeline(file: string): boolean {
   }
 }
 
+/** The pipeline's name, or undefined when its file does not load (its run says why). */
+function pipelineNameOf(path: string): string | undefined {
+  try {
+    return loadPipeline(path).name;
+  } catch {
+    return undefined;
+  }
+}
+
 /**
  * Exit codes from least to most severe, for "the worst of them": a rejected row (2) is less
  * severe than a refused guard (3), a configuration error (1), or the service failing (4, 5...).
@@ -151,6 +160,7 @@ export async function runMany(pipelinePaths: readonly string[], options: ManyRun
   const limiters = new SharedLimiters(() => new RateLimiter({ ...settings, now, sleep }));
   const limiter = limiters.for(runOptions.service.baseUrl, runOptions.service.apiKey);
 
+  const names = new Map<string, string | undefined>(pipelinePaths.map((path) => [path, pipelineNameOf(path)]));
   const outcomes = await Promise.all(
     pipelinePaths.map(async (pipelinePath): Promise<PipelineOutcome> => {
       let name: string | undefined;
@@ -163,6 +173,23 @@ export async function runMany(pipelinePaths: readonly string[], options: ManyRun
         // The run below fails on the same file and says why.
       }
       let outcome: PipelineOutcome;
+      // Two files naming one pipeline would share its state and lock: the second would be refused
+      // by the first's lock, in this very process. Neither runs; the message names both files.
+      const sameName = pipelinePaths.filter((other) => name !== undefined && names.get(other) === name);
+      if (sameName.length > 1) {
+        outcome = {
+          pipelinePath,
+          name,
+          exitCode: EXIT.usage,
+          error: {
+            message: `${sameName.length} pipeline files name the pipeline "${name}": ${sameName.join(' and ')}; none of them was run.`,
+            hint: 'Each pipeline needs a name of its own (its state and lock are keyed by it): set `name:` in one of the files, or rename it.',
+          },
+          ...(historyRoot ? { historyRoot } : {}),
+        };
+        onFinished?.(outcome);
+        return outcome;
+      }
       try {
         const result = await runOne({ ...runOptions, pipelinePath, client: { ...runOptions.client, limiter } });
         outcome = { pipelinePath, name: name ?? result.report.pipeline, exitCode: result.exitCode, result, ...(historyRoot ? { historyRoot } : {}) };

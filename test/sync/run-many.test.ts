@@ -117,6 +117,27 @@ describe('sync of several pipelines at once', () => {
   });
 });
 
+describe('two files naming one pipeline', () => {
+  it('runs neither and names both files, instead of a lock refusal naming this process', async () => {
+    emu = await emulator();
+    const dir = await pipelinesDir([{ name: 'a', rows: 2 }, { name: 'b', rows: 2 }, { name: 'c', rows: 2 }]);
+    for (const file of ['a.yaml', 'b.yaml']) await writeFile(join(dir, file), `name: p\n${await readFile(join(dir, file), 'utf8')}`);
+    const run = await cli(emu, dir, ['sync', dir, '--create-group', '--json']);
+    expect(run.code).toBe(EXIT.usage);
+    const body = JSON.parse(run.stdout) as { pipelines: { pipeline: string; exitCode: number; error?: { message: string } }[] };
+    const refused = body.pipelines.filter((p) => p.exitCode === EXIT.usage);
+    expect(refused).toHaveLength(2);
+    for (const outcome of refused) {
+      expect(outcome.error?.message).toBe(`2 pipeline files name the pipeline "p": ${join(dir, 'a.yaml')} and ${join(dir, 'b.yaml')}; none of them was run.`);
+    }
+    expect(run.stdout).not.toContain('locked by');
+    // The other pipeline ran; neither of the two wrote anything.
+    expect(groupSizes(emu)).toMatchObject({ 'Group c': 2 });
+    expect(Object.keys(groupSizes(emu))).not.toContain('Group a');
+    expect(Object.keys(groupSizes(emu))).not.toContain('Group b');
+  });
+});
+
 describe('shared limiter and exit codes', () => {
   it('one limiter per base URL and API key', () => {
     const made: RateLimiter[] = [];

@@ -85,4 +85,21 @@ describe('state commands', () => {
     expect(exported.code, exported.stderr).toBe(0);
     expect(statSync(out).mode & 0o777).toBe(0o600);
   });
+
+  it('state rebind refuses a base URL a run would refuse, and changes nothing', async () => {
+    const project = await makeProject(people(2));
+    expect((await cli(emu, project.dir, ['sync', project.pipeline, '--create-group'])).code).toBe(0);
+    for (const [url, why] of [
+      ['http://service.example.org', 'refusing plain http:// to service.example.org'],
+      ['https://user:secret@service.example.org', 'must not carry credentials'],
+      ['not a url', 'is not a valid URL'],
+    ] as const) {
+      const refused = await cli(emu, project.dir, ['state', 'rebind', project.pipeline, '--base-url', url, '--release-owned']);
+      expect(refused.code, url).toBe(1);
+      expect(refused.stderr, url).toContain(why);
+      expect(refused.stderr, url).not.toContain('secret');
+    }
+    const shown = JSON.parse((await cli(emu, project.dir, ['state', 'show', project.pipeline, '--json'])).stdout) as { service: string; owned: number };
+    expect(shown).toMatchObject({ service: emu.url, owned: 2 });
+  });
 });

@@ -6,6 +6,7 @@ import { closeSync, fchmodSync, openSync, readFileSync, writeSync } from 'node:f
 import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import type { Argv } from 'yargs';
+import { checkBaseUrl } from '../../client/config.js';
 import { loadPipeline } from '../../config/load.js';
 import { UserFacingError } from '../../errors.js';
 import { adoptRecords } from '../../sync/adopt.js';
@@ -253,7 +254,8 @@ export const stateCommand: CommandFactory = (ctx) => ({
             .option('release-owned', { type: 'boolean', default: false, describe: 'Let the owned records go (they stay behind, no longer owned); needed when the state owns records' }),
         handler: action(ctx, async (args: StateArgs) =>
           withLockedState(ctx, args, async (store) => {
-            const to = { baseUrl: String(args['base-url']), ...(args['group-id'] !== undefined ? { groupId: Number(args['group-id']) } : {}) };
+            // Checked as a run checks it: a URL the next run would refuse is refused now.
+            const to = { baseUrl: checkBaseUrl(String(args['base-url'])), ...(args['group-id'] !== undefined ? { groupId: Number(args['group-id']) } : {}) };
             ctx.io.stdout.write(`${retargetState(store, to, { releaseOwned: args['release-owned'] === true })}\n`);
             return 0;
           }),
