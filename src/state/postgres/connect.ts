@@ -16,11 +16,25 @@ export function isPostgresUrl(value: string): boolean {
   return /^postgres(ql)?:\/\//i.test(value);
 }
 
-/** The URL without its password, for messages and `state show`. */
+/**
+ * Query parameters that carry a password. pg reads `password` from the query as it reads the
+ * userinfo's (pg-connection-string copies every parameter into the connection settings), and the
+ * key may be percent-encoded (`pass%77ord`); URLSearchParams decodes it. For display, any key
+ * that names a password is hidden too.
+ */
+const PASSWORD_PARAMETER = /password/i;
+
+/** True when the URL carries a password, in its userinfo or its query, in any spelling pg reads. */
+export function stateUrlHasPassword(url: URL): boolean {
+  return url.password !== '' || url.searchParams.has('password');
+}
+
+/** The URL without its password (userinfo or query), for messages, `state show` and logs. */
 export function redactStateUrl(value: string): string {
   try {
     const url = new URL(value);
     url.password = '';
+    for (const key of [...new Set(url.searchParams.keys())]) if (PASSWORD_PARAMETER.test(key)) url.searchParams.set(key, 'redacted');
     return url.toString();
   } catch {
     return '(unparseable state URL)';
@@ -45,12 +59,12 @@ export function connectionStringFor(value: string, source: StateUrlSource, env: 
   if (!isPostgresUrl(value)) {
     throw new StateError(`${source.origin}: the state URL must start with postgres:// or postgresql://.`, { hint: 'Leave `state` out to keep the embedded SQLite store in state_dir.' });
   }
-  if (url.password && !source.fromEnvironment) {
-    throw new StateError(`${source.origin}: the state URL carries a password; a pipeline file is no place for one.`, {
+  if (stateUrlHasPassword(url) && !source.fromEnvironment) {
+    throw new StateError(`${source.origin}: the state URL carries a password (in its user info or its query); a pipeline file or a flag is no place for one.`, {
       hint: `Remove it from the URL and set PGPASSWORD, or put it in a file named by ${STATE_PASSWORD_FILE_ENV}.`,
     });
   }
-  if (!url.password) {
+  if (!stateUrlHasPassword(url)) {
     const password = env.PGPASSWORD ?? readPasswordFile(env[STATE_PASSWORD_FILE_ENV]);
     if (password !== undefined) url.password = encodeURIComponent(password);
   }
