@@ -21,7 +21,7 @@ import { fileSystemHint, fileSystemProblem } from '../file-system-problem.js';
 import { ROW_KEY_LENGTH } from '../mapping/row-key.js';
 import type { FieldValue } from '../mapping/types.js';
 import { normalizeServiceUrl, type StateIdentity, type Target } from './identity.js';
-import { processAlive, processStartOf } from './liveness.js';
+import { lockIdentityOf, livenessRule, ourPidScope, ownerAlive } from './liveness.js';
 import { toLock, toOwned, toRun, type LockDbRow, type RecordRow, type RunDbRow } from './rows.js';
 
 export type { StateIdentity, Target } from './identity.js';
@@ -59,7 +59,7 @@ export interface LockInfo {
   owner: string;
   host: string;
   pid: number;
-  /** Identity of the owner's process (boot id and start time) so a reused pid is not taken for it; null when unknown. */
+  /** Identity of the owner's process (boot id, start time, PID namespace: src/state/liveness.ts) so a reused pid or another namespace's pid is not taken for it; null when unknown. */
   processStart: string | null;
   startedAt: string;
   heartbeatAt: string;
@@ -644,11 +644,11 @@ export class StateStore {
    */
   acquireLock(runId: string, owner: string = process.env.USER ?? 'unknown'): LockInfo {
     const nowIso = new Date(this.now()).toISOString();
-    const mine: LockInfo = { owner, host: hostname(), pid: process.pid, processStart: processStartOf(process.pid), startedAt: nowIso, heartbeatAt: nowIso, runId };
+    const mine: LockInfo = { owner, host: hostname(), pid: process.pid, processStart: lockIdentityOf(process.pid), startedAt: nowIso, heartbeatAt: nowIso, runId };
     return this.db.transaction(() => {
       const current = this.readLock();
       if (current && !this.isStale(current)) {
-        const sameHost = current.host === mine.host;
+        const sameHost = livenessRule(current.processStart, ourPidScope()) === 'process';
         throw new StateError(
           `pipeline "${this.pipeline}" is locked by run ${current.runId}: ${current.owner} on ${current.host}, pid ${current.pid}, since ${current.startedAt} (heartbeat ${current.heartbeatAt}).`,
           {
@@ -688,11 +688,12 @@ export class StateStore {
   }
 
   /**
-   * On this host the owner's process decides, whatever the clocks say (a clock a few minutes
-   * ahead must not take the lock of a live run). Across hosts only the heartbeat can tell.
+   * Where the owner's pid means its process (same boot, same PID namespace: see liveness.ts), the
+   * process decides, whatever the clocks say (a clock a few minutes ahead must not take the lock
+   * of a live run). Elsewhere (another host, another container) only the heartbeat can tell.
    */
   isStale(lock: LockInfo): boolean {
-    if (lock.host === hostname()) return !processAlive(lock.pid, lock.processStart);
+    if (lock.processStart !== null && livenessRule(lock.processStart, ourPidScope()) === 'process') return !ownerAlive(lock.pid, lock.processStart);
     return this.now() - Date.parse(lock.heartbeatAt) > STALE_LOCK_MS;
   }
 }

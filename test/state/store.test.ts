@@ -9,6 +9,7 @@ import { hostname, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { StateBackend } from '../../src/state/backend.js';
+import { ourPidScope } from '../../src/state/liveness.js';
 import { SHARED_STATE_FILE, STALE_LOCK_MS, StateError, StateStore } from '../../src/state/store.js';
 import { rowKey, rowKeysOf, stateBackends } from '../support/state-backends.js';
 
@@ -306,7 +307,24 @@ describe('StateStore (SQLite only)', () => {
     const store = StateStore.open(dbPath(), 'p');
     store.acquireLock('run-1');
     expect(store.isStale(store.readLock()!)).toBe(false);
-    expect(store.isStale({ ...store.readLock()!, processStart: 'another-boot:1' })).toBe(true);
+    const { bootId, pidNamespace } = ourPidScope()!;
+    expect(store.isStale({ ...store.readLock()!, processStart: `${bootId}:1:${pidNamespace}` })).toBe(true);
+    store.close();
+  });
+
+  it('judges a lock from another PID namespace or boot, or one that names neither, by its heartbeat even under our host name', () => {
+    let now = Date.parse('2026-11-23T03:00:00Z');
+    const store = StateStore.open(dbPath(), 'p', { now: () => now });
+    store.acquireLock('run-1');
+    const { bootId, pidNamespace } = ourPidScope()!;
+    // pid 1 is alive here, but these owners' pid 1 is another process.
+    for (const processStart of [`${bootId}:1:pid:[1]`, `another-boot:1:${pidNamespace}`, `${bootId}:1`, null]) {
+      const lock = { ...store.readLock()!, pid: 1, host: hostname(), processStart };
+      expect(store.isStale(lock), String(processStart)).toBe(false);
+      now += STALE_LOCK_MS + 1;
+      expect(store.isStale(lock), String(processStart)).toBe(true);
+      now -= STALE_LOCK_MS + 1;
+    }
     store.close();
   });
 

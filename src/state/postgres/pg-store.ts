@@ -16,7 +16,7 @@ import { hostname } from 'node:os';
 import { ROW_KEY_LENGTH } from '../../mapping/row-key.js';
 import type { FieldValue } from '../../mapping/types.js';
 import { normalizeServiceUrl, type StateIdentity, type Target } from '../identity.js';
-import { processStartOf } from '../liveness.js';
+import { lockIdentityOf } from '../liveness.js';
 import { toLock, toOwned, toRun, type LockDbRow, type RecordRow, type RunDbRow } from '../rows.js';
 import {
   HASH_BATCH,
@@ -579,7 +579,7 @@ export class PgStateStore implements StateBackend {
    */
   acquireLock(runId: string, owner: string = process.env.USER ?? 'unknown'): LockInfo {
     const nowIso = this.iso();
-    const mine: LockInfo = { owner, host: lockHostName(), pid: process.pid, processStart: processStartOf(process.pid), startedAt: nowIso, heartbeatAt: nowIso, runId };
+    const mine: LockInfo = { owner, host: lockHostName(), pid: process.pid, processStart: lockIdentityOf(process.pid), startedAt: nowIso, heartbeatAt: nowIso, runId };
     // A session may take an advisory lock twice; a second run through the same store must not.
     const got = this.lockedRun === null && this.connection.query<{ got: boolean }>('SELECT pg_try_advisory_lock($1::bigint) AS got', [this.lockKey])[0]!.got;
     if (!got) {
