@@ -122,7 +122,9 @@ export function buildPlan(input: BuildPlanInput): Plan {
 
   const counts = { create: 0, update: 0, delete: 0, noop };
   for (const item of items) counts[item.action] += 1;
-  const guards = evaluateGuards({ ...input.guardInput, deletes: counts.delete, guards: policy.guards });
+  const upsertClientIdChanges =
+    policy.mode === 'upsert' ? items.flatMap((item) => (item.action === 'create' && item.pairedWith !== undefined ? [{ from: item.pairedWith, to: item.clientId }] : [])) : [];
+  const guards = evaluateGuards({ ...input.guardInput, deletes: counts.delete, guards: policy.guards, upsertClientIdChanges });
   return {
     // Creates and updates go before deletes, so a failing run never leaves the group emptier than the roster.
     items: [...items.filter((i) => i.action !== 'delete'), ...items.filter((i) => i.action === 'delete')],

@@ -19,6 +19,11 @@ export interface GuardInput {
   unidentifiedRejected?: number;
   /** Owned records whose roster row now describes someone else (plan/identity-changes.ts). */
   identityChanges?: readonly IdentityChange[];
+  /**
+   * Owned records that reappear under another client_id (same ORCID or email: a changed prefix,
+   * say), in upsert mode, where the old record stays: the group would hold each person twice.
+   */
+  upsertClientIdChanges?: readonly { from: string; to: string }[];
   allow: { deletes?: number; sourceDrop?: boolean; emptySource?: boolean; identityChanges?: number };
 }
 
@@ -91,6 +96,19 @@ export function evaluateGuards(input: GuardInput): GuardResult[] {
       tripped: (allow.identityChanges ?? 0) < identityChanges.length,
       message: `${identityChanges.length} owned records would become other people (name changed, no email or ORCID kept), above the limit of ${identityLimit} (max_identity_changes ${guards.max_identity_changes} or ${guards.max_identity_change_percent}% of ${input.ownedCount} owned records, whichever is lower). Is this roster from another system that reuses the ids? For example ${examples}.`,
       allowWith: `--allow-identity-changes ${identityChanges.length}`,
+    });
+  }
+
+  // The same people under new ids: in mirror mode the old records are deleted (and the delete
+  // guard counts them); in upsert mode they stay, so every such person would be in the group twice.
+  const renamed = input.upsertClientIdChanges ?? [];
+  if (renamed.length > identityLimit) {
+    const examples = renamed.slice(0, 5).map((c) => `${c.from} → ${c.to}`).join('; ');
+    results.push({
+      guard: 'identity_changes',
+      tripped: (allow.identityChanges ?? 0) < renamed.length,
+      message: `${renamed.length} owned records reappear under new client_ids (same ORCID or email), above the limit of ${identityLimit}: in upsert mode the old records stay, so the group would hold each of these people twice. Did the client_id (its prefix, say) change? For example ${examples}. To rename the records, run in mode: mirror with --allow-deletes, which deletes the old ones.`,
+      allowWith: `--allow-identity-changes ${renamed.length}`,
     });
   }
 
