@@ -38,7 +38,7 @@ function quietWhenClosed(stream: NodeJS.WritableStream): void {
  * empty write runs after every earlier write, as writes complete in order.
  */
 export function drained(stream: NodeJS.WritableStream): Promise<void> {
-  const writable = stream as NodeJS.WritableStream & { destroyed?: boolean; writableFinished?: boolean; writableEnded?: boolean };
+  const writable = stream as NodeJS.WritableStream & { destroyed?: boolean; writableEnded?: boolean };
   if (writable.destroyed === true || writable.writableEnded === true) return Promise.resolve();
   return new Promise((resolve) => {
     writable.write('', () => resolve());

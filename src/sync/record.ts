@@ -36,7 +36,7 @@ export async function recordRun(input: RecordInput): Promise<WrittenReport> {
     store.finishRun({ id: report.runId, outcome: report.outcome, validRecords: input.validRecords, counts: report.counts });
   } catch (error) {
     if (error instanceof StateUnavailableError || error instanceof LockTakenError) {
-      // The database went away mid-run: the report still says what was done (exit 6 follows).
+      // The database went away mid-run (exit 6), or `unlock` ended the session (exit 2): the report still says what was done.
       stateProblem = `The state could not record the end of this run: ${error.message}. Writes in flight were journaled as sent and are written again by the next run.`;
     } else {
       const problem = fileSystemProblem(error);
