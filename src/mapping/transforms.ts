@@ -273,7 +273,11 @@ export function checkEmail(value: string): TransformResult {
   const labels = ascii.split('.');
   const nonAscii = /[^\p{ASCII}]/u.test(domain);
   const punycodeHint = nonAscii && ascii ? ` Its ASCII (punycode) form is ${ascii}.` : '';
-  if (!ascii || labels.length < 2 || labels.some((l) => !LDH_LABEL.test(l) || (l.slice(2, 4) === '--' && !l.startsWith('xn--'))) || ascii.length > 253) {
+  const unicodeDomain = nonAscii || ascii.includes('xn--') ? domainToUnicode(ascii) : ascii;
+  // UTS #46 CheckHyphens, which Node's domainToASCII leaves off: no hyphen at either end of a label
+  // (also in its Unicode form), none in the 3rd and 4th places but in an xn-- label.
+  const badHyphens = (label: string): boolean => label.startsWith('-') || label.endsWith('-') || (label.slice(2, 4) === '--' && !label.startsWith('xn--'));
+  if (!ascii || labels.length < 2 || labels.some((l) => !LDH_LABEL.test(l) || badHyphens(l)) || unicodeDomain.split('.').some(badHyphens) || ascii.length > 253) {
     return invalidEmail(
       `not a valid email address (the domain "${domain}" is not a valid domain name)`,
       /xn--/i.test(domain)
@@ -291,7 +295,6 @@ export function checkEmail(value: string): TransformResult {
       `Correct the address, or leave the cell empty.${punycodeHint}`,
     );
   }
-  const unicodeDomain = nonAscii || ascii.includes('xn--') ? domainToUnicode(ascii) : ascii;
   const address = `${local}@${unicodeDomain}`;
   if (Buffer.byteLength(local) > 64 || local.length + 1 + ascii.length > 254) {
     return invalidEmail('not a valid email address (longer than 64 octets before @ or 254 in all)');

@@ -13,7 +13,6 @@ import { seededRandom } from '../../src/seeded-random.js';
 import { fixtureFields, mapping, row } from './builders.js';
 
 const FIELDS = fixtureFields();
-const NOTES = '4f0b1e7c-5061-4293-8edf-4a5b6c7d8e95';
 const compile = (input: Record<string, unknown>) => compileMapping(mapping(input), FIELDS, { mappingFile: 'm.yaml' });
 
 const BASE = {
