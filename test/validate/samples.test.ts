@@ -52,7 +52,7 @@ describe('validate on the samples (offline, --fields-file)', () => {
     expect(first.fields).toMatchObject({
       name: 'Umar Siddiqui',
       emails: ['umar.siddiqui@hospital.example.net', 'u.siddiqui@alumni.example.org'],
-      orcids: ['0000-0001-5557-267X'],
+      orcids: ['0000-0001-8704-8442'],
       affiliations: ['McGill University, Montreal, Canada'],
       '3e9a0d6b-4f50-4182-9dce-3f4a5b6c7d84': '2019-08-21', // serial 43698
       '2d8f9c5a-3e4f-4071-8cbd-2e3f4a5b6c73': 48,
