@@ -58,6 +58,8 @@ const NICKNAME = /\([^)]*\)|"[^"]*"/g;
 const CONJUNCTION = /^(?:and|&|und|et)$/i;
 const INITIALS = /^(?:\p{Lu}\.)+$/u;
 const TWO_CAPITALS = /\p{Lu}[^\p{Lu}]*\p{Lu}/u;
+/** Capitals each followed by small letters, as names write them inside a word ("McDonald", "DeShawn", "JoAnne"). */
+const CAMEL_NAME = /^(?:\p{Lu}\p{Ll}+)+$/u;
 const NAME_SEGMENTS = /[-'’]/;
 
 /** A suffix or degree; "J.R." is initials, not "Jr". */
@@ -76,12 +78,15 @@ function words(text: string): string[] {
   return text.split(' ').filter(Boolean);
 }
 
-/** A word that may be a degree as well as a name or initials ("MSc.Ed.", "DeShawn", "AB"): reordering it would be a guess. */
+/**
+ * A word the suffix list does not know that may be a degree as well as initials or a name ("MA",
+ * "MSc.Ed.", "AB"): two capitals, not as a name writes them ("McDonald", "Doe-Ray", "O'Neil").
+ * Reordering around it would be a guess.
+ */
 function doubtful(word: string, mixedCase: boolean): boolean {
   const bare = word.replace(NICKNAME, '');
   // In a roster written in capitals every word has capitals: only the suffix list can tell.
-  // Capitals that start the parts of "Doe-Ray" or "O'Neil" are a name's.
-  const capitals = bare.split(NAME_SEGMENTS).some((segment) => TWO_CAPITALS.test(segment));
+  const capitals = bare.split(NAME_SEGMENTS).some((segment) => TWO_CAPITALS.test(segment) && !CAMEL_NAME.test(segment));
   return mixedCase && capitals && !INITIALS.test(bare) && suffixOf(bare) === undefined;
 }
 
@@ -141,7 +146,11 @@ export function lastFirst(value: string): TransformResult {
   const parts = value.split(COMMAS).map(collapseWhitespace);
   if (parts.some((part) => part === '')) return leave('a comma has nothing on one side');
   const mixedCase = /\p{Ll}/u.test(value);
-  const kinds = parts.map((part) => partKind(part, mixedCase));
+  // The first part is the surname ("McDonald, Ronald"), unless it is all suffixes.
+  const kinds = parts.map((part, i) => {
+    const kind = partKind(part, mixedCase);
+    return i === 0 && kind === 'doubtful' ? 'name' : kind;
+  });
   const doubtfulAt = kinds.indexOf('doubtful');
   if (doubtfulAt >= 0) return leave(`"${parts[doubtfulAt]}" may be a degree or initials, or a name`);
   const names = kinds.flatMap((kind, i) => (kind === 'name' ? [i] : []));
