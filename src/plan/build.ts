@@ -216,6 +216,8 @@ function keepSkipped(item: ClassifiedRecord, baseline: Fields, order: ReadonlyMa
     if (key in record.fields) fields[key] = record.fields[key]!;
     else if (record.skipped.includes(key) && key in baseline) fields[key] = baseline[key]!;
   }
+  // Every field the roster gives is kept, even one `order` does not name.
+  for (const [key, value] of Object.entries(record.fields)) if (!(key in fields)) fields[key] = value;
   const fieldsJson = canonicalJson(fields);
   return { fields, fieldsJson, hash: hashJson(fieldsJson) };
 }
