@@ -74,7 +74,8 @@ export function makeRows(options: RosterOptions): Generator<RosterRow> {
       if (random() < 0.1) email += `; ${local}${i}@gmail.com`;
       let orcid = '';
       if (random() < 0.7) {
-        const digits = `000${String(Math.floor(random() * 1e12)).padStart(12, '0')}`;
+        // Inside the first block ORCID issues (the `orcid` transform refuses iDs outside), one draw as before.
+        const digits = String(15_000_000 + Math.floor(random() * 20_000_000)).padStart(15, '0');
         const all = digits + orcidCheck(digits);
         orcid = `${all.slice(0, 4)}-${all.slice(4, 8)}-${all.slice(8, 12)}-${all.slice(12)}`;
       }

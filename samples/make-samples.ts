@@ -13,7 +13,7 @@ import { fileURLToPath } from 'node:url';
 import ExcelJS from 'exceljs';
 import iconv from 'iconv-lite';
 import { orcidCheckDigit } from '../src/mapping/transforms.js';
-import { seededRandom } from '../src/emulator/runtime.js';
+import { seededRandom } from '../src/seeded-random.js';
 
 const here = (name: string): string => fileURLToPath(new URL(name, import.meta.url));
 
@@ -21,9 +21,14 @@ const random = seededRandom(20240301);
 const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)]!;
 const int = (min: number, max: number): number => min + Math.floor(random() * (max - min + 1));
 
-/** A fictional ORCID iD with a correct ISO 7064 11,2 check digit (0000-0001/0002/0003 ranges). */
+/**
+ * A fictional ORCID iD with a correct ISO 7064 11,2 check digit, inside the first block ORCID
+ * issues (0000-0001-5000-0007 to 0000-0003-5000-0001), as the `orcid` transform requires. Two
+ * draws, as before, so the other columns of the samples stay as they were.
+ */
 function orcid(): string {
-  const base = `0000000${int(1, 3)}${String(int(0, 9999999)).padStart(7, '0')}`;
+  const draw = (int(1, 3) - 1) * 10_000_000 + int(0, 9999999);
+  const base = String(15_000_000 + Math.floor((draw * 2) / 3)).padStart(15, '0');
   const full = `${base}${orcidCheckDigit(base)}`;
   return `${full.slice(0, 4)}-${full.slice(4, 8)}-${full.slice(8, 12)}-${full.slice(12)}`;
 }

@@ -5,7 +5,7 @@
 import { clientIdPathProblem } from '../client/path-rules.js';
 import type { ConfigProblem } from '../config-error.js';
 import type { SourceRow } from '../sources/types.js';
-import { cellText, isEmptyCell, sourceColumns } from './field-plan.js';
+import { isEmptyCell, sourceColumns, textOfCell } from './field-plan.js';
 import type { ClientIdSpec, MappingFile } from './schema.js';
 import { truncate } from '../sources/headers.js';
 import { applyTransform, normaliseOrcid } from './transforms.js';
@@ -18,6 +18,7 @@ export interface ClientIdPlan {
 }
 
 export function planClientId(spec: ClientIdSpec, mapping: MappingFile, problems: ConfigProblem[]): ClientIdPlan {
+  const nfc = mapping.unicode === 'nfc';
   const finish = (value: string): string => {
     let v = value;
     for (const t of spec.transforms) {
@@ -89,7 +90,7 @@ export function planClientId(spec: ClientIdSpec, mapping: MappingFile, problems:
       const parts: string[] = [];
       for (const c of cols) {
         const cell = row.values[c];
-        if (!isEmptyCell(cell)) parts.push(cellText(cell));
+        if (!isEmptyCell(cell)) parts.push(textOfCell(cell, nfc));
       }
       // A combination of columns needs every part, or two people could share an id.
       const id = parts.length === cols.length ? finish(parts.join(join)) : '';

@@ -12,10 +12,10 @@ import type { ConfigProblem } from '../config-error.js';
 import type { CellValue, SourceRow } from '../sources/types.js';
 import { planClientId } from './client-id.js';
 import { MappingError } from './errors.js';
-import { cellText, coerceValue, isEmptyCell, LIST_KINDS, sourceColumns, type FieldPlan, type ValueKind } from './field-plan.js';
+import { coerceValue, isEmptyCell, LIST_KINDS, sourceColumns, textOfCell, type FieldPlan, type ValueKind } from './field-plan.js';
 import { mapRowWith, type MapRowResult, type RowRules } from './map-row.js';
 import type { CustomFieldSpec, DuplicatePolicy, MappingFile, RowFilter, StandardFieldSpec } from './schema.js';
-import { closestMatch } from './transforms.js';
+import { closestMatch, toNfc } from './transforms.js';
 import type { FieldValue } from './types.js';
 
 export type { MapRowResult } from './map-row.js';
@@ -125,7 +125,9 @@ export function compileMapping(
   const rules: RowRules = {
     plans,
     clientId,
-    filters: mapping.skip_rows.map((filter, index) => ({ matches: compileFilter(filter), reason: describeFilter(filter, index) })),
+    nfc: mapping.unicode === 'nfc',
+    formulaLike: mapping.formula_like,
+    filters: mapping.skip_rows.map((filter, index) => ({ matches: compileFilter(filter, mapping.unicode === 'nfc'), reason: describeFilter(filter, index) })),
   };
   const managedFields = plans.map((p) => p.key);
   const fieldNames = Object.fromEntries(plans.map((p) => [p.key, p.label]));
@@ -209,7 +211,20 @@ function basePlan(
     options: undefined,
     decimal: '.',
     dateFormats: [],
+    onInvalid: onInvalidFor(key, label, spec, path, problems),
+    text: kind === 'name' || kind === 'list' || kind === 'str',
   };
+}
+
+/** `skip_value` needs a field the record can go without: never `name`, never a required field. */
+function onInvalidFor(key: string, label: string, spec: StandardFieldSpec | CustomFieldSpec, path: string, problems: ConfigProblem[]): FieldPlan['onInvalid'] {
+  if (spec.on_invalid === 'skip_value' && (key === 'name' || spec.required)) {
+    problems.push({
+      path: `${path}.on_invalid`,
+      message: `\`skip_value\` leaves an invalid value out of the record, but ${label} is required${key === 'name' ? ' (the service needs a name)' : ''}; use \`reject_row\``,
+    });
+  }
+  return spec.on_invalid;
 }
 
 function planStandard(field: StandardField, spec: StandardFieldSpec, path: string, problems: ConfigProblem[]): FieldPlan {
@@ -307,19 +322,19 @@ function describeFilter(filter: RowFilter, index: number): string {
   return `skip_rows[${index}]: ${filter.column} ${what}`;
 }
 
-function compileFilter(filter: RowFilter): (values: Record<string, CellValue>) => boolean {
-  const norm = (cell: CellValue | undefined): string => (isEmptyCell(cell) ? '' : cellText(cell).trim().toLowerCase());
+function compileFilter(filter: RowFilter, nfc: boolean): (values: Record<string, CellValue>) => boolean {
+  const norm = (cell: CellValue | undefined): string => (isEmptyCell(cell) ? '' : textOfCell(cell, nfc).trim().toLowerCase());
   const { column } = filter;
   if (filter.equals !== undefined) {
-    const want = filter.equals.trim().toLowerCase();
+    const want = toNfc(filter.equals).trim().toLowerCase();
     return (v) => norm(v[column]) === want;
   }
   if (filter.not_equals !== undefined) {
-    const want = filter.not_equals.trim().toLowerCase();
+    const want = toNfc(filter.not_equals).trim().toLowerCase();
     return (v) => norm(v[column]) !== want;
   }
   if (filter.in !== undefined) {
-    const set = new Set(filter.in.map((s) => s.trim().toLowerCase()));
+    const set = new Set(filter.in.map((s) => toNfc(s).trim().toLowerCase()));
     return (v) => set.has(norm(v[column]));
   }
   if (filter.empty) return (v) => norm(v[column]) === '';

@@ -7,6 +7,7 @@ import type { DataKind } from '../client/schemas.js';
 import type { CellValue } from '../sources/types.js';
 import { coerceDate, coerceNumber, coerceOption, type Coerced, type OptionIndex } from './coerce.js';
 import type { CustomFieldSpec, TransformName } from './schema.js';
+import { toNfc } from './transforms.js';
 import type { FieldValue } from './types.js';
 
 export type ValueKind = 'name' | 'list' | DataKind;
@@ -26,6 +27,10 @@ export interface FieldPlan {
   options: OptionIndex | undefined;
   decimal: '.' | ',';
   dateFormats: NonNullable<CustomFieldSpec['date_formats']>;
+  /** What an invalid value does: reject the row, or leave the field out of the record (a list: the item). */
+  onInvalid: 'reject_row' | 'skip_value';
+  /** Values are text people read (name, lists of text, str fields): checked for formula-like values. */
+  text: boolean;
 }
 
 export const LIST_KINDS: ReadonlySet<ValueKind> = new Set(['list', 'multi_option']);
@@ -36,6 +41,11 @@ export function isEmptyCell(cell: CellValue | undefined): cell is null | undefin
 
 export function cellText(cell: CellValue): string {
   return typeof cell === 'string' ? cell : String(cell);
+}
+
+/** A cell's text, in NFC unless the mapping keeps cells as written (`unicode: as_written`). */
+export function textOfCell(cell: CellValue, nfc: boolean): string {
+  return typeof cell === 'string' ? (nfc ? toNfc(cell) : cell) : String(cell);
 }
 
 export function sourceColumns(spec: { column?: string | undefined; columns?: string[] | undefined }): string[] {

@@ -5,12 +5,13 @@
 import type { CellValue, SourceRow } from '../sources/types.js';
 import type { ClientIdPlan } from './client-id.js';
 import { truncate } from '../sources/headers.js';
-import { cellText, coerceValue, isEmptyCell, LIST_KINDS, type FieldPlan } from './field-plan.js';
-import { applyTransform, dedupe, splitValue } from './transforms.js';
+import { cellText, coerceValue, isEmptyCell, LIST_KINDS, textOfCell, type FieldPlan } from './field-plan.js';
+import { applyTransform, dedupe, looksLikeFormula, splitValue } from './transforms.js';
 import type { DesiredRecord, FieldValue, RowProblem } from './types.js';
 
 export type MapRowResult =
-  | { kind: 'record'; record: DesiredRecord }
+  /** `warnings`: values skipped (`on_invalid: skip_value`), names left as written, formula-like values. */
+  | { kind: 'record'; record: DesiredRecord; warnings?: RowProblem[] }
   /** `clientId` is set when the row's id could still be read: the record is in the roster, just not valid. */
   | { kind: 'rejected'; problems: RowProblem[]; clientId?: string; name?: string }
   /**
@@ -24,6 +25,9 @@ export type MapRowResult =
 export interface RowRules {
   plans: readonly FieldPlan[];
   clientId: ClientIdPlan;
+  /** Text cells in Unicode NFC (the mapping's `unicode: nfc`). */
+  nfc: boolean;
+  formulaLike: 'warn' | 'reject';
   filters: readonly { matches: (values: Record<string, CellValue>) => boolean; reason: string }[];
 }
 
@@ -33,24 +37,48 @@ export function mapRowWith(rules: RowRules, row: SourceRow): MapRowResult {
     return { kind: 'filtered', reason: filter.reason, identify: () => identityOf(mapFields(rules, row)) };
   }
   // No closure or intermediate object per row: this is the per-row path of every plan.
-  const rowProblems: RowProblem[] = [];
-  const fields = fieldsOf(rules, row, rowProblems);
-  const id = rules.clientId.compute(row, fields, rowProblems);
-  if (rowProblems.length || id === null) return { kind: 'rejected', problems: rowProblems, ...identityOf({ fields, id }) };
-  return { kind: 'record', record: { clientId: id, fields, provenance: row.provenance } };
+  const notes: RowNotes = { problems: [], warnings: undefined, skipped: undefined };
+  const fields = fieldsOf(rules, row, notes);
+  const id = rules.clientId.compute(row, fields, notes.problems);
+  if (notes.problems.length || id === null) {
+    // The row's other remarks go with it: it is fixed once, in rejected.csv.
+    return { kind: 'rejected', problems: notes.warnings ? [...notes.problems, ...notes.warnings] : notes.problems, ...identityOf({ fields, id }) };
+  }
+  const record: DesiredRecord = { clientId: id, fields, provenance: row.provenance };
+  if (notes.skipped) record.skipped = notes.skipped;
+  return notes.warnings ? { kind: 'record', record, warnings: notes.warnings } : { kind: 'record', record };
 }
 
-function fieldsOf(rules: RowRules, row: SourceRow, rowProblems: RowProblem[]): Record<string, FieldValue> {
+/** What mapping one row found besides its values; the lists are made only when needed. */
+interface RowNotes {
+  problems: RowProblem[];
+  warnings: RowProblem[] | undefined;
+  /** Fields left out of the record: every value was invalid under `on_invalid: skip_value`. */
+  skipped: string[] | undefined;
+}
+
+/** Marks a field whose every value was skipped: it is left out of the record, so the service keeps its own. */
+const SKIPPED = Symbol('skipped');
+
+function fieldsOf(rules: RowRules, row: SourceRow, notes: RowNotes): Record<string, FieldValue> {
   const fields: Record<string, FieldValue> = {};
-  for (const plan of rules.plans) fields[plan.key] = mapField(plan, row, rowProblems);
+  for (const plan of rules.plans) {
+    const value = mapField(rules, plan, row, notes);
+    if (value === SKIPPED) (notes.skipped ??= []).push(plan.key);
+    else fields[plan.key] = value;
+  }
   return fields;
 }
 
 /** A filtered row's fields and client_id, mapped only when the report names it. */
 function mapFields(rules: RowRules, row: SourceRow): { fields: Record<string, FieldValue>; id: string | null } {
-  const rowProblems: RowProblem[] = [];
-  const fields = fieldsOf(rules, row, rowProblems);
-  return { fields, id: rules.clientId.compute(row, fields, rowProblems) };
+  const notes: RowNotes = { problems: [], warnings: undefined, skipped: undefined };
+  const fields = fieldsOf(rules, row, notes);
+  return { fields, id: rules.clientId.compute(row, fields, notes.problems) };
+}
+
+function warn(notes: RowNotes, warning: RowProblem): void {
+  (notes.warnings ??= []).push(warning);
 }
 
 function problemFor(plan: FieldPlan, row: SourceRow, value: string, f: { code: string; message: string; hint: string }): RowProblem {
@@ -64,7 +92,13 @@ function problemFor(plan: FieldPlan, row: SourceRow, value: string, f: { code: s
   };
 }
 
-function runTransforms(plan: FieldPlan, value: string, row: SourceRow, problems: RowProblem[]): string | null {
+const FORMULA_LIKE = {
+  code: 'formula_like',
+  message: 'starts like a spreadsheet formula',
+  hint: 'A spreadsheet would run it when the group is exported and opened; correct the cell if it is not meant to start with =, +, -, @ (set `formula_like: reject` in the mapping to refuse such values).',
+};
+
+function runTransforms(rules: RowRules, plan: FieldPlan, value: string, row: SourceRow, notes: RowNotes, problems: RowProblem[]): string | null {
   let current = value;
   for (const t of plan.transforms) {
     const result = applyTransform(t, current);
@@ -72,27 +106,40 @@ function runTransforms(plan: FieldPlan, value: string, row: SourceRow, problems:
       problems.push(problemFor(plan, row, value, result));
       return null;
     }
+    if (result.warning) warn(notes, problemFor(plan, row, value, result.warning));
     current = result.value;
+  }
+  if (plan.text && looksLikeFormula(current)) {
+    if (rules.formulaLike === 'reject') {
+      problems.push(problemFor(plan, row, value, FORMULA_LIKE));
+      return null;
+    }
+    warn(notes, problemFor(plan, row, value, { ...FORMULA_LIKE, message: `${FORMULA_LIKE.message}; synced as written` }));
   }
   return current;
 }
 
-function mapField(plan: FieldPlan, row: SourceRow, problems: RowProblem[]): FieldValue {
+/**
+ * One field of one row. Problems with its values reject the row, or under `on_invalid:
+ * skip_value` become warnings: a list keeps its valid items, a field with none left is SKIPPED.
+ */
+function mapField(rules: RowRules, plan: FieldPlan, row: SourceRow, notes: RowNotes): FieldValue | typeof SKIPPED {
   const cells: CellValue[] = [];
   for (const c of plan.columns) {
     const cell = row.values[c];
     if (!isEmptyCell(cell)) cells.push(cell);
   }
+  const problems = plan.onInvalid === 'skip_value' ? [] : notes.problems;
   const before = problems.length;
   let result: FieldValue = null;
 
   if (LIST_KINDS.has(plan.kind)) {
     const items: string[] = [];
     for (const cell of cells) {
-      const text = cellText(cell);
+      const text = textOfCell(cell, rules.nfc);
       const pieces = plan.split ? splitValue(text, plan.split) : [text];
       for (const piece of pieces) {
-        const transformed = runTransforms(plan, piece, row, problems);
+        const transformed = runTransforms(rules, plan, piece, row, notes, problems);
         if (transformed === null || transformed.trim() === '') continue;
         if (plan.kind === 'multi_option') {
           const option = coerceValue(plan, transformed);
@@ -114,8 +161,8 @@ function mapField(plan: FieldPlan, row: SourceRow, problems: RowProblem[]): Fiel
     const raw: CellValue =
       only !== undefined && typeof only !== 'string' && (plan.transforms.length === 0 || typedKind)
         ? only
-        : cells.map(cellText).join(plan.join);
-    const transformed = typeof raw === 'string' ? runTransforms(plan, raw, row, problems) : raw;
+        : cells.map((cell) => textOfCell(cell, rules.nfc)).join(plan.join);
+    const transformed = typeof raw === 'string' ? runTransforms(rules, plan, raw, row, notes, problems) : raw;
     if (transformed !== null && !(typeof transformed === 'string' && transformed.trim() === '')) {
       const coerced = coerceValue(plan, transformed);
       if (coerced.ok) result = coerced.value;
@@ -123,10 +170,16 @@ function mapField(plan: FieldPlan, row: SourceRow, problems: RowProblem[]): Fiel
     }
   }
 
-  if (problems.length > before) return null;
+  if (problems.length > before) {
+    if (problems === notes.problems) return null;
+    const outcome = result === null ? `the service keeps its ${plan.label} as it is` : `${plan.label} is synced with the valid values only`;
+    for (const problem of problems) warn(notes, { ...problem, message: `${problem.message}; value skipped (on_invalid: skip_value): ${outcome}` });
+    // A list keeps its valid items; a field with no valid value left is not written at all.
+    if (result === null) return SKIPPED;
+  }
   if (result === null && plan.fallback !== null) result = plan.fallback;
   if (result === null && plan.required) {
-    problems.push({
+    notes.problems.push({
       provenance: row.provenance,
       column: plan.columnLabel,
       code: 'missing_required',

@@ -48,8 +48,15 @@ export interface RosterSummary {
    * records it received for these ids (see the module comment).
    */
   duplicateClientIds: Set<string>;
-  /** Notes on rows ignored by the `first` / `last` policies (capped like `rejected`). */
+  /**
+   * Notes on rows ignored by the `first` / `last` policies, and on values of synced rows: skipped
+   * under `on_invalid: skip_value`, names left as written, formula-like values (capped like `rejected`).
+   */
   warnings: RowProblem[];
+  /** Rows synced with warnings about their values, with their cells (for rejected.csv), capped like `rejected`. */
+  warnedRows?: RejectedRow[];
+  /** Rows with value warnings beyond the cap (counted, not stored). */
+  warnedRowsNotStored?: number;
   /**
    * client_ids of rows rejected for their values: the person is still in the roster, so the
    * consumer must neither write nor delete these records.
@@ -182,6 +189,8 @@ export async function mapRoster(
   const duplicateValues = new Map<number, Record<string, CellValue>>();
   const rejected: RejectedRow[] = [];
   const warnings: RowProblem[] = [];
+  const warnedRows: RejectedRow[] = [];
+  let warnedRowsNotStored = 0;
   let rejectedNotStored = 0;
   const filteredRows: FilteredRow[] = [];
   const counts: RosterCounts = { rowsRead: 0, valid: 0, rejected: 0, filtered: 0, duplicatesIgnored: 0 };
@@ -288,7 +297,15 @@ export async function mapRoster(
       });
       return undefined;
     }
-    if (rowKey !== undefined) result.record.rowKey = rowKey;
+    if (result.warnings) {
+      // No row key: the fast path would skip this row on the next run, and its warnings with it.
+      for (const warning of result.warnings) if (warnings.length < cap) warnings.push(warning);
+      const name = result.record.fields.name;
+      const warned: RejectedRow = { provenance: row.provenance, clientId: result.record.clientId, values: row.values, problems: result.warnings };
+      if (typeof name === 'string') warned.name = name;
+      if (warnedRows.length < cap) warnedRows.push(warned);
+      else warnedRowsNotStored++;
+    } else if (rowKey !== undefined) result.record.rowKey = rowKey;
     return accept(result.record.clientId, firstRows.entryOf(result.record.clientId), row, result.record);
   };
 
@@ -388,6 +405,8 @@ export async function mapRoster(
     unidentifiedRejected,
     filteredRows,
     filteredRowsNotStored: counts.filtered - filteredRows.length,
+    warnedRows,
+    warnedRowsNotStored,
   };
 }
 

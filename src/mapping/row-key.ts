@@ -33,10 +33,18 @@ export interface RowKeyScope {
   version?: string;
 }
 
+/**
+ * The revision of how rostersync maps cells, changed whenever the same cell maps to another value
+ * (Unicode NFC, `trim` of format characters, `last_first`, the email and ORCID forms), so that keys
+ * stored by an earlier build stop matching even within one version: each row then takes the full
+ * path once.
+ */
+export const MAPPING_REVISION = 'values-2';
+
 /** Everything that decides a row's mapped output except the row itself, as one prefix. */
 export function rowKeySalt(scope: RowKeyScope): string {
   const version = scope.version ?? ROSTERSYNC_VERSION;
-  return `${hash('sha256', JSON.stringify([version, scope.mappingHash, scope.listing, scope.headers, scope.format]), 'base64url')}\u0000`;
+  return `${hash('sha256', JSON.stringify([version, MAPPING_REVISION, scope.mappingHash, scope.listing, scope.headers, scope.format]), 'base64url')}\u0000`;
 }
 
 /**

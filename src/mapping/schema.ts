@@ -26,14 +26,17 @@ import { z } from 'zod';
 /**
  * The closed set of value transforms, applied in the order listed, to each value (after `split`)
  * or to the joined value (after `join`).
- * - `trim`: strip leading and trailing whitespace.
+ * - `trim`: strip leading and trailing Unicode white space and invisible format characters (zero-width
+ *   space, BOM, directional marks).
  * - `collapse_whitespace`: runs of whitespace (incl. non-breaking spaces) become one space; also trims.
  * - `lower` / `upper`: change case.
  * - `last_first`: "Curie, Marie" → "Marie Curie"; "King, Martin Luther, Jr." → "Martin Luther King Jr.";
- *   a value without a comma is left as is.
- * - `orcid`: URL, spaced or unhyphenated ORCID iD → `0000-0002-1825-0097`; the ISO 7064 11,2 check
- *   digit must match, otherwise the row is rejected (`invalid_orcid`).
- * - `email`: the value must be a syntactically valid address, otherwise the row is rejected (`invalid_email`).
+ *   suffixes and degrees stay at the end, CJK names only lose the comma; a value without a comma is
+ *   left as is, and one it cannot reorder without guessing is left as written with a warning.
+ * - `orcid`: URL, labelled, spaced or unhyphenated ORCID iD → `0000-0002-1825-0097`; the ISO 7064 11,2
+ *   check digit must match and the iD lie in a block ORCID issues, otherwise the value is invalid (`invalid_orcid`).
+ * - `email`: the value must be a valid address (internationalised ones included), otherwise it is
+ *   invalid (`invalid_email`); the domain is sent in its Unicode form.
  * - `dedupe`: drop repeated values of a list (compared case-insensitively, first spelling kept).
  */
 export const TRANSFORMS = [
@@ -76,6 +79,15 @@ const valueSourceShape = {
     .describe('Value used when the cells are empty.'),
   /** An empty value rejects the row (`missing_required`). `name` is always required. */
   required: z.boolean().default(false).describe('An empty value rejects the row (missing_required).'),
+  /**
+   * An invalid value (a bad ORCID, email, number, date or option): `reject_row` rejects the whole
+   * row; `skip_value` syncs the row without it (a list field drops only the bad items) and leaves the
+   * field as the service has it, with a warning. @default "reject_row"
+   */
+  on_invalid: z
+    .enum(['reject_row', 'skip_value'])
+    .default('reject_row')
+    .describe('An invalid value rejects the row (reject_row), or is left out with a warning while the rest of the row syncs (skip_value).'),
 };
 
 function exactlyOneSource(
@@ -222,5 +234,21 @@ export const mappingFileSchema = z.strictObject({
     .describe("Keyed by the custom field's name as shown in the service (case-insensitive)."),
   skip_rows: z.array(rowFilterSchema).default([]).describe('A row is skipped when any entry matches.'),
   duplicate_client_ids: duplicatePolicySchema.default('reject'),
+  /**
+   * Text cells are compared and sent in Unicode NFC, so "José" decomposed (NFD, as macOS and some
+   * exports write it) and composed are one value. `as_written` keeps the cells' own form.
+   */
+  unicode: z
+    .enum(['nfc', 'as_written'])
+    .default('nfc')
+    .describe('Text cells are normalised to Unicode NFC (nfc), or kept as written (as_written).'),
+  /**
+   * Text values a spreadsheet would run as a formula (`=HYPERLINK(…)`): `warn` syncs them as written
+   * with a warning; `reject` makes them invalid values (see `on_invalid`).
+   */
+  formula_like: z
+    .enum(['warn', 'reject'])
+    .default('warn')
+    .describe('Text values that start like a spreadsheet formula: synced with a warning (warn), or invalid (reject).'),
 });
 export type MappingFile = z.infer<typeof mappingFileSchema>;

@@ -13,9 +13,15 @@ export interface DesiredRecord {
   clientId: string;
   /**
    * Every managed field of the mapping, present even when empty (null), keys in a stable order,
-   * so two runs over the same roster produce identical canonical JSON.
+   * so two runs over the same roster produce identical canonical JSON. The `skipped` fields are
+   * absent.
    */
   fields: Record<string, FieldValue>;
+  /**
+   * Managed fields left out because every value of theirs was invalid under `on_invalid:
+   * skip_value`: they are neither sent nor cleared, so the service keeps its own value.
+   */
+  skipped?: string[];
   provenance: Provenance;
   /** The key of the row it was mapped from (src/mapping/row-key.ts), when the plan's fast path is on. */
   rowKey?: string;

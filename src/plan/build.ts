@@ -74,27 +74,31 @@ export function buildPlan(input: BuildPlanInput): Plan {
     }
     // Compare with the remote record when we have it (it may have drifted), else with the inventory.
     const baseline = remoteFields ?? applied ?? {};
+    // A field skipped for an invalid value is not written: the record keeps, and the inventory
+    // records, what the service has (or knows nothing of it).
+    const kept = keepSkipped(item, baseline, input.fieldLabels);
+    const keptDesired = { fieldsJson: kept.fieldsJson, hash: kept.hash, ...(record.rowKey !== undefined ? { rowKey: record.rowKey } : {}) };
     const changed = uncertain
       ? Object.keys(record.fields)
       : Object.keys(record.fields).filter((field) => !sameValue(record.fields[field], baseline[field]));
     if (changed.length === 0) {
       noop += 1;
-      if (applied === undefined || item.hash !== hashJson(canonicalJson(applied))) {
+      if (applied === undefined || kept.hash !== hashJson(canonicalJson(applied))) {
         // Apply adopts the repair, then stores the row key with the hash it now matches.
-        stateRepairs.push({ clientId: record.clientId, fieldsJson: item.fieldsJson, hash: item.hash, ...(record.rowKey !== undefined ? { rowKey: record.rowKey } : {}) });
+        stateRepairs.push({ clientId: record.clientId, ...keptDesired });
       }
       return;
     }
     const drifted = remoteFields !== undefined && applied !== undefined && changed.some((f) => sameValue(applied[f], record.fields[f]));
     const reason: PlanReason = retried ? 'retry_failed' : drifted ? 'drift' : 'changed';
-    const body = policy.update === 'full' ? withoutNulls(record.fields) : pick(record.fields, changed);
+    const body = policy.update === 'full' ? withoutNulls(kept.fields) : pick(record.fields, changed);
     items.push({
       clientId: record.clientId,
       action: 'update',
       reason,
       body,
       ...(policy.update === 'full' ? { replace: true } : {}),
-      desired,
+      desired: keptDesired,
       changes: changed.map((field) => change(field, label, record.fields[field], applied?.[field], remoteFields)),
       provenance: record.provenance,
     });
@@ -198,6 +202,26 @@ function change(field: string, label: (field: string) => string, after: FieldVal
   const entry: FieldChange = { field, label: label(field), before, after };
   if (remote !== undefined) entry.remote = remote === null ? undefined : (remote[field] ?? null);
   return entry;
+}
+
+/**
+ * The fields of an updated record as the inventory is to record them: the roster's, and for each
+ * field the mapping skipped (`on_invalid: skip_value`) the value the service keeps, when known
+ * (`baseline`: the remote record, else the last applied fields); an unknown one is left out, so the
+ * inventory never claims a value the service may not hold. In the mapping's field order.
+ */
+function keepSkipped(item: ClassifiedRecord, baseline: Fields, order: ReadonlyMap<string, string>): { fields: Fields; fieldsJson: string; hash: string } {
+  const { record } = item;
+  if (!record.skipped) return { fields: record.fields, fieldsJson: item.fieldsJson, hash: item.hash };
+  const fields: Fields = {};
+  for (const key of order.keys()) {
+    if (key in record.fields) fields[key] = record.fields[key]!;
+    else if (record.skipped.includes(key) && key in baseline) fields[key] = baseline[key]!;
+  }
+  // Every field the roster gives is kept, even one `order` does not name.
+  for (const [key, value] of Object.entries(record.fields)) if (!(key in fields)) fields[key] = value;
+  const fieldsJson = canonicalJson(fields);
+  return { fields, fieldsJson, hash: hashJson(fieldsJson) };
 }
 
 function pick(fields: Fields, keys: string[]): Fields {

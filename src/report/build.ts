@@ -70,6 +70,7 @@ export function buildRunReport(input: ReportInput): RunReport {
     orphans: plan.orphans,
     rejectedRows: roster.rejected,
     rejectedRowsOmitted: roster.rejectedNotStored,
+    ...(roster.warnedRows?.length ? { warnings: roster.warnedRows, warningsOmitted: roster.warnedRowsNotStored ?? 0 } : {}),
     ...(roster.counts.filtered > 0 ? { filteredRows: roster.filteredRows ?? [], filteredRowsOmitted: roster.filteredRowsNotStored ?? roster.counts.filtered } : {}),
     notes: [...plan.notes, ...input.notes, ...adoptionNote(records)],
   };

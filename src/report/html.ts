@@ -172,6 +172,29 @@ function rejectedSection(report: RunReport): string {
   return `<section id="rejected"><h2>Rejected rows <span class="n">(${formatCount(problems.length)})</span></h2>${csv}${omitted}${table}</section>`;
 }
 
+/** Rows synced with warnings about their values (skipped values, names left as written, formula-like values). */
+function warningsSection(report: RunReport): string {
+  const rows = report.warnings ?? [];
+  if (rows.length === 0) return '';
+  const problems = rows.flatMap((row) => row.problems.map((problem) => ({ row, problem })));
+  const omitted = report.warningsOmitted ? `<p class="empty">${formatCount(report.warningsOmitted)} more row(s) with warnings are not listed here.</p>` : '';
+  const table = renderTable({
+    columns: [{ label: 'row' }, { label: 'client_id' }, { label: 'name' }, { label: 'column' }, { label: 'value' }, { label: 'warning' }, { label: 'hint' }],
+    rows: problems,
+    elsewhere: `open ${REJECTED_CSV}`,
+    cells: ({ row, problem }) => [
+      text(formatProvenance(problem.provenance ?? row.provenance)),
+      text(row.clientId),
+      text(row.name),
+      text(problem.column),
+      text(problem.value),
+      { html: `<code>${escapeHtml(problem.code)}</code> ${escapeHtml(problem.message)}` },
+      text(problem.hint),
+    ],
+  });
+  return `<section id="warnings"><h2>Warnings <span class="n">(${formatCount(problems.length)})</span></h2><p>These rows were synced; the values named here were skipped, or synced as written. <a href="./${REJECTED_CSV}" download>${REJECTED_CSV}</a> lists them beside the rejected rows.</p>${omitted}${table}</section>`;
+}
+
 /** Rows the mapping's `skip_rows` dropped: collapsed, because they are by design, not a problem. */
 function filteredSection(report: RunReport): string {
   const rows = report.filteredRows ?? [];
@@ -229,6 +252,7 @@ ${notesBlock(report)}
 ${changesSection(report)}
 ${failuresSection(report)}
 ${rejectedSection(report)}
+${warningsSection(report)}
 ${filteredSection(report)}
 ${orphansSection(report)}
 </main>`;

@@ -100,6 +100,17 @@ export function renderRejectedCsv(rows: readonly RejectedRow[], options: Rejecte
   return `${lines.join('\r\n')}\r\n`;
 }
 
+/**
+ * The rows rejected.csv lists: the rejected ones, and the rows synced with warnings about their
+ * values (their codes read `warning:invalid_orcid`, so a filter in the spreadsheet tells them
+ * apart), in row order. Fixing a warned cell and feeding the file back syncs the value.
+ */
+export function rejectedCsvRows(report: { rejectedRows: readonly RejectedRow[]; warnings?: readonly RejectedRow[] | undefined }): RejectedRow[] {
+  if (!report.warnings?.length) return [...report.rejectedRows];
+  const warned = report.warnings.map((row) => ({ ...row, problems: row.problems.map((p) => ({ ...p, code: `warning:${p.code}` })) }));
+  return [...report.rejectedRows, ...warned].sort((a, b) => a.provenance.row - b.provenance.row);
+}
+
 function unionOfKeys(rows: readonly RejectedRow[]): string[] {
   const seen = new Set<string>();
   for (const row of rows) for (const key of Object.keys(row.values)) seen.add(key);

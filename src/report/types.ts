@@ -60,5 +60,13 @@ export interface RunReport {
   filteredRows?: FilteredRow[];
   /** Filtered rows beyond those listed. */
   filteredRowsOmitted?: number;
+  /**
+   * Rows synced with warnings about their values, each warning naming its cell: a value skipped
+   * under `on_invalid: skip_value` (the service keeps that field), a name `last_first` left as
+   * written, a formula-like value. Capped like rejected rows; rejected.csv lists them too.
+   */
+  warnings?: RejectedRow[];
+  /** Rows with warnings beyond those listed. */
+  warningsOmitted?: number;
   notes: string[];
 }

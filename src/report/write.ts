@@ -13,7 +13,7 @@ import { REPORT_DIR_MODE, writeFileAtomic } from './atomic-file.js';
 import { appendHistory, INDEX_FILE, summarizeRun, whereItRan, writeHistoryIndex } from './history.js';
 import { REJECTED_CSV, renderHtml } from './html.js';
 import { renderMarkdown } from './markdown.js';
-import { encodeRejectedCsv, type RejectedCsvOptions } from './rejected-csv.js';
+import { encodeRejectedCsv, rejectedCsvRows, type RejectedCsvOptions } from './rejected-csv.js';
 import { pruneReports, type KeepPolicy } from './retention.js';
 import type { RunReport } from './types.js';
 
@@ -92,10 +92,10 @@ export async function writeReport(report: RunReport, options: WriteReportOptions
     [files.md, markdown],
     [files.html, renderHtml(report, options.history ? { indexHref: indexSegments(dir, resolve(options.history.root)) } : {})],
   ];
-  if (report.rejectedRows.length > 0) {
+  if (report.rejectedRows.length > 0 || report.warnings?.length) {
     // Formula escaping and the pipeline's CSV settings (rejected-csv.ts), written like the others.
     files.rejectedCsv = join(dir, REJECTED_CSV);
-    writes.push([files.rejectedCsv, encodeRejectedCsv(report.rejectedRows, options.rejectedCsv)]);
+    writes.push([files.rejectedCsv, encodeRejectedCsv(rejectedCsvRows(report), options.rejectedCsv)]);
   }
   for (const [path, content] of writes) {
     try {

@@ -199,7 +199,9 @@ export async function gatherPlanInput(input: { pipeline: ResolvedPipeline; store
   const identityChanges: IdentityChange[] = [];
   for (const { record } of classification.changed) {
     const before = lastApplied.get(record.clientId);
-    const change = before ? identityChange(record.clientId, before, record.fields) : undefined;
+    // A field skipped for an invalid value keeps what the record had: still the same person's.
+    const after = record.skipped ? { ...before, ...record.fields } : record.fields;
+    const change = before ? identityChange(record.clientId, before, after) : undefined;
     if (change) identityChanges.push(change);
   }
   const remote = options.refresh && groupId !== null ? await fetchRemote({ client, groupId, managedFields: compiled.managedFields, setFields: compiled.setFields, clientIds: needApplied, call }) : undefined;

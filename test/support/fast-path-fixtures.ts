@@ -178,7 +178,8 @@ function orcidCheck(digits: string): string {
 
 function orcid(rng: Rng, valid: boolean): string {
   const { int, pick } = picker(rng);
-  const digits = `0000000${Array.from({ length: 8 }, () => int(10)).join('')}`;
+  // Inside the first block ORCID issues (the transform refuses others), from the same eight draws.
+  const digits = String(15_000_000 + (Number(Array.from({ length: 8 }, () => int(10)).join('')) % 20_000_000)).padStart(15, '0');
   const check = orcidCheck(digits);
   const last = valid ? check : check === '0' ? '1' : '0';
   const plain = `${digits.slice(0, 4)}-${digits.slice(4, 8)}-${digits.slice(8, 12)}-${digits.slice(12)}${last}`;

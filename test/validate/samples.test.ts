@@ -52,7 +52,7 @@ describe('validate on the samples (offline, --fields-file)', () => {
     expect(first.fields).toMatchObject({
       name: 'Umar Siddiqui',
       emails: ['umar.siddiqui@hospital.example.net', 'u.siddiqui@alumni.example.org'],
-      orcids: ['0000-0001-5557-267X'],
+      orcids: ['0000-0001-8704-8442'],
       affiliations: ['McGill University, Montreal, Canada'],
       '3e9a0d6b-4f50-4182-9dce-3f4a5b6c7d84': '2019-08-21', // serial 43698
       '2d8f9c5a-3e4f-4071-8cbd-2e3f4a5b6c73': 48,
@@ -60,7 +60,7 @@ describe('validate on the samples (offline, --fields-file)', () => {
     });
     const second = records.find((r) => r.clientId === 'legacy-70013')!;
     expect(second.fields['3e9a0d6b-4f50-4182-9dce-3f4a5b6c7d84']).toBe('2022-06-19');
-    expect(second.fields.orcids).toEqual(['0000-0003-4375-6804']);
+    expect(second.fields.orcids).toEqual(['0000-0003-1250-4532']);
     expect(records.some((r) => /[éøñçćšžÿ]/.test(String(r.fields.name)))).toBe(true);
     // Under the reject policy the first row of a duplicated id was streamed; the summary says to drop it.
     expect(records.some((r) => r.clientId === 'legacy-70117')).toBe(true);

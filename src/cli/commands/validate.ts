@@ -11,7 +11,7 @@ import { EXIT } from '../../errors.js';
 import type { RowProblem } from '../../mapping/types.js';
 import { loadFieldsFile } from '../../config/fields-file.js';
 import { validatePipeline, type ValidationResult } from '../../sync/validate.js';
-import { dialectFor, writeRejectedCsv } from '../../report/rejected-csv.js';
+import { dialectFor, rejectedCsvRows, writeRejectedCsv } from '../../report/rejected-csv.js';
 import type { Provenance } from '../../sources/types.js';
 import { action, type CommandFactory } from '../command.js';
 import type { CliIo } from '../io.js';
@@ -47,9 +47,10 @@ export const validateCommand: CommandFactory = (ctx) => ({
     const { summary } = result;
 
     let rejectedOut: string | undefined;
-    if (args['rejected-out'] !== undefined && summary.counts.rejected > 0) {
+    if (args['rejected-out'] !== undefined && (summary.counts.rejected > 0 || summary.warnedRows?.length)) {
       rejectedOut = resolve(io.cwd, args['rejected-out']);
-      await writeRejectedCsv(rejectedOut, summary.rejected, { headers: result.source.headers, dialect: dialectFor(pipeline.config.source) });
+      const rows = rejectedCsvRows({ rejectedRows: summary.rejected, warnings: summary.warnedRows });
+      await writeRejectedCsv(rejectedOut, rows, { headers: result.source.headers, dialect: dialectFor(pipeline.config.source) });
     }
     const exitCode = summary.counts.rejected > 0 ? EXIT.partial : EXIT.ok;
     const show = (file: string): string => relative(io.cwd, file) || file;

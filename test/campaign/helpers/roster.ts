@@ -54,7 +54,8 @@ function orcidCheck(digits: string): string {
 }
 
 function randomOrcid(rng: Rng): string {
-  const digits = '000' + Array.from({ length: 12 }, () => String(Math.floor(rng() * 10))).join('');
+  // Inside the first block ORCID issues (the transform refuses others), from the same twelve draws.
+  const digits = String(15_000_000 + (Number(Array.from({ length: 12 }, () => String(Math.floor(rng() * 10))).join('')) % 20_000_000)).padStart(15, '0');
   const full = digits + orcidCheck(digits);
   return full.match(/.{4}/g)!.join('-');
 }
