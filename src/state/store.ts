@@ -253,13 +253,20 @@ export class StateStore {
    * empty). `createdHere`: this pipeline just created the group, so it owns all of it from the start.
    * Moving an inventory that owns records to another group is `retarget`.
    */
-  setGroupId(groupId: number, options: { createdHere?: boolean } = {}): void {
+  setGroupId(groupId: number, options: { createdHere?: boolean; name?: string } = {}): void {
     this.db.transaction(() => {
+      if (groupId !== this.groupId()) this.stmts.deleteMeta.run('group_name');
       this.setMeta('group_id', String(groupId));
       this.setMeta('group_created_here', options.createdHere ? '1' : '0');
+      if (options.name !== undefined) this.setMeta('group_name', options.name);
       this.stmts.deleteMeta.run('group_intent');
       this.stmts.bumpSerial.run();
     })();
+  }
+
+  /** Records the name of the group the state is bound to (a state made before names were kept, or a renamed group). */
+  setGroupName(name: string): void {
+    this.setMeta('group_name', name);
   }
 
   /** What this state is bound to: service, group and pipeline. */
@@ -269,6 +276,7 @@ export class StateStore {
       baseUrl: this.getMeta('service_url') ?? null,
       groupId: this.groupId(),
       groupCreatedHere: this.getMeta('group_created_here') === '1',
+      groupName: this.getMeta('group_name') ?? null,
     };
   }
 
@@ -300,6 +308,7 @@ export class StateStore {
       else this.setMeta('service_url', normalizeServiceUrl(target.baseUrl));
       if (target.groupId === null) this.stmts.deleteMeta.run('group_id');
       else this.setMeta('group_id', String(target.groupId));
+      if (target.groupId !== before.groupId) this.stmts.deleteMeta.run('group_name');
       this.setMeta('group_created_here', '0');
       this.stmts.deleteMeta.run('group_intent');
       this.stmts.bumpSerial.run();

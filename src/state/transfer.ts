@@ -31,6 +31,7 @@ const identityLine = z.strictObject({
   baseUrl: z.string().nullable(),
   groupId: z.number().int().nullable(),
   groupCreatedHere: z.boolean(),
+  groupName: z.string().nullable().optional(),
   groupIntent: z.strictObject({ name: z.string(), at: z.string() }).nullable(),
   sharedPrefixes: z.array(z.string()).nullable().optional(),
 });
@@ -87,6 +88,7 @@ export function exportState(store: StateBackend, write: (line: string) => void, 
     baseUrl: identity.baseUrl,
     groupId: identity.groupId,
     groupCreatedHere: identity.groupCreatedHere,
+    ...(identity.groupName !== null ? { groupName: identity.groupName } : {}),
     groupIntent: store.groupIntent(),
     ...(registration ? { sharedPrefixes: registration.sharedPrefixes } : {}),
   });
@@ -133,7 +135,7 @@ export function importState(store: StateBackend, clock: { at: number }, lines: I
   const counts: TransferCounts = { records: 0, unfinished: 0, runs: 0 };
   const { identity } = parsed;
   if (identity.baseUrl !== null) store.bindService(identity.baseUrl);
-  if (identity.groupId !== null) store.setGroupId(identity.groupId, { createdHere: identity.groupCreatedHere });
+  if (identity.groupId !== null) store.setGroupId(identity.groupId, { createdHere: identity.groupCreatedHere, ...(identity.groupName ? { name: identity.groupName } : {}) });
   if (identity.groupIntent) {
     clock.at = Date.parse(identity.groupIntent.at);
     store.recordGroupIntent(identity.groupIntent.name);
