@@ -15,7 +15,7 @@ import { MappingError } from './errors.js';
 import { cellText, coerceValue, isEmptyCell, LIST_KINDS, sourceColumns, type FieldPlan, type ValueKind } from './field-plan.js';
 import { mapRowWith, type MapRowResult, type RowRules } from './map-row.js';
 import type { CustomFieldSpec, DuplicatePolicy, MappingFile, RowFilter, StandardFieldSpec } from './schema.js';
-import { closestMatch } from './transforms.js';
+import { closestMatch } from '../did-you-mean.js';
 import type { FieldValue } from './types.js';
 
 export type { MapRowResult } from './map-row.js';

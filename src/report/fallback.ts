@@ -4,7 +4,7 @@
  * "cannot write the report" would hide them. The report then goes to a fallback directory under
  * the system's temporary directory, and the run names it (`warnings`) on the console.
  */
-import { tmpdir } from 'node:os';
+import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
 import { EXIT, UserFacingError } from '../errors.js';
 import { fileSystemProblem } from '../file-system-problem.js';
@@ -13,8 +13,18 @@ import type { RunReport } from './types.js';
 import { writeReport, type WriteReportOptions, type WrittenReport } from './write.js';
 
 export interface FallbackOptions {
-  /** Where the fallback report goes: `<root>/<pipeline>/<run id>`. @default `<os tmpdir>/rostersync-reports` */
+  /** Where the fallback report goes: `<root>/<pipeline>/<run id>`. @default `<os tmpdir>/rostersync-reports-<uid>` */
   fallbackRoot?: string;
+}
+
+/**
+ * One fallback folder per user (`rostersync-reports-<uid>`): a single shared path would belong to
+ * whoever created it first (mode 0700), and every other user's fallback would then fail.
+ */
+export function defaultFallbackRoot(): string {
+  const uid = process.getuid?.();
+  const user = uid !== undefined ? String(uid) : segment(userInfo().username);
+  return join(tmpdir(), `rostersync-reports-${user}`);
 }
 
 /** Why a write failed, in words when it is a file-system problem. */
@@ -39,7 +49,7 @@ export async function writeReportOrFallback(report: RunReport, options: WriteRep
   try {
     return await writeReport(report, options);
   } catch (primary) {
-    const dir = join(options.fallbackRoot ?? join(tmpdir(), 'rostersync-reports'), segment(report.pipeline), segment(report.runId));
+    const dir = join(options.fallbackRoot ?? defaultFallbackRoot(), segment(report.pipeline), segment(report.runId));
     const primaryReason = reason(primary);
     try {
       // No run history in the fallback place: it is not the pipeline's report folder.

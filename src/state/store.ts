@@ -15,6 +15,7 @@ import Database from 'better-sqlite3';
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { chmodSync, closeSync, existsSync, mkdirSync, openSync, readSync, statSync } from 'node:fs';
+import { ignoreInGitSync } from '../private-dir.js';
 import { dirname, join } from 'node:path';
 import { UserFacingError } from '../errors.js';
 import { fileSystemHint, fileSystemProblem } from '../file-system-problem.js';
@@ -193,7 +194,7 @@ export class StateStore {
   static open(path: string, pipeline: string, options: StateStoreOptions = {}): StateStore {
     // The state holds roster emails: owner-only directory and files.
     const dir = dirname(path);
-    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    ignoreInGitSync(mkdirSync(dir, { recursive: true, mode: 0o700 }));
     ownerOnly(dir, 0o700);
     const sharedPath = join(dir, SHARED_STATE_FILE);
     let db: Database.Database;
