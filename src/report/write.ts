@@ -78,7 +78,8 @@ export async function writeReport(report: RunReport, options: WriteReportOptions
     const created = await mkdir(dir, { recursive: true, mode: REPORT_DIR_MODE });
     // Only tighten a directory this call created; an existing directory keeps the mode its owner chose.
     if (created !== undefined) await chmod(dir, REPORT_DIR_MODE);
-    await ignoreInGit(created);
+    // The folder above the runs (`reports/` on a first run), not each run's folder.
+    if (created !== undefined && created !== dir) await ignoreInGit(created);
   } catch (error) {
     throw cannotWrite(dir, error);
   }
