@@ -3,7 +3,8 @@
  * the one being run (see commands/index.ts); this file wires them, owns the global flags
  * (-q, -v, --log-level, completion, help) and turns errors into a one-paragraph message and an exit
  * code (never a stack trace, unless ROSTERSYNC_DEBUG=1 asks for one). Under --json the error is a
- * JSON object on stderr, so scripts that read JSON never have to parse prose.
+ * JSON object on stderr, so scripts that read JSON never have to parse prose; off a terminal it is
+ * a JSON line like the logs there (see reportError).
  */
 import yargs, { type Argv } from 'yargs';
 import { closestMatch } from '../did-you-mean.js';
@@ -88,8 +89,7 @@ async function buildParser(argv: string[], ctx: CommandContext): Promise<Argv> {
           hint: `Run \`rostersync ${invoked ? `${invoked} ` : ''}--help\` to see the options it takes.`,
         });
       }
-      const missing = message === null || message === undefined ? undefined : /^Not enough non-option arguments/.exec(message);
-      if (missing && invoked !== undefined) throw missingArgument(positionals(argv));
+      if (invoked !== undefined && /^Not enough non-option arguments/.test(message ?? '')) throw missingArgument(positionals(argv));
       throw error ?? new UserFacingError(message, { hint: 'Run the command with --help to see its options.' });
     })
     .help()

@@ -117,7 +117,7 @@ export function parseConfigText<S extends z.ZodType>(text: string, file: string,
 }
 
 /** The keys the schema accepts for the object at `path` (all alternatives of a union): the suggestions for an unknown key. */
-export function schemaKeysAt(schema: z.ZodType, path: readonly (string | number)[]): string[] {
+function schemaKeysAt(schema: z.ZodType, path: readonly (string | number)[]): string[] {
   let nodes: z.core.$ZodType[] = [schema];
   for (const segment of [...path, undefined]) {
     const next: z.core.$ZodType[] = [];

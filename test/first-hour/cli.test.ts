@@ -3,8 +3,8 @@
  * the exact message and the exit code. In-process against the emulator on 127.0.0.1:0.
  */
 import { execFileSync } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
-import { readFile, rm, writeFile } from 'node:fs/promises';
+import { existsSync, readFileSync, statSync } from 'node:fs';
+import { chmod, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
@@ -156,17 +156,33 @@ describe('personal data stays out of git', () => {
     expect(status.split('\n').filter(Boolean).sort()).toEqual(['?? mapping.yaml', '?? pipeline.yaml', '?? roster.csv']);
   });
 
-  it('a report that cannot be written goes to a fallback folder of its own user', async () => {
+  it('a report that cannot be written goes to a fallback folder of its own user, never to one prepared by someone else', async () => {
     const project = await makeProject(people(2));
     const blocker = join(project.dir, 'not-a-folder');
     await writeFile(blocker, '');
-    const run = await cli(emu, project.dir, ['sync', project.pipeline, '--create-group', '--report-dir', join(blocker, 'run')]);
-    expect(run.code, run.stderr).toBe(0);
-    const root = join(tmpdir(), `rostersync-reports-${process.getuid!()}`);
-    expect(run.stderr).toContain(`warning: Could not write the report to ${join(blocker, 'run')}: `);
-    expect(run.stderr).toContain(`It was written to ${join(root, 'pipeline')}`);
-    const written = /It was written to (\S+) instead/.exec(run.stderr)![1]!;
-    expect(existsSync(join(written, 'report.json'))).toBe(true);
-    await rm(written, { recursive: true, force: true });
+    const temp = await mkdtemp(join(tmpdir(), 'rostersync-tmpdir-'));
+    const before = process.env.TMPDIR;
+    process.env.TMPDIR = temp; // os.tmpdir() reads it on each call
+    try {
+      const root = join(temp, `rostersync-reports-${process.getuid!()}`);
+      const sync = (args: string[]) => cli(emu, project.dir, ['sync', project.pipeline, '--report-dir', join(blocker, 'run'), ...args]);
+      const first = await sync(['--create-group']);
+      expect(first.code, first.stderr).toBe(0);
+      expect(first.stderr).toContain(`warning: Could not write the report to ${join(blocker, 'run')}: `);
+      const written = new RegExp(`It was written to (${root}/pipeline/\\S+) instead`).exec(first.stderr)?.[1];
+      expect(written, first.stderr).toBeDefined();
+      expect(existsSync(join(written!, 'report.json'))).toBe(true);
+      expect(statSync(root).mode & 0o777).toBe(0o700);
+
+      await chmod(root, 0o755); // as if another user had made it first
+      const second = await sync([]);
+      expect(second.code).toBe(1);
+      expect(second.stderr).toContain(`fallback ${root}/pipeline/`);
+      expect(second.stderr).toContain(`: ${root} is not a folder of this user closed to others (owner ${process.getuid!()}, mode 755).`);
+    } finally {
+      process.env.TMPDIR = before;
+      if (before === undefined) delete process.env.TMPDIR;
+      await rm(temp, { recursive: true, force: true });
+    }
   });
 });
