@@ -71,6 +71,8 @@ describe('the plan diff', () => {
     expect(report.target).toMatchObject({ groupId: id, groupName: 'Sync test group' });
     const html = await readFile(/html\s+(\S+report\.html)/.exec(dryRun.stdout)![1]!, 'utf8');
     expect(html).toContain(`group ${id} <q>Sync test group</q>`);
+    const show = await cli(emu, project.dir, ['state', 'show', project.pipeline]);
+    expect(show.stdout).toContain(`group      ${id} "Sync test group" (created by this pipeline)\n`);
   });
 
   it('lists orphans by client_id and last-applied name, in the diff and the reports', async () => {
