@@ -47,7 +47,11 @@ async function createdOrKnown(input: EnsureGroupInput): Promise<{ groupId: numbe
   const { store } = input;
   const target = input.pipeline.config.target;
   const pipelineFile = input.pipeline.file;
-  if (input.groupId !== null) return { groupId: input.groupId };
+  if (input.groupId !== null) {
+    // A state made before group names were kept learns it while the pipeline still names the group.
+    if ('group' in target && store.identity().groupName === null) store.setGroupName(target.group.name);
+    return { groupId: input.groupId };
+  }
   if (!('group' in target)) throw new Error('unreachable: a target without group_id must name a group');
   const setGroupHint = `Look for the group "${target.group.name}" in the service's UI. If it exists, record its id with \`rostersync state set-group ${pipelineFile} <id>\`; if it does not, clear the intent with \`rostersync state set-group ${pipelineFile} --clear\` and run again.`;
   const intent = store.groupIntent();
@@ -67,7 +71,7 @@ async function createdOrKnown(input: EnsureGroupInput): Promise<{ groupId: numbe
       { group_name: target.group.name, owner_team: target.group.owner_team, editor_teams: target.group.editor_teams, viewer_teams: target.group.viewer_teams },
       callOptions,
     );
-    store.setGroupId(created.authors_group_id, { createdHere: true });
+    store.setGroupId(created.authors_group_id, { createdHere: true, name: target.group.name });
     return {
       groupId: created.authors_group_id,
       note: `created authors group "${target.group.name}" with id ${created.authors_group_id}. Pin it in ${pipelineFile} (target: { group_id: ${created.authors_group_id} }) so that a lost state can never create a second group.`,

@@ -3,21 +3,30 @@
  * the one being run (see commands/index.ts); this file wires them, owns the global flags
  * (-q, -v, --log-level, completion, help) and turns errors into a one-paragraph message and an exit
  * code (never a stack trace, unless ROSTERSYNC_DEBUG=1 asks for one). Under --json the error is a
- * JSON object on stderr, so scripts that read JSON never have to parse prose.
+ * JSON object on stderr, so scripts that read JSON never have to parse prose; off a terminal it is
+ * a JSON line like the logs there (see reportError).
  */
 import yargs, { type Argv } from 'yargs';
+import { closestMatch } from '../did-you-mean.js';
 import { EXIT, UserFacingError } from '../errors.js';
 import { fileSystemHint, fileSystemProblem } from '../file-system-problem.js';
 import { LOG_LEVELS } from '../logging/level.js';
 import type { LogLevel } from '../logging/logger.js';
 import type { CommandContext } from './command.js';
 import { processIo, type CliIo } from './io.js';
+import { formatOf, writeNotice } from './stderr.js';
 import { commandName, lazyCommands } from './commands/index.js';
 
 /** -v, -vv, -vvv. */
 const VERBOSE_LEVELS: readonly LogLevel[] = ['info', 'debug', 'trace'];
 /** Global options that take a value: their value is not the command name. */
 const GLOBAL_VALUE_OPTIONS = new Set(['--log-level']);
+/** What yargs' completion script passes first. */
+const COMPLETION_REQUEST = '--get-yargs-completions';
+
+/** Every exit code, as the README's "Exit codes" table lists them (test/first-hour checks they agree). */
+export const EXIT_CODES_LINE =
+  'Exit codes: 0 done, 1 usage/input error, 2 some rows or records failed, 3 a guard refused, 4 auth/permission, 5 service unavailable, 6 state database unreachable, 7 unexpected failure after writes began, 130 stopped.';
 
 const USAGE = '$0 <command> [options]\n\nKeep referee-finder authors groups in step with CSV and Excel rosters.';
 
@@ -62,7 +71,7 @@ async function buildParser(argv: string[], ctx: CommandContext): Promise<Argv> {
     .example('$0 plan pipelines/reviewers.yaml', 'show what a sync would change, field by field')
     .example('$0 sync pipelines/reviewers.yaml --dry-run', 'run every check and write the report, but nothing else')
     .example('$0 emulator --port 4010', 'run the local emulator of the service')
-    .epilogue('Exit codes: 0 done, 1 usage/input error, 2 some rows or records failed, 3 a guard refused, 4 auth/permission, 5 service unavailable, 130 stopped.')
+    .epilogue(EXIT_CODES_LINE)
     .fail((message, error) => {
       // An unknown flag can swallow the next argument as its value, so yargs would complain about
       // a missing argument instead; name the flag first, whatever yargs noticed.
@@ -71,12 +80,17 @@ async function buildParser(argv: string[], ctx: CommandContext): Promise<Argv> {
           hint: message?.startsWith('Did you mean') ? message : 'Run `rostersync --help` to list the commands.',
         });
       }
-      const unknown = unknownFlags(argv, parser);
+      const { unknown, known } = unknownFlags(argv, parser);
       if (unknown.length > 0) {
-        throw new UserFacingError(`unknown option${unknown.length > 1 ? 's' : ''} ${unknown.join(', ')}`, {
+        const suggestions = unknown.map((flag) => {
+          const closest = flag.startsWith('--') ? closestMatch(flag.slice(2), known) : undefined;
+          return closest ? `; did you mean --${closest}?` : '';
+        });
+        throw new UserFacingError(unknown.map((flag, i) => `unknown option ${flag}${suggestions[i]}`).join('; '), {
           hint: `Run \`rostersync ${invoked ? `${invoked} ` : ''}--help\` to see the options it takes.`,
         });
       }
+      if (invoked !== undefined && /^Not enough non-option arguments/.test(message ?? '')) throw missingArgument(positionals(argv));
       throw error ?? new UserFacingError(message, { hint: 'Run the command with --help to see its options.' });
     })
     .help()
@@ -94,9 +108,15 @@ async function buildParser(argv: string[], ctx: CommandContext): Promise<Argv> {
   return parser.completion('completion', 'Print a shell completion script (bash, zsh): rostersync completion >> ~/.bashrc');
 }
 
-/** The command named on the line: the first argument that is neither an option nor its value. */
+/**
+ * The command named on the line: the first argument that is neither an option nor its value.
+ * The completion script asks `rostersync --get-yargs-completions rostersync <words...>`: the
+ * command is then among the words after the program's name, and it must be loaded so that its
+ * own options are offered.
+ */
 export function invokedCommand(argv: readonly string[]): string | undefined {
-  for (let i = 0; i < argv.length; i++) {
+  const start = argv[0] === COMPLETION_REQUEST ? 2 : 0;
+  for (let i = start; i < argv.length; i++) {
     const arg = argv[i]!;
     if (arg === '--') return undefined;
     if (GLOBAL_VALUE_OPTIONS.has(arg)) {
@@ -120,8 +140,40 @@ export function logLevelFromFlags(args: { quiet?: unknown; verbose?: unknown; 'l
   return undefined;
 }
 
-/** Options on the line that the command being parsed does not declare (before any `--`). */
-function unknownFlags(argv: readonly string[], parser: Argv): string[] {
+/** What a command with no argument at all needs, said in words, with an example. */
+const ARGUMENT_WORDS: Record<string, { what: string; example: string }> = {
+  pipeline: { what: 'a pipeline file (the roster, its mapping and the target group)', example: 'pipelines/reviewers.yaml' },
+  plan: { what: 'a plan file saved by `rostersync plan <pipeline> --out plan.json`', example: 'plan.json' },
+  origin_id: { what: "the origin_id that `rostersync manuscript upload` printed", example: '<origin_id>' },
+};
+
+/** `rostersync sync` alone: name what is missing and show the line that works. */
+function missingArgument(words: readonly string[]): UserFacingError {
+  // The command and its subcommand; later words are the user's data.
+  const line = `rostersync ${words.slice(0, 2).join(' ')}`;
+  const entry = lazyCommands.find((candidate) => commandName(candidate) === words[0]);
+  const argument = /<([a-z_]+)(?:\.\.)?>/.exec(entry?.command ?? '')?.[1];
+  const help = `\`${line} --help\``;
+  if (words.length > 1 || argument === undefined) return new UserFacingError(`${line} is missing an argument`, { hint: `${help} shows what it takes.` });
+  const needed = ARGUMENT_WORDS[argument];
+  if (needed === undefined) return new UserFacingError(`${line} needs a subcommand`, { hint: `${help} lists them.` });
+  return new UserFacingError(`${line} needs ${needed.what}`, { hint: `For example \`${line} ${needed.example}\`; ${help} lists its options.` });
+}
+
+/** The words of the line that are not options (the command, its subcommand and arguments). */
+function positionals(argv: readonly string[]): string[] {
+  const words: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]!;
+    if (arg === '--') break;
+    if (GLOBAL_VALUE_OPTIONS.has(arg)) i += 1;
+    else if (!arg.startsWith('-')) words.push(arg);
+  }
+  return words;
+}
+
+/** Options on the line that the command being parsed does not declare (before any `--`), and the long options it does. */
+function unknownFlags(argv: readonly string[], parser: Argv): { unknown: string[]; known: string[] } {
   const options = (parser as unknown as { getOptions(): { key: Record<string, unknown>; alias: Record<string, string[]> } }).getOptions();
   const known = new Set<string>();
   for (const key of [...Object.keys(options.key), ...Object.values(options.alias).flat(), 'help', 'h', 'version']) {
@@ -138,7 +190,7 @@ function unknownFlags(argv: readonly string[], parser: Argv): string[] {
       for (const letter of arg.slice(1).split('=')[0]!) if (!known.has(letter)) unknown.push(`-${letter}`);
     }
   }
-  return [...new Set(unknown)];
+  return { unknown: [...new Set(unknown)], known: [...known].filter((name) => name.length > 1 && !/[A-Z]/.test(name)) };
 }
 
 /** `--json` anywhere on the line (also when parsing failed before it was read). */
@@ -154,18 +206,29 @@ interface ErrorShape {
   unexpected: boolean;
 }
 
-/** Prints an error for a person (or, under --json, as one JSON object) and picks its exit code. */
+/**
+ * Prints an error and picks its exit code. stderr has one format per mode (src/logging/level.ts
+ * stderrFormat), so a log collector or a person never gets a JSON line and prose for one failure:
+ * - under --json: one JSON object, `{"error":{"message","hint","exitCode"}}`;
+ * - JSON lines (off a terminal: cron, CI, a pipe or a file): a line shaped like the logs' own
+ *   (pino: `level` 50, `time`, `msg`, plus `hint` and `exitCode`);
+ * - human lines (on a terminal): `error: ...` and `hint: ...`, beside the logs' human lines.
+ */
 export function reportError(error: unknown, io: CliIo, options: { json?: boolean } = {}): number {
   const debug = io.env.ROSTERSYNC_DEBUG === '1';
   const shape = describeError(error);
+  const stack = debug && error instanceof Error && error.stack ? error.stack : undefined;
+  const extra = { ...(shape.hint ? { hint: shape.hint } : {}), exitCode: shape.exitCode, ...(shape.unexpected ? { unexpected: true } : {}) };
   if (options.json) {
-    const body = { error: { message: shape.message, ...(shape.hint ? { hint: shape.hint } : {}), exitCode: shape.exitCode, ...(shape.unexpected ? { unexpected: true } : {}) } };
-    io.stderr.write(`${JSON.stringify(body)}\n`);
+    io.stderr.write(`${JSON.stringify({ error: { message: shape.message, ...extra } })}\n`);
+  } else if (formatOf(io) === 'json') {
+    writeNotice(io, 'error', `${shape.unexpected ? 'unexpected failure: ' : ''}${shape.message}`, { ...extra, ...(stack ? { stack } : {}) });
+    return shape.exitCode;
   } else {
     io.stderr.write(`error: ${shape.unexpected ? 'unexpected failure: ' : ''}${shape.message}\n`);
     if (shape.hint) io.stderr.write(`hint: ${shape.hint}\n`);
   }
-  if (debug && error instanceof Error && error.stack) io.stderr.write(`${error.stack}\n`);
+  if (stack) io.stderr.write(`${stack}\n`);
   return shape.exitCode;
 }
 

@@ -6,7 +6,7 @@
  */
 import type { Argv } from 'yargs';
 import { createClient, resolveServiceConfig, type ServiceClient, type ServiceConfig } from '../client/index.js';
-import { resolveLogLevel } from '../logging/level.js';
+import { resolveLogLevel, stderrFormat } from '../logging/level.js';
 import { createLogger, type Logger, type LogLevel } from '../logging/logger.js';
 import { useColor } from './color.js';
 import type { CliIo } from './io.js';
@@ -44,7 +44,7 @@ export function serviceConfigFrom(args: ConnectionArgs, io: CliIo): ServiceConfi
 /** A logger on stderr at the level asked for (`--log-level`, `ROSTERSYNC_LOG_LEVEL`, else `fallback`), the key redacted. */
 export function cliLogger(args: ConnectionArgs, io: CliIo, input: { apiKey: string; fallback: LogLevel }): Logger {
   const level = resolveLogLevel({ flag: args['log-level'], env: io.env, fallback: input.fallback });
-  return createLogger({ level, destination: io.stderr, color: useColor(io.stderr, io.env), secrets: [input.apiKey] });
+  return createLogger({ level, destination: io.stderr, pretty: stderrFormat(io.env, io.stderr) === 'human', color: useColor(io.stderr, io.env), secrets: [input.apiKey] });
 }
 
 export interface ServiceConnection {

@@ -10,6 +10,7 @@ import { LineCounter, parseDocument } from 'yaml';
 import type { z } from 'zod';
 import { mappingFileSchema, type MappingFile } from '../mapping/schema.js';
 import { ConfigError, type ConfigProblem } from '../config-error.js';
+import { closestMatch } from '../did-you-mean.js';
 import { pipelineSchema, type PipelineFile, type SourceConfig } from './pipeline.js';
 
 export interface LoadedMapping {
@@ -103,7 +104,8 @@ export function parseConfigText<S extends z.ZodType>(text: string, file: string,
     const path = issue.path.filter((p): p is string | number => typeof p !== 'symbol');
     if (issue.code === 'unrecognized_keys') {
       for (const key of issue.keys) {
-        problems.push({ path: [...path, key].join('.'), message: `unknown key "${key}"${lineOf([...path, key])}` });
+        const suggestion = closestMatch(key, schemaKeysAt(schema, path).filter((known) => !(known in objectAt(value, path))));
+        problems.push({ path: [...path, key].join('.'), message: `unknown key "${key}"${lineOf([...path, key])}${suggestion ? `; did you mean "${suggestion}"?` : ''}` });
       }
       continue;
     }
@@ -112,6 +114,58 @@ export function parseConfigText<S extends z.ZodType>(text: string, file: string,
   throw new ConfigError(file, problems.slice(0, 20), {
     hint: `Fix the ${what}; its JSON Schema (${what === 'mapping file' ? 'mappings' : 'pipelines'}/schema.json) lists every key.`,
   });
+}
+
+/** The keys the schema accepts for the object at `path` (all alternatives of a union): the suggestions for an unknown key. */
+function schemaKeysAt(schema: z.ZodType, path: readonly (string | number)[]): string[] {
+  let nodes: z.core.$ZodType[] = [schema];
+  for (const segment of [...path, undefined]) {
+    const next: z.core.$ZodType[] = [];
+    const keys: string[] = [];
+    const visit = (node: z.core.$ZodType): void => {
+      const def = node._zod.def as z.core.$ZodTypeDef & Record<string, unknown>;
+      switch (def.type) {
+        case 'optional':
+        case 'nullable':
+        case 'default':
+        case 'prefault':
+        case 'readonly':
+        case 'catch':
+          return visit(def.innerType as z.core.$ZodType);
+        case 'pipe':
+          return visit(def.in as z.core.$ZodType);
+        case 'lazy':
+          return visit((def.getter as () => z.core.$ZodType)());
+        case 'union':
+          return (def.options as z.core.$ZodType[]).forEach(visit);
+        case 'object': {
+          const shape = def.shape as Record<string, z.core.$ZodType>;
+          if (segment === undefined) keys.push(...Object.keys(shape));
+          else if (typeof segment === 'string' && shape[segment]) next.push(shape[segment]);
+          return;
+        }
+        case 'record':
+          if (segment !== undefined) next.push(def.valueType as z.core.$ZodType);
+          return;
+        case 'array':
+          if (typeof segment === 'number') next.push(def.element as z.core.$ZodType);
+          return;
+        default:
+          return;
+      }
+    };
+    nodes.forEach(visit);
+    if (segment === undefined) return [...new Set(keys)];
+    nodes = next;
+  }
+  return [];
+}
+
+/** The object found at `path` in a parsed file (empty when there is none). */
+function objectAt(value: unknown, path: readonly (string | number)[]): object {
+  let node = value;
+  for (const segment of path) node = node !== null && typeof node === 'object' ? (node as Record<string | number, unknown>)[segment] : undefined;
+  return node !== null && typeof node === 'object' ? node : {};
 }
 
 function describeIssue(issue: z.core.$ZodIssue): string {

@@ -14,3 +14,19 @@ export function resolveLogLevel(input: { flag?: string | undefined; env: NodeJS.
   if (level) return level;
   throw new UserFacingError(`${source} "${text}" is not a log level.`, { hint: `Use one of ${LOG_LEVELS.join(', ')}.`, exitCode: EXIT.usage });
 }
+
+export type StderrFormat = 'json' | 'human';
+
+/**
+ * How stderr is written, logs and the final error alike, so one stream never mixes JSON lines
+ * and prose: `ROSTERSYNC_LOG_FORMAT` (`json` or `human`), else JSON lines off a terminal (cron,
+ * CI, a file: machines collect them) and human lines on one.
+ */
+export function stderrFormat(env: NodeJS.ProcessEnv, stderr: NodeJS.WritableStream): StderrFormat {
+  const text = env.ROSTERSYNC_LOG_FORMAT?.trim().toLowerCase();
+  if (text === 'json' || text === 'human') return text;
+  if (text !== undefined && text !== '') {
+    throw new UserFacingError(`ROSTERSYNC_LOG_FORMAT "${env.ROSTERSYNC_LOG_FORMAT}" is not a format.`, { hint: 'Use json or human (unset: JSON lines off a terminal, human lines on one).', exitCode: EXIT.usage });
+  }
+  return (stderr as NodeJS.WriteStream).isTTY === true ? 'human' : 'json';
+}

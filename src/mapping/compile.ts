@@ -15,7 +15,8 @@ import { MappingError } from './errors.js';
 import { coerceValue, isEmptyCell, LIST_KINDS, sourceColumns, textOfCell, type FieldPlan, type ValueKind } from './field-plan.js';
 import { mapRowWith, type MapRowResult, type RowRules } from './map-row.js';
 import type { CustomFieldSpec, DuplicatePolicy, MappingFile, RowFilter, StandardFieldSpec } from './schema.js';
-import { closestMatch, toNfc } from './transforms.js';
+import { closestMatch } from '../did-you-mean.js';
+import { toNfc } from './transforms.js';
 import type { FieldValue } from './types.js';
 
 export type { MapRowResult } from './map-row.js';

@@ -109,6 +109,7 @@ export function buildPlan(input: BuildPlanInput): Plan {
   for (const item of classification.unchanged) consider(item, true);
 
   const orphans: string[] = [];
+  const orphanNames: Record<string, string> = {};
   for (const clientId of classification.missing) {
     if (policy.mode === 'mirror') {
       const applied = lastApplied.get(clientId);
@@ -120,6 +121,9 @@ export function buildPlan(input: BuildPlanInput): Plan {
       });
     } else {
       orphans.push(clientId);
+      // Named as last applied, so an operator recognises the people a count would hide.
+      const name = lastApplied.get(clientId)?.name;
+      if (typeof name === 'string' && name !== '') orphanNames[clientId] = name;
     }
   }
   pairClientIdChanges(items, orphans, lastApplied, notes);
@@ -134,6 +138,7 @@ export function buildPlan(input: BuildPlanInput): Plan {
     items: [...items.filter((i) => i.action !== 'delete'), ...items.filter((i) => i.action === 'delete')],
     counts,
     orphans,
+    ...(Object.keys(orphanNames).length > 0 ? { orphanNames } : {}),
     stateRepairs,
     ...(input.rowKeySalt !== undefined ? { rowKeySalt: input.rowKeySalt } : {}),
     guards,

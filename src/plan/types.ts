@@ -100,6 +100,8 @@ export const planSchema = z.strictObject({
   counts: planCountsSchema,
   /** Owned records gone from the roster that upsert mode keeps. */
   orphans: z.array(z.string()),
+  /** The last-applied name of each orphan the inventory names. */
+  orphanNames: z.record(z.string(), z.string()).optional(),
   stateRepairs: z.array(stateRepairSchema),
   /** The name of the salt of the row keys this plan's writes store (none without the fast path): apply records it (StateStore.rowKeySalt). */
   rowKeySalt: z.string().optional(),

@@ -12,7 +12,7 @@ import type { RecordEntry, RunReport } from './types.js';
 /** The run's facts that the plan and the outcomes do not carry. */
 export type ReportHeader = Omit<
   RunReport,
-  'counts' | 'records' | 'orphans' | 'guards' | 'estimate' | 'input' | 'rejectedRows' | 'rejectedRowsOmitted' | 'notes' | 'finishedAt' | 'durationMs'
+  'counts' | 'records' | 'orphans' | 'orphanNames' | 'guards' | 'estimate' | 'input' | 'rejectedRows' | 'rejectedRowsOmitted' | 'notes' | 'finishedAt' | 'durationMs'
 >;
 
 export interface ReportInput {
@@ -68,6 +68,7 @@ export function buildRunReport(input: ReportInput): RunReport {
     guards: plan.guards,
     records,
     orphans: plan.orphans,
+    ...(plan.orphanNames ? { orphanNames: plan.orphanNames } : {}),
     rejectedRows: roster.rejected,
     rejectedRowsOmitted: roster.rejectedNotStored,
     ...(roster.warnedRows?.length ? { warnings: roster.warnedRows, warningsOmitted: roster.warnedRowsNotStored ?? 0 } : {}),

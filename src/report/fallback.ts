@@ -4,7 +4,8 @@
  * "cannot write the report" would hide them. The report then goes to a fallback directory under
  * the system's temporary directory, and the run names it (`warnings`) on the console.
  */
-import { tmpdir } from 'node:os';
+import { tmpdir, userInfo } from 'node:os';
+import { lstat, mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { EXIT, UserFacingError } from '../errors.js';
 import { fileSystemProblem } from '../file-system-problem.js';
@@ -13,8 +14,32 @@ import type { RunReport } from './types.js';
 import { writeReport, type WriteReportOptions, type WrittenReport } from './write.js';
 
 export interface FallbackOptions {
-  /** Where the fallback report goes: `<root>/<pipeline>/<run id>`. @default `<os tmpdir>/rostersync-reports` */
+  /** Where the fallback report goes: `<root>/<pipeline>/<run id>`. @default `<os tmpdir>/rostersync-reports-<uid>` */
   fallbackRoot?: string;
+}
+
+/**
+ * One fallback folder per user (`rostersync-reports-<uid>`): a single shared path would belong to
+ * whoever created it first (mode 0700), and every other user's fallback would then fail.
+ */
+export function defaultFallbackRoot(): string {
+  const uid = process.getuid?.();
+  const user = uid !== undefined ? String(uid) : segment(userInfo().username);
+  return join(tmpdir(), `rostersync-reports-${user}`);
+}
+
+/**
+ * The shared temporary directory lets anyone create a folder of any name: the default fallback
+ * root is used only if it is a real folder of this user that no one else can open, so roster
+ * names never land in a folder another user prepared.
+ */
+async function privateRoot(root: string): Promise<void> {
+  await mkdir(root, { recursive: true, mode: 0o700 });
+  const stat = await lstat(root);
+  const uid = process.getuid?.();
+  if (!stat.isDirectory() || (uid !== undefined && stat.uid !== uid) || (stat.mode & 0o077) !== 0) {
+    throw new Error(`${root} is not a folder of this user closed to others (owner ${stat.uid}, mode ${(stat.mode & 0o777).toString(8)})`);
+  }
 }
 
 /** Why a write failed, in words when it is a file-system problem. */
@@ -39,9 +64,11 @@ export async function writeReportOrFallback(report: RunReport, options: WriteRep
   try {
     return await writeReport(report, options);
   } catch (primary) {
-    const dir = join(options.fallbackRoot ?? join(tmpdir(), 'rostersync-reports'), segment(report.pipeline), segment(report.runId));
+    const root = options.fallbackRoot ?? defaultFallbackRoot();
+    const dir = join(root, segment(report.pipeline), segment(report.runId));
     const primaryReason = reason(primary);
     try {
+      if (options.fallbackRoot === undefined) await privateRoot(root);
       // No run history in the fallback place: it is not the pipeline's report folder.
       const written = await writeReport(report, { dir, env: options.env, ...(options.rejectedCsv ? { rejectedCsv: options.rejectedCsv } : {}) });
       written.warnings.unshift(`Could not write the report to ${options.dir}: ${primaryReason}. It was written to ${written.dir} instead.`);

@@ -54,7 +54,7 @@ function factsList(report: RunReport): string {
     ],
     [
       'Target',
-      `${report.target.groupId === null ? 'group not created yet' : `group ${report.target.groupId}`}${report.target.groupName ? ` <q>${e(report.target.groupName)}</q>` : ''} at <code>${e(report.target.baseUrl)}</code>`,
+      `${report.target.groupId === null ? (report.target.groupToCreate ? 'group to be created (--create-group)' : 'group not created yet') : `group ${report.target.groupId}`}${report.target.groupName ? ` <q>${e(report.target.groupName)}</q>` : ''} at <code>${e(report.target.baseUrl)}</code>`,
     ],
     ['Mode', `${e(report.mode)}, ${e(report.update)} updates${report.dryRun ? ', <strong>dry run</strong>' : ''}`],
     ['Run', `<code>${e(report.runId)}</code> · ${timeHtml(report.startedAt)} → ${timeHtml(report.finishedAt)} · ${e(formatDuration(report.durationMs))}`],
@@ -222,7 +222,12 @@ function orphansSection(report: RunReport): string {
 }
 
 function orphanTable(report: RunReport): string {
-  return renderTable({ columns: [{ label: 'client_id' }], rows: report.orphans, cells: (clientId) => [text(clientId)] });
+  const names = report.orphanNames ?? {};
+  return renderTable({
+    columns: [{ label: 'client_id' }, { label: 'name (last applied)' }],
+    rows: report.orphans,
+    cells: (clientId) => [text(clientId), text(names[clientId] ?? '')],
+  });
 }
 
 export interface RenderHtmlOptions {

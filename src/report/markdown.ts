@@ -92,7 +92,7 @@ export function renderMarkdown(report: RunReport): string {
   const target = report.target;
   const groupText =
     target.groupId === null
-      ? 'group not created yet'
+      ? `group ${target.groupName ? `${mdText(target.groupName)} ` : ''}${target.groupToCreate ? 'to be created (--create-group)' : 'not created yet'}`
       : `group ${target.groupId}${target.groupName ? ` (${mdText(target.groupName)})` : ''}`;
   push(
     '| | |',
@@ -171,7 +171,7 @@ export function renderMarkdown(report: RunReport): string {
     push(
       '### Orphans',
       '',
-      `${report.orphans.length} owned record(s) are gone from the roster and were kept (upsert mode). They are listed in report.html and report.json.`,
+      `${report.orphans.length} owned record(s) are gone from the roster and were kept (upsert mode). They are listed, with their last-applied names, in report.html and report.json.`,
       '',
     );
   }

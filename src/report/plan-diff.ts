@@ -52,13 +52,22 @@ function changeLine(action: PlanAction, change: FieldChange, width: number, mask
   return { symbol: '~', text: `${label} = ${diffValue(change.before, mask)} -> ${diffValue(change.after, mask)}` };
 }
 
-function recordBlock(record: RecordEntry, options: PlanDiffOptions, paint: (style: keyof typeof ANSI, text: string) => string): string[] {
+type Paint = (style: keyof typeof ANSI, text: string) => string;
+
+/** An empty value: nothing a delete removes, nothing a create sets. */
+function isEmpty(value: FieldValue | undefined): boolean {
+  return value === undefined || value === null || (Array.isArray(value) && value.length === 0);
+}
+
+function recordBlock(record: RecordEntry, options: PlanDiffOptions, paint: Paint): string[] {
   const action = record.action as Exclude<PlanAction, 'noop'>;
   const where = formatProvenance(record.provenance);
   const why = [REASON_TEXT[record.reason] ?? record.reason, where, record.pairedWith ? `pairs with ${plain(record.pairedWith)}` : ''].filter(Boolean).join('; ');
   const lines = [`  ${paint(ACTION_STYLE[action], paint('bold', `${ACTION_SYMBOL[action]} ${action}`))} ${paint('bold', plain(record.clientId))}  ${paint('dim', `(${why})`)}`];
-  const width = Math.min(28, Math.max(0, ...record.changes.map((change) => change.label.length)));
-  for (const change of record.changes) {
+  // A delete removes only the values the record had: an empty field is not a change.
+  const changes = action === 'delete' ? record.changes.filter((change) => !isEmpty(change.before)) : record.changes;
+  const width = Math.min(28, Math.max(0, ...changes.map((change) => change.label.length)));
+  for (const change of changes) {
     const line = changeLine(action, change, width, options.mask);
     const style = line.symbol === '+' ? 'green' : line.symbol === '-' ? 'red' : 'yellow';
     lines.push(`      ${paint(style, line.symbol)} ${line.text}`);
@@ -66,33 +75,67 @@ function recordBlock(record: RecordEntry, options: PlanDiffOptions, paint: (styl
   return lines;
 }
 
+/** The group a `--create-group` run creates: a planned change like the records. */
+function groupBlock(report: RunReport, paint: Paint): string[] {
+  const { groupName, groupToCreate } = report.target;
+  if (!groupToCreate) return [];
+  const teams: [string, FieldValue][] = [
+    ['owner_team', groupToCreate.ownerTeam],
+    ['editor_teams', groupToCreate.editorTeams],
+    ['viewer_teams', groupToCreate.viewerTeams],
+  ];
+  return [
+    `  ${paint('green', paint('bold', '+ create group'))} ${paint('bold', JSON.stringify(plain(groupName ?? '')))}  ${paint('dim', '(--create-group; its id is known once created)')}`,
+    ...teams.filter(([, value]) => !isEmpty(value)).map(([label, value]) => `      ${paint('green', '+')} ${label.padEnd(12)} = ${diffValue(value, false)}`),
+    '',
+  ];
+}
+
+/** Orphans by client_id and last-applied name: the people upsert mode keeps although the roster dropped them. */
+function orphanBlock(report: RunReport, options: PlanDiffOptions, paint: Paint, limit: number): string[] {
+  if (report.orphans.length === 0) return [];
+  const shown = limit > 0 ? report.orphans.slice(0, limit) : report.orphans;
+  const names = report.orphanNames ?? {};
+  const lines = [`  ${paint('bold', `Orphans kept (gone from the roster, not deleted in ${report.mode} mode):`)}`];
+  for (const clientId of shown) {
+    const name = names[clientId];
+    lines.push(`      ${paint('bold', plain(clientId))}${name === undefined ? '' : `  ${diffValue(name, options.mask)}`}`);
+  }
+  if (shown.length < report.orphans.length) lines.push(paint('dim', `      ... and ${report.orphans.length - shown.length} more: see the report, or --diff-limit 0 to print them all.`));
+  return [...lines, ''];
+}
+
 /** The plan as a field-by-field diff; ends with Terraform's one-line total. */
 export function renderPlanDiff(report: RunReport, options: PlanDiffOptions): string {
-  const paint = (style: keyof typeof ANSI, text: string) => (options.color ? `\u001b[${ANSI[style]}m${text}\u001b[0m` : text);
+  const paint: Paint = (style, text) => (options.color ? `\u001b[${ANSI[style]}m${text}\u001b[0m` : text);
   const changed = report.records.filter((record) => record.action !== 'noop');
   const total = (action: PlanAction) => actionTotal(report, action);
   const limit = options.limit ?? DEFAULT_DIFF_LIMIT;
   const shown = limit > 0 ? changed.slice(0, limit) : changed;
+  const creatingGroup = report.target.groupToCreate !== undefined;
 
   const lines: string[] = [];
-  if (changed.length === 0) {
-    lines.push('No changes. The service matches the roster.');
+  if (changed.length === 0 && !creatingGroup) {
+    lines.push('No changes. The service matches the roster.', '');
   } else {
     const group = report.target.groupName ? `"${plain(report.target.groupName)}"` : 'the group';
-    lines.push(`rostersync would make these changes to ${group}${report.target.groupId !== null ? ` (#${report.target.groupId})` : ''}${options.mask ? ' (values masked)' : ''}:`, '');
+    const id = report.target.groupId !== null ? ` (#${report.target.groupId})` : creatingGroup ? ' (new)' : '';
+    lines.push(`rostersync would make these changes to ${group}${id}${options.mask ? ' (values masked)' : ''}:`, '');
+    lines.push(...groupBlock(report, paint));
     for (const record of shown) lines.push(...recordBlock(record, options, paint), '');
     if (shown.length < changed.length) {
       lines.push(paint('dim', `  ... and ${changed.length - shown.length} more records: see the report, or --diff-limit 0 to print them all.`), '');
     }
   }
+  lines.push(...orphanBlock(report, options, paint, limit));
   lines.push(
-    `${paint('bold', 'Plan:')} ${total('create')} to create, ${total('update')} to update, ${total('delete')} to delete, ${total('noop')} unchanged.` +
-      (report.orphans.length > 0 ? ` ${report.orphans.length} orphans kept (upsert mode).` : ''),
+    `${paint('bold', 'Plan:')} ${creatingGroup ? '1 group to create; ' : ''}${total('create')} to create, ${total('update')} to update, ${total('delete')} to delete, ${total('noop')} unchanged.` +
+      (report.orphans.length > 0 ? ` ${report.orphans.length} orphans kept (${report.mode} mode).` : ''),
   );
   return `${lines.join('\n')}\n`;
 }
 
 /** Whether the plan would change anything in the service (`--detailed-exitcode`). */
 export function planHasChanges(report: RunReport): boolean {
-  return (['create', 'update', 'delete'] as const).some((action) => actionTotal(report, action) > 0);
+  return report.target.groupToCreate !== undefined || (['create', 'update', 'delete'] as const).some((action) => actionTotal(report, action) > 0);
 }

@@ -32,7 +32,14 @@ export interface RunReport {
   pipeline: string;
   pipelineFile: string;
   source: { file: string; sha256: string; format: string; sheet?: string };
-  target: { baseUrl: string; groupId: number | null; groupName?: string };
+  target: {
+    baseUrl: string;
+    groupId: number | null;
+    /** From the pipeline's `target.group`, else from the state (kept when the group was created). */
+    groupName?: string;
+    /** The group does not exist yet and the run creates it (`--create-group`): planned, in a dry run or `plan`. */
+    groupToCreate?: { ownerTeam: string; editorTeams: string[]; viewerTeams: string[] };
+  };
   mode: 'upsert' | 'mirror';
   update: 'partial' | 'full';
   dryRun: boolean;
@@ -53,6 +60,8 @@ export interface RunReport {
   records: RecordEntry[];
   /** Owned records gone from the roster that upsert mode keeps. */
   orphans: string[];
+  /** The last-applied name of each orphan, where the inventory holds one. */
+  orphanNames?: Record<string, string>;
   rejectedRows: RejectedRow[];
   /** Rejected rows beyond those listed (the report keeps at most a capped number). */
   rejectedRowsOmitted: number;

@@ -7,6 +7,7 @@
  * summary, index page, retention.ts pruning) and report.md is appended to GITHUB_STEP_SUMMARY.
  */
 import { appendFile, chmod, mkdir } from 'node:fs/promises';
+import { ignoreInGit } from '../private-dir.js';
 import { basename, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { UserFacingError } from '../errors.js';
 import { REPORT_DIR_MODE, writeFileAtomic } from './atomic-file.js';
@@ -77,6 +78,8 @@ export async function writeReport(report: RunReport, options: WriteReportOptions
     const created = await mkdir(dir, { recursive: true, mode: REPORT_DIR_MODE });
     // Only tighten a directory this call created; an existing directory keeps the mode its owner chose.
     if (created !== undefined) await chmod(dir, REPORT_DIR_MODE);
+    // The folder above the runs (`reports/` on a first run), not each run's folder.
+    if (created !== undefined && created !== dir) await ignoreInGit(created);
   } catch (error) {
     throw cannotWrite(dir, error);
   }

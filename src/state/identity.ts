@@ -14,6 +14,11 @@ export interface StateIdentity {
    * record in it was written by this pipeline, so no create-if-absent check is needed there.
    */
   groupCreatedHere: boolean;
+  /**
+   * The group's name as it was created (or as the pipeline last named it). The service cannot
+   * list groups, so once the pipeline pins `group_id` this is the only place the name is known.
+   */
+  groupName: string | null;
 }
 
 /** The service and group a run writes to; claims and target registrations are keyed by it. */

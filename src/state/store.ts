@@ -15,6 +15,7 @@ import Database from 'better-sqlite3';
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { chmodSync, closeSync, existsSync, mkdirSync, openSync, readSync, statSync } from 'node:fs';
+import { ignoreInGitSync } from '../private-dir.js';
 import { dirname, join } from 'node:path';
 import { UserFacingError } from '../errors.js';
 import { fileSystemHint, fileSystemProblem } from '../file-system-problem.js';
@@ -193,7 +194,7 @@ export class StateStore {
   static open(path: string, pipeline: string, options: StateStoreOptions = {}): StateStore {
     // The state holds roster emails: owner-only directory and files.
     const dir = dirname(path);
-    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    ignoreInGitSync(mkdirSync(dir, { recursive: true, mode: 0o700 }));
     ownerOnly(dir, 0o700);
     const sharedPath = join(dir, SHARED_STATE_FILE);
     let db: Database.Database;
@@ -261,13 +262,20 @@ export class StateStore {
    * empty). `createdHere`: this pipeline just created the group, so it owns all of it from the start.
    * Moving an inventory that owns records to another group is `retarget`.
    */
-  setGroupId(groupId: number, options: { createdHere?: boolean } = {}): void {
+  setGroupId(groupId: number, options: { createdHere?: boolean; name?: string } = {}): void {
     this.db.transaction(() => {
+      if (groupId !== this.groupId()) this.stmts.deleteMeta.run('group_name');
       this.setMeta('group_id', String(groupId));
       this.setMeta('group_created_here', options.createdHere ? '1' : '0');
+      if (options.name !== undefined) this.setMeta('group_name', options.name);
       this.stmts.deleteMeta.run('group_intent');
       this.stmts.bumpSerial.run();
     })();
+  }
+
+  /** Records the name of the group the state is bound to (a state made before names were kept, or a renamed group). */
+  setGroupName(name: string): void {
+    this.setMeta('group_name', name);
   }
 
   /** What this state is bound to: service, group and pipeline. */
@@ -277,6 +285,7 @@ export class StateStore {
       baseUrl: this.getMeta('service_url') ?? null,
       groupId: this.groupId(),
       groupCreatedHere: this.getMeta('group_created_here') === '1',
+      groupName: this.getMeta('group_name') ?? null,
     };
   }
 
@@ -308,6 +317,7 @@ export class StateStore {
       else this.setMeta('service_url', normalizeServiceUrl(target.baseUrl));
       if (target.groupId === null) this.stmts.deleteMeta.run('group_id');
       else this.setMeta('group_id', String(target.groupId));
+      if (target.groupId !== before.groupId) this.stmts.deleteMeta.run('group_name');
       this.setMeta('group_created_here', '0');
       this.stmts.deleteMeta.run('group_intent');
       this.stmts.bumpSerial.run();

@@ -59,6 +59,7 @@ const identityLine = z.strictObject({
   baseUrl: text.nullable(),
   groupId: z.number().int().positive().max(Number.MAX_SAFE_INTEGER).nullable(),
   groupCreatedHere: z.boolean(),
+  groupName: text.nullable().optional(),
   groupIntent: z.strictObject({ name: id, at: isoTime }).nullable(),
   sharedPrefixes: z.array(id).nullable().optional(),
 });
@@ -127,6 +128,7 @@ export function exportState(store: StateBackend, write: (line: string) => void, 
     baseUrl: identity.baseUrl,
     groupId: identity.groupId,
     groupCreatedHere: identity.groupCreatedHere,
+    ...(identity.groupName !== null ? { groupName: identity.groupName } : {}),
     groupIntent: store.groupIntent(),
     ...(registration ? { sharedPrefixes: registration.sharedPrefixes } : {}),
   });
@@ -175,7 +177,7 @@ export function importState(store: StateBackend, clock: { at: number }, text: st
         });
       }
       if (identity.baseUrl !== null) store.bindService(identity.baseUrl);
-      if (identity.groupId !== null) store.setGroupId(identity.groupId, { createdHere: identity.groupCreatedHere });
+      if (identity.groupId !== null) store.setGroupId(identity.groupId, { createdHere: identity.groupCreatedHere, ...(identity.groupName ? { name: identity.groupName } : {}) });
       if (identity.groupIntent) {
         clock.at = Date.parse(identity.groupIntent.at);
         store.recordGroupIntent(identity.groupIntent.name);

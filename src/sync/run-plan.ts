@@ -137,11 +137,7 @@ async function record(prepared: PreparedRun, verdict: Verdict, applied: ApplyRes
     pipeline: pipeline.name,
     pipelineFile: pipeline.file,
     source: prepared.source,
-    target: {
-      baseUrl: options.service.baseUrl,
-      groupId: verdict.groupId,
-      ...('group' in pipeline.config.target ? { groupName: pipeline.config.target.group.name } : {}),
-    },
+    target: reportTarget(prepared, verdict.groupId, options.service.baseUrl),
     mode: pipeline.config.policy.mode,
     update: pipeline.config.policy.update,
     dryRun: options.dryRun === true,
@@ -163,4 +159,22 @@ async function record(prepared: PreparedRun, verdict: Verdict, applied: ApplyRes
   });
   const written = await recordRun({ pipeline, store: prepared.store, report, validRecords: prepared.roster.counts.valid, options });
   return { report, exitCode: verdict.exitCode, written };
+}
+
+/**
+ * The group as the report names it: the pipeline's `target.group`, else the name the state kept
+ * when the group was created (a pinned `group_id` carries no name, and groups cannot be listed).
+ * A run that has no group yet plans its creation (only with --create-group: checkBinding refuses
+ * otherwise), and the report shows that creation as a change like any other.
+ */
+function reportTarget(prepared: PreparedRun, groupId: number | null, baseUrl: string): RunReport['target'] {
+  const target = prepared.pipeline.config.target;
+  const spec = 'group' in target ? target.group : undefined;
+  const groupName = spec?.name ?? prepared.store.identity().groupName ?? undefined;
+  return {
+    baseUrl,
+    groupId,
+    ...(groupName !== undefined ? { groupName } : {}),
+    ...(groupId === null && spec ? { groupToCreate: { ownerTeam: spec.owner_team, editorTeams: spec.editor_teams, viewerTeams: spec.viewer_teams } } : {}),
+  };
 }

@@ -17,7 +17,8 @@ function captureIo(signal?: AbortSignal): { io: CliIo; out: () => string; err: (
   let err = '';
   stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
   stderr.on('data', (chunk: Buffer) => (err += chunk.toString()));
-  const io: CliIo = { stdout, stderr, env: {}, cwd: process.cwd(), ...(signal ? { signal } : {}) };
+  // Messages as a person at a terminal reads them (off a terminal, stderr is JSON lines).
+  const io: CliIo = { stdout, stderr, env: { ROSTERSYNC_LOG_FORMAT: 'human' }, cwd: process.cwd(), ...(signal ? { signal } : {}) };
   return { io, out: () => out, err: () => err, stdout };
 }
 

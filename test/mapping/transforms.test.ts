@@ -2,13 +2,13 @@ import { describe, expect, it } from 'vitest';
 import {
   applyTransform,
   checkEmail,
-  closestMatch,
   dedupe,
   lastFirst,
   normaliseOrcid,
   orcidCheckDigit,
   splitValue,
 } from '../../src/mapping/transforms.js';
+import { closestMatch } from '../../src/did-you-mean.js';
 
 describe('orcid', () => {
   it.each([

@@ -11,7 +11,7 @@
  * better-sqlite3's business, not this package's.
  */
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -144,6 +144,21 @@ describe('the packed package, installed into an empty directory', { timeout: 300
     expect(stdout).toMatch(/\+ create\s+38\s+38/);
     const stats = (await (await fetch(`${emulator.url}/_emulator/stats`)).json()) as { writes: { total: number } };
     expect(stats.writes.total).toBe(0);
+  });
+
+  it("runs the README's Library example as written, from a project of its own", async () => {
+    const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
+    const example = /```js\n([\s\S]*?)```/.exec(readme.slice(readme.indexOf('## Library')))?.[1];
+    expect(example).toBeDefined();
+    const project = join(work, 'library-example');
+    mkdirSync(project);
+    symlinkSync(join(app, 'node_modules'), join(project, 'node_modules'));
+    writeFileSync(join(project, 'try-rostersync.mjs'), example!);
+    const { stdout } = await run(process.execPath, ['try-rostersync.mjs'], { cwd: project, encoding: 'utf8', timeout: 120_000 });
+    expect(stdout).toContain('planned: 38 creates\n');
+    expect(stdout).toMatch(new RegExp(`exit code: 0 report: ${project}/reports/reviewers/\\S+/report\\.html\\n`));
+    expect(stdout).toMatch(/custom fields: Expertise level, Subject areas, /);
+    expect(existsSync(join(project, '.rostersync', 'reviewers.sqlite'))).toBe(true);
   });
 
   it('exports the documented library API from `import("rostersync")`', async () => {

@@ -36,7 +36,7 @@ describe('sharing a group', () => {
 describe('identity binding', () => {
   it('spells a service one way and names each difference', () => {
     expect(normalizeServiceUrl('HTTPS://Svc.Example.org:443/api/')).toBe('https://svc.example.org/api');
-    const bound = { pipeline: 'p', baseUrl: 'https://staging.example.org', groupId: 5, groupCreatedHere: true };
+    const bound = { pipeline: 'p', baseUrl: 'https://staging.example.org', groupId: 5, groupCreatedHere: true, groupName: null };
     expect(identityMismatches(bound, { baseUrl: 'https://staging.example.org/', groupId: 5 })).toEqual([]);
     expect(identityMismatches(bound, { baseUrl: 'https://prod.example.org', groupId: 6 })).toEqual([
       { what: 'service', bound: 'https://staging.example.org', current: 'https://prod.example.org' },

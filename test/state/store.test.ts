@@ -91,17 +91,17 @@ describe.each(backends)('state store on $name', (backend) => {
 
   it('binds its identity, and retargeting lets the owned records go (no longer owned nor claimed)', async () => {
     const store = (await backend.location()).open('p');
-    expect(store.identity()).toEqual({ pipeline: 'p', baseUrl: null, groupId: null, groupCreatedHere: false });
+    expect(store.identity()).toEqual({ pipeline: 'p', baseUrl: null, groupId: null, groupCreatedHere: false, groupName: null });
     store.bindService('HTTPS://Svc.Example.org:443/');
     store.setGroupId(7, { createdHere: true });
-    expect(store.identity()).toEqual({ pipeline: 'p', baseUrl: 'https://svc.example.org', groupId: 7, groupCreatedHere: true });
+    expect(store.identity()).toEqual({ pipeline: 'p', baseUrl: 'https://svc.example.org', groupId: 7, groupCreatedHere: true, groupName: null });
     const target = { baseUrl: 'https://svc.example.org', groupId: 7 };
     store.adopt({ clientId: 'a', fieldsJson: '{}', hash: 'h', runId: 'r' });
     expect(store.claim(target, ['a']).size).toBe(0);
     const j = store.journalPlanned('r', 'b', 'create');
     store.journalSent(j);
     expect(store.retarget({ baseUrl: 'https://prod.example.org', groupId: 9 })).toEqual({ released: 1 });
-    expect(store.identity()).toEqual({ pipeline: 'p', baseUrl: 'https://prod.example.org', groupId: 9, groupCreatedHere: false });
+    expect(store.identity()).toEqual({ pipeline: 'p', baseUrl: 'https://prod.example.org', groupId: 9, groupCreatedHere: false, groupName: null });
     expect(store.ownedCount()).toBe(0);
     expect(store.claimOwners(target, ['a']).size).toBe(0);
     expect(store.unfinishedOrFailed().size).toBe(0);

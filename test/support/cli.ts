@@ -40,7 +40,9 @@ export async function runCli(argv: string[], options: RunCliOptions = {}): Promi
   const code = await main(argv, {
     stdout: stdout.stream,
     stderr: stderr.stream,
-    env: options.env ?? {},
+    // Messages are read as a person at a terminal reads them; the JSON lines written off a
+    // terminal are tested on their own (test/first-hour/stderr-format.test.ts).
+    env: { ROSTERSYNC_LOG_FORMAT: 'human', ...options.env },
     cwd: options.cwd ?? process.cwd(),
     ...(options.signal ? { signal: options.signal } : {}),
   });

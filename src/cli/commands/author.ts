@@ -7,6 +7,7 @@ import { resolve } from 'node:path';
 import type { Argv } from 'yargs';
 import type { CommandFactory, CommandContext } from '../command.js';
 import { action } from '../command.js';
+import { closestMatch } from '../../did-you-mean.js';
 import { EXIT, UserFacingError } from '../../errors.js';
 import {
   STANDARD_FIELDS,
@@ -68,9 +69,11 @@ async function runAuthor(verb: Verb, args: AuthorArgs, ctx: CommandContext): Pro
   const { io } = ctx;
   const groupId = parseGroupId(args.group_id);
   const clientId = String(args.client_id ?? '');
-  const body = verb === 'put' || verb === 'patch' ? readData(args, io) : undefined;
+  const data = verb === 'put' || verb === 'patch' ? readData(args, io) : undefined;
   const { client } = connectService(args, io);
   const options = callOptions(io);
+  // Custom fields and options by name, as `get` prints them; the listing is only fetched when needed.
+  const body = data && Object.keys(data).some((key) => !isStandardKey(key)) ? withApiIds(data, (await client.listCustomFields(options)).author_from_group) : data;
 
   if (verb === 'get') {
     const record = await client.getAuthor(groupId, clientId, options);
@@ -147,6 +150,53 @@ function readData(args: AuthorArgs, io: CliIo): Record<string, unknown> {
     throw new UserFacingError(`${source} must hold a JSON object (the record), not ${Array.isArray(value) ? 'an array' : typeof value}`);
   }
   return value as Record<string, unknown>;
+}
+
+/**
+ * The record with custom fields and their options named as `author get` prints them (names, option
+ * labels; case and spacing aside) turned into the api_ids the service takes. An api_id is kept as
+ * it is. A name that matches no field, or an option no label, is refused with the nearest name.
+ */
+export function withApiIds(data: Record<string, unknown>, fields: readonly CustomField[]): Record<string, unknown> {
+  const norm = (text: string) => text.trim().replace(/\s+/g, ' ').toLowerCase();
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(data)) {
+    if (isStandardKey(key)) {
+      out[key] = value;
+      continue;
+    }
+    const matches = fields.filter((field) => field.api_id === key);
+    if (matches.length === 0) matches.push(...fields.filter((field) => norm(field.name) === norm(key)));
+    if (matches.length > 1) {
+      throw new UserFacingError(`field name "${key}" is shared by ${matches.length} custom fields (${matches.map((f) => f.api_id).join(', ')})`, {
+        hint: 'Name the field by its api_id instead; `rostersync fields` lists them.',
+      });
+    }
+    const field = matches[0];
+    if (field === undefined) {
+      const closest = closestMatch(key, [...STANDARD_FIELDS, ...fields.map((f) => f.name)]);
+      throw new UserFacingError(`unknown field "${key}"${closest ? `; did you mean "${closest}"?` : ''}`, {
+        hint: `Use a standard field (${STANDARD_FIELDS.join(', ')}) or a custom field's name or api_id; \`rostersync fields\` lists them.`,
+      });
+    }
+    if (field.api_id in out) throw new UserFacingError(`field "${field.name}" is given twice (by its name and by its api_id)`, { hint: 'Keep one of the two keys.' });
+    out[field.api_id] = field.options ? withOptionIds(field, value, norm) : value;
+  }
+  return out;
+}
+
+function withOptionIds(field: CustomField, value: unknown, norm: (text: string) => string): unknown {
+  const options = field.options ?? [];
+  const one = (item: unknown): unknown => {
+    if (typeof item !== 'string' || options.some((option) => option.api_id === item)) return item;
+    const option = options.find((candidate) => norm(candidate.option) === norm(item));
+    if (option) return option.api_id;
+    const closest = closestMatch(item, options.map((candidate) => candidate.option));
+    throw new UserFacingError(`field "${field.name}" has no option "${item}"${closest ? `; did you mean "${closest}"?` : ''}`, {
+      hint: `Its options: ${options.map((candidate) => candidate.option).join(', ')}.`,
+    });
+  };
+  return Array.isArray(value) ? value.map(one) : one(value);
 }
 
 function isStandardKey(key: string): boolean {

@@ -95,6 +95,7 @@ export const stateCommand: CommandFactory = (ctx) => ({
               service: identity.baseUrl,
               groupId: store.groupId(),
               groupCreatedHere: identity.groupCreatedHere,
+              ...(identity.groupName !== null ? { groupName: identity.groupName } : {}),
               groupIntent: store.groupIntent(),
               serial: store.serial(),
               owned: store.ownedCount(),
@@ -109,7 +110,7 @@ export const stateCommand: CommandFactory = (ctx) => ({
             const out = ctx.io.stdout;
             out.write(`pipeline   ${summary.pipeline}\nstate      ${summary.path} (serial ${summary.serial})\n`);
             out.write(`service    ${summary.service ?? '(not bound yet: the first real run binds it)'}\n`);
-            out.write(`group      ${summary.groupId ?? '(not created yet)'}${summary.groupCreatedHere ? ' (created by this pipeline)' : ''}${summary.groupIntent ? `  ! creation of "${summary.groupIntent.name}" started ${summary.groupIntent.at} with unknown outcome` : ''}\n`);
+            out.write(`group      ${summary.groupId ?? '(not created yet)'}${summary.groupName !== undefined ? ` "${summary.groupName}"` : ''}${summary.groupCreatedHere ? ' (created by this pipeline)' : ''}${summary.groupIntent ? `  ! creation of "${summary.groupIntent.name}" started ${summary.groupIntent.at} with unknown outcome` : ''}\n`);
             out.write(`owned      ${summary.owned} records\n`);
             out.write(`lock       ${summary.lock ? `${summary.lock.owner}@${summary.lock.host} pid ${summary.lock.pid} since ${summary.lock.startedAt} (heartbeat ${summary.lock.heartbeatAt})` : 'free'}\n`);
             out.write('recent runs:\n');

@@ -16,6 +16,7 @@ import { EXIT, UserFacingError } from '../../errors.js';
 import { action, type CommandContext, type CommandFactory } from '../command.js';
 import type { CliIo } from '../io.js';
 import { useColor } from '../color.js';
+import { writeNotice } from '../stderr.js';
 import { progressReporter } from '../progress.js';
 import { cliLogger, serviceConfigFrom, withConnectionOptions, type ConnectionArgs } from '../service-options.js';
 
@@ -112,7 +113,7 @@ function refreshOption(value: string | boolean | undefined): RunOptions['refresh
 
 export function printResult(result: RunResult, args: { json?: boolean }, io: CliIo): number {
   // E.g. the report went to a fallback directory: said on stderr whatever the output format.
-  for (const warning of result.written.warnings) io.stderr.write(`warning: ${warning}\n`);
+  for (const warning of result.written.warnings) writeNotice(io, 'warn', warning);
   if (args.json) {
     io.stdout.write(`${JSON.stringify(result.report, null, 2)}\n`);
     return result.exitCode;
@@ -232,7 +233,7 @@ async function runSeveral(ctx: CommandContext, args: RunArgs, paths: string[], o
     ...options,
     logger: runLogger(args, ctx.io, base.service.apiKey),
     onFinished: (outcome) => {
-      if (!args.json) ctx.io.stderr.write(`finished ${outcome.name ?? outcome.pipelinePath}: exit ${outcome.exitCode}\n`);
+      if (!args.json) writeNotice(ctx.io, 'info', `finished ${outcome.name ?? outcome.pipelinePath}: exit ${outcome.exitCode}`, { pipeline: outcome.name ?? outcome.pipelinePath, exitCode: outcome.exitCode });
     },
   });
   const roots = result.outcomes.flatMap((o) => (o.historyRoot ? [o.historyRoot] : []));
@@ -240,7 +241,7 @@ async function runSeveral(ctx: CommandContext, args: RunArgs, paths: string[], o
     roots.length > 0
       ? await writeCombinedIndex({ roots }).catch((error: unknown) => {
           // The pipelines' own reports are written; only the page linking them failed.
-          ctx.io.stderr.write(`warning: cannot write the combined run history: ${(error as Error).message}\n`);
+          writeNotice(ctx.io, 'warn', `cannot write the combined run history: ${(error as Error).message}`);
           return undefined;
         })
       : undefined;

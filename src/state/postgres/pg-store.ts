@@ -157,8 +157,10 @@ export class PgStateStore implements StateBackend {
     return value === undefined ? null : Number(value);
   }
 
-  setGroupId(groupId: number, options: { createdHere?: boolean } = {}): void {
+  setGroupId(groupId: number, options: { createdHere?: boolean; name?: string } = {}): void {
+    const name = options.name ?? (groupId === this.groupId() ? undefined : null);
     this.connection.transaction([
+      ...(name === undefined ? [] : [name === null ? this.deleteMetaStatement('group_name') : this.metaStatement('group_name', name)]),
       this.metaStatement('group_id', String(groupId)),
       this.metaStatement('group_created_here', options.createdHere ? '1' : '0'),
       this.deleteMetaStatement('group_intent'),
@@ -166,9 +168,13 @@ export class PgStateStore implements StateBackend {
     ]);
   }
 
+  setGroupName(name: string): void {
+    this.setMeta('group_name', name);
+  }
+
   identity(): StateIdentity {
     const rows = this.connection.query<{ key: string; value: string }>(
-      `SELECT key, value FROM ${S}.meta WHERE pipeline = $1 AND key IN ('service_url', 'group_id', 'group_created_here')`,
+      `SELECT key, value FROM ${S}.meta WHERE pipeline = $1 AND key IN ('service_url', 'group_id', 'group_created_here', 'group_name')`,
       [this.pipeline],
     );
     const meta = new Map(rows.map((row) => [row.key, row.value]));
@@ -178,6 +184,7 @@ export class PgStateStore implements StateBackend {
       baseUrl: meta.get('service_url') ?? null,
       groupId: group === undefined ? null : Number(group),
       groupCreatedHere: meta.get('group_created_here') === '1',
+      groupName: meta.get('group_name') ?? null,
     };
   }
 
@@ -198,6 +205,7 @@ export class PgStateStore implements StateBackend {
       { text: `UPDATE ${S}.journal SET state = 'abandoned' WHERE pipeline = $1 AND state IN ('planned', 'sent', 'failed')`, values: [this.pipeline] },
       target.baseUrl === null ? this.deleteMetaStatement('service_url') : this.metaStatement('service_url', normalizeServiceUrl(target.baseUrl)),
       target.groupId === null ? this.deleteMetaStatement('group_id') : this.metaStatement('group_id', String(target.groupId)),
+      ...(target.groupId === before.groupId ? [] : [this.deleteMetaStatement('group_name')]),
       this.metaStatement('group_created_here', '0'),
       this.deleteMetaStatement('group_intent'),
       this.bumpSerial,
