@@ -186,6 +186,21 @@ function filteredSection(report: RunReport): string {
   return `<details class="section" id="filtered"><summary>Rows skipped by filters <span class="n">(${formatCount(report.input.filtered)})</span></summary><p>Rows that match a <code>skip_rows</code> entry of the mapping are left out of the sync on purpose; they are not rejected.</p>${more}${table}</details>`;
 }
 
+/** Files layered over the source: which rows they replaced, and which of their rows are new. */
+function layersSection(report: RunReport): string {
+  const layers = report.layers;
+  if (!layers) return '';
+  const files = layers.files.map((file) => `<code>${escapeHtml(file.split(/[\\/]/).pop() ?? file)}</code>`).join(', ');
+  const added = layers.added.length + layers.addedOmitted;
+  const table = renderTable({
+    columns: [{ label: 'row' }, { label: 'client_id' }],
+    rows: layers.added,
+    cells: (row) => [text(formatProvenance(row.provenance)), text(row.clientId)],
+  });
+  const more = layers.addedOmitted > 0 ? `<p class="empty">${formatCount(layers.addedOmitted)} more new row(s) are counted but not listed.</p>` : '';
+  return `<section id="overlays"><h2>Overlays</h2><p>Read over the source, in this order: ${files}. Their rows replaced ${formatCount(layers.replaced)} row(s) of the files before them; ${formatCount(added)} of their rows have a client_id no earlier file has, and are new rows:</p>${more}${added > 0 ? table : ''}</section>`;
+}
+
 function orphansSection(report: RunReport): string {
   if (report.mode === 'mirror') {
     const text =
@@ -230,6 +245,7 @@ ${changesSection(report)}
 ${failuresSection(report)}
 ${rejectedSection(report)}
 ${filteredSection(report)}
+${layersSection(report)}
 ${orphansSection(report)}
 </main>`;
   return pageShell({ title: e(title), body });

@@ -60,5 +60,10 @@ export interface RunReport {
   filteredRows?: FilteredRow[];
   /** Filtered rows beyond those listed. */
   filteredRowsOmitted?: number;
+  /**
+   * Files layered over the source (`source.overlays`): how many rows of earlier files their rows
+   * replaced, and their rows whose client_id no earlier file has (new rows).
+   */
+  layers?: { files: string[]; replaced: number; added: Array<{ clientId: string; provenance: Provenance }>; addedOmitted: number };
   notes: string[];
 }

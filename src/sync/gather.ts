@@ -6,6 +6,7 @@
  * service; of the state it only reads.
  */
 import pLimit from 'p-limit';
+import { createHash } from 'node:crypto';
 import { stat } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import type { CallOptions, ServiceClient } from '../client/client.js';
@@ -24,6 +25,7 @@ import { projectFields } from '../plan/canonical.js';
 import type { Fields } from '../plan/types.js';
 import type { RunReport } from '../report/types.js';
 import { openSource, sha256File } from '../sources/index.js';
+import { overlayOpeners } from '../sources/layers.js';
 import { FAST_PATH_BATCHES_AHEAD, openSourceInWorker, WORKER_READ_MIN_BYTES } from '../sources/read-in-worker.js';
 import { identityChange, type IdentityChange } from '../plan/identity-changes.js';
 import { checkBinding } from '../state/binding.js';
@@ -100,8 +102,9 @@ export async function gatherPlanInput(input: { pipeline: ResolvedPipeline; store
   const keysUsable = saltName !== undefined && closingOnError(() => store.rowKeySalt()) === saltName;
   if (keysUsable) opened.allowReadAhead?.(FAST_PATH_BATCHES_AHEAD);
   // Hashed while the rows are read; awaited once they are.
-  const sourceSha256 = sha256File(opened.file);
+  const sourceSha256 = layeredSha256(opened.file, pipeline.source.overlays.map((overlay) => overlay.file));
   sourceSha256.catch(() => undefined);
+  const overlays = overlayOpeners(pipeline.source.overlays, { baseDir: pipeline.dir });
 
   // Read before the inventory: a write that lands while planning then makes a saved plan stale.
   const stateSerial = closingOnError(() => store.serial());
@@ -155,10 +158,11 @@ export async function gatherPlanInput(input: { pipeline: ResolvedPipeline; store
     },
     reopen,
     ...(fastPath ? { fastPath } : {}),
+    ...(overlays.openers.length > 0 ? { overlays: overlays.openers } : {}),
   });
   classifyPending();
   // Readers add notes while reading (merged cells, an encoding switch), so collect them after.
-  notes.push(...opened.notes);
+  notes.push(...opened.notes, ...overlays.notes());
   // In the roster but not to be written: rows rejected for their values, and duplicated ids.
   const keepAsIs = new Set(roster.rejectedClientIds);
   if (compiled.duplicatePolicy === 'reject') for (const clientId of roster.duplicateClientIds) keepAsIs.add(clientId);
@@ -239,6 +243,17 @@ export async function gatherPlanInput(input: { pipeline: ResolvedPipeline; store
     optionLabels: new Map(listing.author_from_group.flatMap((field) => (field.options ?? []).map((option) => [option.api_id, option.option] as const))),
     notes,
   };
+}
+
+/**
+ * What a saved plan is bound to: the roster file's SHA-256, or with overlays, the SHA-256 of the
+ * files' hashes in order (a change to any file, or to their order, changes it).
+ */
+async function layeredSha256(file: string, overlays: readonly string[]): Promise<string> {
+  const own = await sha256File(file);
+  if (overlays.length === 0) return own;
+  const hashes = [own, ...(await Promise.all(overlays.map((overlay) => sha256File(overlay))))];
+  return createHash('sha256').update(hashes.join('\n')).digest('hex');
 }
 
 /** The roster's size in bytes (0 if it cannot be read: the reader then says why). */

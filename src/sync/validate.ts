@@ -6,6 +6,7 @@
 import type { CustomFieldsListing } from '../client/schemas.js';
 import type { ResolvedPipeline } from '../config/load.js';
 import { openSource } from '../sources/index.js';
+import { overlayOpeners } from '../sources/layers.js';
 import type { OpenedSource } from '../sources/types.js';
 import { compileMapping, type CompiledMapping } from '../mapping/compile.js';
 import { mapRoster, type MapRosterOptions, type RosterSummary } from '../mapping/roster.js';
@@ -32,12 +33,15 @@ export async function validatePipeline(pipeline: ResolvedPipeline, options: Vali
   const open = (): Promise<OpenedSource> =>
     openSource(sourceConfig, { baseDir: pipeline.dir, ...(options.signal ? { signal: options.signal } : {}) });
   const source = await open();
+  const overlays = overlayOpeners(pipeline.source.overlays, { baseDir: pipeline.dir, ...(options.signal ? { signal: options.signal } : {}) });
   const summary = await mapRoster(source, compiled, {
     reopen: open,
+    ...(overlays.openers.length > 0 ? { overlays: overlays.openers } : {}),
     ...(options.onRecord ? { onRecord: options.onRecord } : {}),
     ...(options.maxStoredRejected !== undefined ? { maxStoredRejected: options.maxStoredRejected } : {}),
     ...(options.signal ? { signal: options.signal } : {}),
   });
-  const { file, format, sheet, headers, notes } = source;
+  const { file, format, sheet, headers } = source;
+  const notes = [...source.notes, ...overlays.notes()];
   return { source: { file, format, ...(sheet !== undefined ? { sheet } : {}), headers, notes }, compiled, summary };
 }

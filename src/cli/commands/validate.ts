@@ -103,8 +103,19 @@ function renderText(name: string, result: ValidationResult, rejectedOut: string 
     ['rows filtered', counts.filtered],
   ];
   if (counts.duplicatesIgnored) rows.push(['duplicates ignored', counts.duplicatesIgnored]);
+  const layers = summary.layers;
+  if (layers) rows.push(['rows replaced', layers.replaced], ['new rows', layers.added.length + layers.addedNotStored]);
   const width = Math.max(...rows.map(([, n]) => String(n).length));
   for (const [label, n] of rows) out.push(`  ${label.padEnd(19)}${String(n).padStart(width)}`);
+  if (layers) {
+    out.push('', `Overlays, read over ${show(source.file)} in this order: ${layers.files.map(show).join(', ')}.`);
+    if (layers.added.length) {
+      out.push('New rows (their client_id is in no earlier file):');
+      for (const row of layers.added.slice(0, SHOWN_PER_CODE)) out.push(`    ${row.clientId} (${where(row.provenance, show)})`);
+      const more = layers.added.length + layers.addedNotStored - SHOWN_PER_CODE;
+      if (more > 0) out.push(`    … and ${more} more`);
+    }
+  }
 
   const problems = summary.rejected.flatMap((r) => r.problems);
   if (problems.length) {
@@ -140,6 +151,7 @@ function toJson(name: string, result: ValidationResult, rejectedOut: string | un
     problemsByCode: Object.fromEntries([...groupByCode(summary.rejected.flatMap((r) => r.problems))].map(([k, v]) => [k, v.length])),
     rejected: summary.rejected.map((r) => ({ provenance: r.provenance, problems: r.problems })),
     warnings: summary.warnings,
+    ...(summary.layers ? { layers: summary.layers } : {}),
     rejectedOut: rejectedOut ?? null,
     exitCode,
   };
