@@ -18,6 +18,7 @@ import { rowKeyOf, rowKeySalt, rowKeySaltName } from '../mapping/row-key.js';
 import { KnownRows } from '../plan/known-rows.js';
 import type { DesiredRecord } from '../mapping/types.js';
 import { loadFieldsFile } from '../config/fields-file.js';
+import { ConfigError } from '../config-error.js';
 import type { BuildPlanInput } from '../plan/build.js';
 import { RosterClassifier } from '../plan/classify.js';
 import type { RowKeyRepairs } from '../plan/row-key-repairs.js';
@@ -78,6 +79,13 @@ export async function gatherPlanInput(input: { pipeline: ResolvedPipeline; store
 
   const listing = options.fieldsFile ? loadFieldsFile(resolve(options.cwd ?? process.cwd(), options.fieldsFile)) : await client.listCustomFields(call);
   const compiled = compileMapping(pipeline.mapping, listing, { mappingFile: pipeline.mappingFile });
+  const seeded = Object.keys(compiled.seededFields);
+  if (policy.update === 'full' && seeded.length > 0) {
+    // A full POST replaces the whole record: it would overwrite the values seeded fields keep.
+    throw new ConfigError(pipeline.file, [{ path: 'policy.update', message: `full updates replace whole records, so they cannot keep the service's values of fields written on_create or if_empty (${seeded.map((field) => compiled.fieldNames[field] ?? field).join(', ')})` }], {
+      hint: 'Use policy.update: partial (the default), or write: always on those fields.',
+    });
+  }
 
   const reopen = () => openSource(pipeline.source, { baseDir: pipeline.dir });
   const fastPathOn = options.fastPath !== false && !options.refresh && !binding.sharedPrefixes && binding.sharedWith.length === 0;
@@ -218,6 +226,7 @@ export async function gatherPlanInput(input: { pipeline: ResolvedPipeline; store
     createIfAbsent: binding.createIfAbsent,
     policy: { ...policy, max_rps: options.maxRps ?? policy.max_rps },
     fieldLabels: new Map(Object.entries(compiled.fieldNames)),
+    ...(seeded.length > 0 ? { seededFields: compiled.seededFields } : {}),
     ...(saltName !== undefined ? { rowKeySalt: saltName } : {}),
     guardInput: {
       ownedCount,
