@@ -122,6 +122,13 @@ export const policySchema = z.strictObject({
   concurrency: z.number().int().positive().default(4),
   guards: guardsSchema.default({ max_deletes: 50, max_delete_percent: 10, max_source_drop_percent: 50, max_identity_changes: 10, max_identity_change_percent: 5 }),
   reports: reportsPolicySchema.default({ keep: 30 }),
+  /**
+   * Rows of different client_ids that are probably one person (same ORCID iD, same email, or the
+   * same affiliation with the same or a very similar name; src/mapping/duplicate-people.ts):
+   * `warn` lists the pairs in the report; `reject` also holds back the new client_id(s) of each
+   * pair (neither created nor deleted) until the rows are merged.
+   */
+  duplicate_people: z.enum(['warn', 'reject']).default('warn'),
 });
 export type PolicyConfig = z.infer<typeof policySchema>;
 
@@ -143,6 +150,7 @@ export const pipelineSchema = z.strictObject({
     concurrency: 4,
     guards: { max_deletes: 50, max_delete_percent: 10, max_source_drop_percent: 50, max_identity_changes: 10, max_identity_change_percent: 5 },
     reports: { keep: 30 },
+    duplicate_people: 'warn',
   }),
   /** State directory, relative to the pipeline file's directory (default `.rostersync`). */
   state_dir: z.string().optional(),

@@ -21,6 +21,7 @@
 import type { CellValue, OpenedSource, Provenance, SourceItem, SourceRow } from '../sources/types.js';
 import { truncate } from '../sources/headers.js';
 import type { CompiledMapping } from './compile.js';
+import type { DuplicatePair } from './duplicate-people.js';
 import type { MapRowResult } from './map-row.js';
 import type { DesiredRecord, FilteredRow, RejectedRow, RowProblem } from './types.js';
 
@@ -68,6 +69,8 @@ export interface RosterSummary {
   filteredRowsNotStored?: number;
   /** What the files layered over the source did (only when there are overlays). */
   layers?: LayersSummary;
+  /** Rows of different client_ids that are probably one person (set by the caller that looks). */
+  duplicatePeople?: DuplicatePair[];
 }
 
 /** The effect of `source.overlays`: rows replaced, rows added. */

@@ -114,6 +114,12 @@ export function renderMarkdown(report: RunReport): string {
     `| Input | ${report.input.rowsRead} rows read · ${report.input.valid} valid · ${report.input.rejected} rejected · ${report.input.filtered} filtered · ${report.input.duplicates} duplicates |`,
   );
   if (report.layers) push(`| Overlays | ${layersText(report.layers)} |`);
+  if (report.duplicatePeople?.length) {
+    // Client_ids and tiers only: the evidence holds names and emails, which stay in report.html.
+    const pairs = report.duplicatePeople.slice(0, MARKDOWN_LIMITS.changes).map((pair) => `${code(pair.a.clientId)} = ${code(pair.b.clientId)} (same ${pair.tier})`);
+    const more = report.duplicatePeople.length > pairs.length ? `, and ${report.duplicatePeople.length - pairs.length} more` : '';
+    push(`| Same person? | ${pairs.join(', ')}${more} |`);
+  }
   if (report.estimate) push(`| Estimate | ${mdText(report.estimate.text)} |`);
   push('');
 

@@ -133,6 +133,14 @@ function renderText(name: string, result: ValidationResult, rejectedOut: string 
     for (const w of summary.warnings.slice(0, SHOWN_PER_CODE)) out.push(`    ${describeProblem(w, show)}`);
     if (summary.warnings.length > SHOWN_PER_CODE) out.push(`    … and ${summary.warnings.length - SHOWN_PER_CODE} more`);
   }
+  const pairs = summary.duplicatePeople ?? [];
+  if (pairs.length) {
+    out.push('', `Probably the same person (${pairs.length}; policy.duplicate_people decides what sync does):`);
+    for (const pair of pairs.slice(0, SHOWN_PER_CODE)) {
+      out.push(`    ${pair.a.clientId} (${pair.a.provenance ? where(pair.a.provenance, show) : '?'}) and ${pair.b.clientId} (${pair.b.provenance ? where(pair.b.provenance, show) : '?'}): ${pair.evidence}`);
+    }
+    if (pairs.length > SHOWN_PER_CODE) out.push(`    … and ${pairs.length - SHOWN_PER_CODE} more`);
+  }
   if (rejectedOut) out.push('', `Rejected rows written to ${show(rejectedOut)}; fix them there and feed the file back.`);
   out.push('', counts.rejected ? `${counts.rejected} row(s) rejected.` : 'All rows valid.');
   return `${out.join('\n')}\n`;
@@ -152,6 +160,7 @@ function toJson(name: string, result: ValidationResult, rejectedOut: string | un
     rejected: summary.rejected.map((r) => ({ provenance: r.provenance, problems: r.problems })),
     warnings: summary.warnings,
     ...(summary.layers ? { layers: summary.layers } : {}),
+    ...(summary.duplicatePeople ? { duplicatePeople: summary.duplicatePeople } : {}),
     rejectedOut: rejectedOut ?? null,
     exitCode,
   };
