@@ -281,7 +281,6 @@ export async function mapRoster(
     return record ? options.onRecord?.(record) : fastPath!.onKnown(clientId);
   };
 
-  /** One item of the source; returns a promise only when `onRecord` did (awaited by the loop). */
   /** A row of an earlier file whose client_id a later file has: left out (the later row counts). */
   const isReplaced = (clientId: string | undefined): boolean => {
     if (clientId === undefined || !replacedBy.has(clientId)) return false;
@@ -289,12 +288,13 @@ export async function mapRoster(
     replacing.add(clientId);
     return true;
   };
-  /** The client_ids of the file being read, when files are layered over it (see `replacedBy`). */
+  /** The client_ids of the overlay being read, for the files before it (see `replacedBy`). */
   let readingIds: Map<string, Provenance> | undefined;
   const noteId = (clientId: string | undefined, provenance: Provenance): void => {
     if (clientId !== undefined && readingIds && !readingIds.has(clientId)) readingIds.set(clientId, provenance);
   };
 
+  /** One item of the source; returns a promise only when `onRecord` did (awaited by the loop). */
   const step = (item: SourceItem): void | Promise<void> => {
     counts.rowsRead++;
     if (item.kind === 'error') {
@@ -387,7 +387,8 @@ export async function mapRoster(
     await read(overlay);
     for (const [clientId, provenance] of readingIds) replacedBy.set(clientId, provenance);
   }
-  readingIds = overlays.length > 0 ? new Map() : undefined;
+  // Nothing comes before the source: its ids need not be kept.
+  readingIds = undefined;
   fastPath = options.fastPath;
   lastProvenance = undefined;
   await read(source);

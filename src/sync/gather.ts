@@ -135,7 +135,9 @@ export async function gatherPlanInput(input: { pipeline: ResolvedPipeline; store
   const classifyPending = () => {
     const mapped = pending.flatMap((entry) => (typeof entry === 'string' ? [] : [entry.clientId]));
     const owned = store.ownedHashesOf(mapped);
-    for (const clientId of mapped) if (!owned.has(clientId)) newIds.add(clientId);
+    // Kept as long as the check is (a million-row first run skips it: DUPLICATE_PEOPLE_MAX_ROWS).
+    if (people.overflowed) newIds.clear();
+    else for (const clientId of mapped) if (!owned.has(clientId)) newIds.add(clientId);
     const claimedBy = shared ? store.claimOwners(shared, mapped) : new Map<string, string>();
     for (const record of pending) {
       if (typeof record === 'string') {
