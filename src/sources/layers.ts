@@ -6,8 +6,8 @@
  * `overlays` in src/mapping/roster.ts.
  */
 import { open } from 'node:fs/promises';
-import type { SourceFileConfig } from '../config/pipeline.js';
 import { basename } from 'node:path';
+import type { SourceFileConfig } from '../config/pipeline.js';
 import { openSource, type OpenSourceOptions } from './open-source.js';
 import { SourceError } from './source-error.js';
 import type { OpenedSource, SourceItem } from './types.js';
