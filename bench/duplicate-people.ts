@@ -6,6 +6,7 @@
  * the same records in the same run (canonical JSON and hash of each, src/plan/canonical.ts), and
  * how many planted pairs it finds. Seeded: the same roster every run.
  */
+import { loadavg } from 'node:os';
 import { DuplicatePeopleFinder } from '../src/mapping/duplicate-people.js';
 import { canonicalJson, hashJson } from '../src/plan/canonical.js';
 import { seededRandom } from '../src/seeded-random.js';
@@ -22,6 +23,8 @@ export interface DuplicatesResult {
   baselineMs: Spread;
   /** checkMs / baselineMs, per run. */
   ratio: Spread;
+  /** The machine's 1-minute load average when the section ended (other work slows both sides alike). */
+  loadAverage: number;
 }
 
 const FIRST = ['Anna', 'Bruno', 'Chiara', 'Dmitri', 'Elif', 'Femi', 'Gabriel', 'Hanna', 'Ibrahim', 'Julia', 'Kenji', 'Leila', 'Marco', 'Noor', 'Oskar', 'Priya', 'Quentin', 'Rosa', 'Sven', 'Tariq', 'Ursula', 'Viktor', 'Wei', 'Ximena', 'Yusuf', 'Zofia'];
@@ -102,5 +105,5 @@ export async function duplicatePeopleBenchmark(quick: boolean, log: (message: st
     if (sink === 0) throw new Error('unreachable: keeps the baseline from being optimised away');
     await new Promise((resolve) => setImmediate(resolve));
   }
-  return { rows, planted: planted.length, found, recall: found / planted.length, checkMs: spread(check), baselineMs: spread(baseline), ratio: spread(ratio) };
+  return { rows, planted: planted.length, found, recall: found / planted.length, checkMs: spread(check), baselineMs: spread(baseline), ratio: spread(ratio), loadAverage: Math.round(loadavg()[0]! * 10) / 10 };
 }

@@ -106,9 +106,13 @@ export class DuplicatePeopleFinder {
     byKey('email', (person) => person.emails);
 
     const blocks = new Blocks();
+    // Affiliations by number: shorter keys, fewer bytes to hash.
+    const affiliations = new Map<string, number>();
     this.people.forEach((person, i) => {
       if (person.affiliation === '' || person.name === '') return;
-      for (const part of nameBlocks(person.name)) blocks.add(`${person.affiliation}\u0000${part}`, i);
+      let affiliation = affiliations.get(person.affiliation);
+      if (affiliation === undefined) affiliations.set(person.affiliation, (affiliation = affiliations.size));
+      for (const part of nameBlocks(person.name)) blocks.add(`${affiliation}${part}`, i);
     });
     for (const [, members] of blocks.shared()) {
       const sorted = members.map((i) => this.people[i]!).sort((p, q) => (p.name < q.name ? -1 : p.name > q.name ? 1 : 0));
@@ -209,7 +213,7 @@ function personOf(clientId: string, fields: Fields, provenance: Provenance | und
     name: normaliseName(textOf(fields.name)),
     affiliation: normaliseText(listOf(fields.affiliations)[0] ?? ''),
     orcids: listOf(fields.orcids),
-    emails: listOf(fields.emails).map((email) => email.toLowerCase()),
+    emails: listOf(fields.emails).map((email) => (/[A-Z]/.test(email) ? email.toLowerCase() : email)),
   };
 }
 
@@ -218,7 +222,9 @@ function textOf(value: FieldValue | undefined): string {
 }
 
 function listOf(value: FieldValue | undefined): string[] {
-  return Array.isArray(value) ? value.filter((item): item is string => typeof item === 'string' && item !== '') : [];
+  if (!Array.isArray(value)) return [];
+  // Mapped lists hold no empty strings already: copy only when one slipped in.
+  return value.every((item) => item !== '') ? value : value.filter((item) => item !== '');
 }
 
 /** Lower case, accents and punctuation gone, spaces collapsed. */
