@@ -99,6 +99,10 @@ export function renderDoc(results: BenchResults): string {
     lines.push(`| 4 | total calls / minimum | ${cell(faults.callsOverMinimum, 3)}× | ≤ 1.1× | ${verdict(faults.callsOverMinimum.median <= 1.1)} |`);
     lines.push(`| 4 | write calls of a fault-free rerun (converged) | ${cell(faults.rerunWrites, 0)} | 0 | ${verdict(faults.rerunWrites.max === 0)} |`);
   }
+  const duplicates = results.duplicates;
+  if (duplicates) {
+    lines.push(`| 5 | same person under two ids, ${duplicates.rows / 1000}k rows with 2 % duplicates: the check's time | ${cell(duplicates.checkMs, 0, ' ms')} | < 1000 ms beyond the plan | ${verdict(duplicates.checkMs.max < 1000)} |`);
+  }
   const csv = plan.filter((p) => p.format === 'csv').sort((a, b) => a.rows - b.rows);
   const smallest = csv[0];
   const largest = csv[csv.length - 1];
@@ -186,6 +190,14 @@ export function renderDoc(results: BenchResults): string {
     );
     lines.push('');
   }
+  if (duplicates) {
+    lines.push('## 5. The same person under two client_ids');
+    lines.push('');
+    lines.push(
+      `bench/duplicate-people.ts: ${duplicates.rows} records, ${duplicates.planted} of them an earlier person under a new client_id (a third each: same ORCID iD, same email, a one-letter typo in the first name at the same affiliation). The check (collecting the identities and finding the pairs, blocked by ORCID, email, and affiliation with the name's longest word or its other words) took ${cell(duplicates.checkMs, 0, ' ms')}; the plan's own per-record work on the same records (canonical JSON and hash) ${cell(duplicates.baselineMs, 0, ' ms')}, a ratio of ${cell(duplicates.ratio, 2)}×. It found ${duplicates.found} of the ${duplicates.planted} planted pairs (recall ${fmt(duplicates.recall * 100, 1)} %; a planted ORCID pair whose original has no ORCID is a name pair instead).${duplicates.loadAverage !== undefined ? ` Load average ${duplicates.loadAverage} on ${results.machine.nproc} cores while it ran: the times are inflated by that much other work, the ratio much less.` : ''}`,
+    );
+    lines.push('');
+  }
   // Hand-written sections kept verbatim: the analysis of missed targets, the XLSX readers' comparison,
   // then the separate scripts' recorded figures.
   for (const section of [ANALYSIS, XLSX_READERS, OTHER_BENCHMARKS]) {
@@ -198,7 +210,7 @@ export function renderDoc(results: BenchResults): string {
   lines.push('```sh');
   lines.push('npm run bench                 # everything (~8 min on 2 cores, plus ~2 min generating bench/data/ on first use)');
   lines.push('npm run bench -- --quick      # a smaller subset with fewer runs (~2 min)');
-  lines.push('npm run bench -- --only=plan  # one section (plan, calls, rate, pacing, faults); the others keep their last results');
+  lines.push('npm run bench -- --only=plan  # one section (plan, calls, rate, pacing, faults, duplicates); the others keep their last results');
   lines.push('npm run bench -- --render     # re-render this page from bench/results.json (e.g. after editing bench/analysis.md)');
   lines.push('```');
   lines.push('');

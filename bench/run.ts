@@ -1,5 +1,5 @@
 /**
- * `npm run bench [-- --quick] [-- --only=plan,calls,rate,pacing,faults]`: the benchmarks of issues 6 and 13.
+ * `npm run bench [-- --quick] [-- --only=plan,calls,rate,pacing,faults,duplicates]`: the benchmarks of issues 6 and 13.
  * Writes bench/results.json and regenerates the table in docs/benchmarks.md.
  *
  * Every figure is the median of several runs with min and max; every ratio is taken within one
@@ -16,6 +16,7 @@ import { runSync, type RunOptions } from '../src/sync/run-sync.js';
 import { generateRoster, writeCsv, type GeneratedRoster } from './generate.js';
 import { naiveSync } from './naive-sync.js';
 import { pacingBenchmark, type PacingCase } from './pacing.js';
+import { duplicatePeopleBenchmark, type DuplicatesResult } from './duplicate-people.js';
 import { renderDoc } from './report.js';
 import { spread, type Spread } from './stats.js';
 
@@ -417,6 +418,7 @@ export interface BenchResults {
   rate?: RateCase[];
   pacing?: PacingCase[];
   faults?: FaultsResult;
+  duplicates?: DuplicatesResult;
 }
 
 async function main(): Promise<void> {
@@ -459,6 +461,7 @@ async function main(): Promise<void> {
   }
   if (wanted('pacing')) results.pacing = await pacingBenchmark(quick, log);
   if (wanted('faults')) results.faults = await faultsBenchmark(quick ? 200 : 500, quick ? 1 : 3);
+  if (wanted('duplicates')) results.duplicates = await duplicatePeopleBenchmark(quick, log);
   results.durationSeconds = Math.round((performance.now() - started) / 1000);
 
   const resultsPath = join(ROOT, 'bench', 'results.json');

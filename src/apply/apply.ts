@@ -11,6 +11,7 @@
 import { NotFoundError, ServiceError } from '../client/errors.js';
 import { EXIT, UserFacingError } from '../errors.js';
 import type { Fields, Plan, PlanItem, RecordOutcome } from '../plan/types.js';
+import { isEmptyValue } from '../plan/build.js';
 import type { RowKeyRepairs } from '../plan/row-key-repairs.js';
 import type { StateBackend } from '../state/backend.js';
 
@@ -19,8 +20,10 @@ export interface WriteOptions {
   onSucceeded?: (attempts: number) => void;
 }
 
-/** The three record writes apply needs; the service client implements them. */
+/** The three record writes apply needs, and the read before a write of seeded fields; the service client implements them. */
 export interface RecordWriter {
+  /** Reads a record before sending fields to write only where it holds no value (`PlanItem.ifEmpty`). */
+  getAuthor?(groupId: number, clientId: string): Promise<object>;
   putAuthor(groupId: number, clientId: string, body: Fields, options?: WriteOptions): Promise<unknown>;
   patchAuthor(groupId: number, clientId: string, body: Fields, options?: WriteOptions): Promise<unknown>;
   deleteAuthor(groupId: number, clientId: string, options?: WriteOptions): Promise<unknown>;
@@ -35,6 +38,8 @@ export interface ItemOutcome {
   recreated?: boolean;
   /** A create-if-absent that found the record existing: adopted, only managed fields written. */
   adopted?: boolean;
+  /** Fields of the plan's body not sent because the record already held a value (`ifEmpty`). */
+  kept?: string[];
 }
 
 /**
@@ -123,8 +128,8 @@ export async function applyPlan(options: ApplyOptions): Promise<ApplyResult> {
     let attempts = 1;
     const write: WriteOptions = { onSucceeded: (count) => (attempts = count) };
     try {
-      const sent = await send(writer, options.groupId, item, write);
-      outcome = { outcome: 'done', httpStatus: 200, attempts, ...(sent === 'recreated' ? { recreated: true } : sent === 'adopted' ? { adopted: true } : {}) };
+      const { sent, kept } = await send(writer, options.groupId, item, write);
+      outcome = { outcome: 'done', httpStatus: 200, attempts, ...(sent === 'recreated' ? { recreated: true } : sent === 'adopted' ? { adopted: true } : {}), ...(kept.length > 0 ? { kept } : {}) };
       consecutiveUnavailable = 0;
       if (item.action === 'delete') store.recordDeleted({ journalId, clientId: item.clientId, status: 200, attempts });
       else store.recordApplied({ journalId, clientId: item.clientId, ...item.desired!, runId, sourceRow: item.provenance?.row ?? null, status: 200, attempts });
@@ -211,7 +216,32 @@ export async function applyPlan(options: ApplyOptions): Promise<ApplyResult> {
  * Sends one planned write. `recreated`: a partial update found the record deleted remotely and
  * recreated it; `adopted`: a create-if-absent found the record existing and wrote only managed fields.
  */
-async function send(writer: RecordWriter, groupId: number, item: PlanItem, write: WriteOptions): Promise<'written' | 'recreated' | 'adopted'> {
+async function send(writer: RecordWriter, groupId: number, item: PlanItem, write: WriteOptions): Promise<{ sent: 'written' | 'recreated' | 'adopted'; kept: string[] }> {
+  if (item.ifEmpty?.length && !item.replace) return sendSeeded(writer, groupId, item, item.ifEmpty, write);
+  return { sent: await sendWhole(writer, groupId, item, write), kept: [] };
+}
+
+/**
+ * A write with fields to set only where the record holds no value: one GET, then the partial POST
+ * of the rest (none when nothing is left), or the full POST of every field when the record is absent.
+ */
+async function sendSeeded(writer: RecordWriter, groupId: number, item: PlanItem, ifEmpty: readonly string[], write: WriteOptions): Promise<{ sent: 'written' | 'recreated' | 'adopted'; kept: string[] }> {
+  if (!writer.getAuthor) throw new Error('this writer cannot read records, which fields written if_empty need');
+  let remote: Record<string, unknown>;
+  try {
+    remote = (await writer.getAuthor(groupId, item.clientId)) as Record<string, unknown>;
+  } catch (error) {
+    if (!(error instanceof NotFoundError)) throw error;
+    await writer.putAuthor(groupId, item.clientId, fullBody(item), write);
+    return { sent: item.action === 'create' ? 'written' : 'recreated', kept: [] };
+  }
+  const kept = ifEmpty.filter((field) => !isEmptyValue(remote[field] as Fields[string] | undefined));
+  const body = Object.fromEntries(Object.entries(item.action === 'create' ? managedFields(item) : (item.body ?? {})).filter(([field]) => !kept.includes(field)));
+  if (Object.keys(body).length > 0) await writer.patchAuthor(groupId, item.clientId, body, write);
+  return { sent: item.action === 'create' ? 'adopted' : 'written', kept };
+}
+
+async function sendWhole(writer: RecordWriter, groupId: number, item: PlanItem, write: WriteOptions): Promise<'written' | 'recreated' | 'adopted'> {
   switch (item.action) {
     case 'create':
       if (item.ifAbsent) {
@@ -250,6 +280,7 @@ async function send(writer: RecordWriter, groupId: number, item: PlanItem, write
 /** The writer, with a 404 on a full POST (which creates absent records) turned into GroupGoneError. */
 function groupAware(writer: RecordWriter, groupId: number): RecordWriter {
   return {
+    ...(writer.getAuthor ? { getAuthor: (id: number, clientId: string) => writer.getAuthor!(id, clientId) } : {}),
     patchAuthor: (...args) => writer.patchAuthor(...args),
     deleteAuthor: (...args) => writer.deleteAuthor(...args),
     async putAuthor(...args) {

@@ -11,7 +11,8 @@ import type { z } from 'zod';
 import { mappingFileSchema, type MappingFile } from '../mapping/schema.js';
 import { ConfigError, type ConfigProblem } from '../config-error.js';
 import { closestMatch } from '../did-you-mean.js';
-import { pipelineSchema, type PipelineFile, type SourceConfig } from './pipeline.js';
+import { pipelineSchema, type PipelineFile, type SourceFileConfig } from './pipeline.js';
+import type { ResolvedOverlay } from '../sources/layers.js';
 
 export interface LoadedMapping {
   /** Absolute path. */
@@ -21,10 +22,12 @@ export interface LoadedMapping {
   hash: string;
 }
 
-export interface ResolvedSource extends SourceConfig {
+export interface ResolvedSource extends SourceFileConfig {
   /** Absolute path of the roster file. */
   file: string;
   format: 'csv' | 'xlsx';
+  /** `source.overlays`, in order, paths absolute (none: an empty list). */
+  overlays: ResolvedOverlay[];
 }
 
 export interface ResolvedPipeline {
@@ -202,6 +205,17 @@ export function loadPipeline(path: string): ResolvedPipeline {
   }
   if (format === 'xlsx' && config.source.csv) problems.push({ path: 'source.csv', message: 'CSV options given for an xlsx source' });
   if (format === 'csv' && config.source.xlsx) problems.push({ path: 'source.xlsx', message: 'xlsx options given for a CSV source' });
+  const overlays: ResolvedOverlay[] = [];
+  (config.source.overlays ?? []).forEach((entry, i) => {
+    const overlay = typeof entry === 'string' ? { file: entry } : entry;
+    const overlayFile = resolve(dir, overlay.file);
+    const overlayFormat = overlay.format ?? FORMAT_BY_EXTENSION[extname(overlayFile).toLowerCase()];
+    const path = `source.overlays.${i}`;
+    if (!overlayFormat) problems.push({ path, message: `cannot tell the format of "${overlay.file}" from its extension; write it as { file: ..., format: csv }` });
+    else if (overlayFormat === 'xlsx' && overlay.csv) problems.push({ path: `${path}.csv`, message: 'CSV options given for an xlsx overlay' });
+    else if (overlayFormat === 'csv' && overlay.xlsx) problems.push({ path: `${path}.xlsx`, message: 'xlsx options given for a CSV overlay' });
+    else overlays.push({ ...overlay, file: overlayFile, format: overlayFormat });
+  });
   const fallbackName = basename(file, extname(file));
   const name = config.name ?? fallbackName;
   if (!/^[A-Za-z0-9][A-Za-z0-9._-]*$/.test(name)) {
@@ -220,9 +234,14 @@ export function loadPipeline(path: string): ResolvedPipeline {
     dir,
     hash: sha256(text),
     config,
-    source: { ...config.source, file: sourceFile, format },
+    source: { ...withoutOverlays(config.source), file: sourceFile, format, overlays },
     mappingFile,
     mapping,
     mappingHash: sha256(mappingText),
   };
+}
+
+function withoutOverlays(source: PipelineFile['source']): SourceFileConfig {
+  const { overlays: _overlays, ...file } = source;
+  return file;
 }

@@ -25,15 +25,32 @@ export const xlsxOptionsSchema = z
   })
   .describe('XLSX reader options');
 
-export const sourceSchema = z.strictObject({
+const sourceFileShape = {
   /** Roster file, relative to the pipeline file. */
   file: z.string().min(1),
   /** Defaults from the file extension (.csv, .tsv, .txt → csv; .xlsx → xlsx). */
   format: z.enum(['csv', 'xlsx']).optional(),
   csv: csvOptionsSchema.optional(),
   xlsx: xlsxOptionsSchema.optional(),
+};
+
+/**
+ * A file read after the source's own file: each of its rows replaces every row of the same
+ * client_id in the files before it; a row whose client_id they lack is a new row. A file name
+ * alone reads a CSV with every setting detected, and a rejected.csv as rostersync writes it (title
+ * lines, error columns) without settings. Overlays are small (fixes), see src/sources/layers.ts.
+ */
+export const overlaySchema = z.union([z.string().min(1), z.strictObject(sourceFileShape)]);
+export type OverlayConfig = z.infer<typeof overlaySchema>;
+
+export const sourceSchema = z.strictObject({
+  ...sourceFileShape,
+  /** Later files layered over `file`, in order: fixes to the export (a corrected rejected.csv). */
+  overlays: z.array(overlaySchema).optional(),
 });
 export type SourceConfig = z.infer<typeof sourceSchema>;
+/** One file of a source (the base file, or an overlay written out in full). */
+export type SourceFileConfig = Omit<SourceConfig, 'overlays'>;
 
 export const groupSpecSchema = z.strictObject({
   name: z.string().min(1),
@@ -105,6 +122,13 @@ export const policySchema = z.strictObject({
   concurrency: z.number().int().positive().default(4),
   guards: guardsSchema.default({ max_deletes: 50, max_delete_percent: 10, max_source_drop_percent: 50, max_identity_changes: 10, max_identity_change_percent: 5 }),
   reports: reportsPolicySchema.default({ keep: 30 }),
+  /**
+   * Rows of different client_ids that are probably one person (same ORCID iD, same email, or the
+   * same affiliation with the same or a very similar name; src/mapping/duplicate-people.ts):
+   * `warn` lists the pairs in the report; `reject` also holds back the new client_id(s) of each
+   * pair (neither created nor deleted) until the rows are merged.
+   */
+  duplicate_people: z.enum(['warn', 'reject']).default('warn'),
 });
 export type PolicyConfig = z.infer<typeof policySchema>;
 
@@ -126,6 +150,7 @@ export const pipelineSchema = z.strictObject({
     concurrency: 4,
     guards: { max_deletes: 50, max_delete_percent: 10, max_source_drop_percent: 50, max_identity_changes: 10, max_identity_change_percent: 5 },
     reports: { keep: 30 },
+    duplicate_people: 'warn',
   }),
   /** State directory, relative to the pipeline file's directory (default `.rostersync`). */
   state_dir: z.string().optional(),

@@ -14,7 +14,7 @@ import { planClientId } from './client-id.js';
 import { MappingError } from './errors.js';
 import { coerceValue, isEmptyCell, LIST_KINDS, sourceColumns, textOfCell, type FieldPlan, type ValueKind } from './field-plan.js';
 import { mapRowWith, type MapRowResult, type RowRules } from './map-row.js';
-import type { CustomFieldSpec, DuplicatePolicy, MappingFile, RowFilter, StandardFieldSpec } from './schema.js';
+import type { CustomFieldSpec, DuplicatePolicy, MappingFile, RowFilter, StandardFieldSpec, WritePolicy } from './schema.js';
 import { closestMatch } from '../did-you-mean.js';
 import { toNfc } from './transforms.js';
 import type { FieldValue } from './types.js';
@@ -30,6 +30,8 @@ export interface CompiledMapping {
   setFields: ReadonlySet<string>;
   /** Managed field key → name for people (`name`, or the custom field's name such as `Expertise level`). */
   fieldNames: Record<string, string>;
+  /** Managed fields written other than `always` (`write: on_create | if_empty`), by key. */
+  seededFields: Record<string, Exclude<WritePolicy, 'always'>>;
   /** Every source column the mapping reads (fields, client_id, filters), in first-use order. */
   columns: string[];
   duplicatePolicy: DuplicatePolicy;
@@ -73,6 +75,11 @@ export function compileMapping(
   }
   const customPlans: FieldPlan[] = [];
   const claimed = new Map<string, string>();
+  const seededFields: Record<string, Exclude<WritePolicy, 'always'>> = {};
+  for (const field of STANDARD_FIELDS) {
+    const write = mapping.fields[field]?.write;
+    if (write !== undefined && write !== 'always') seededFields[field] = write;
+  }
   for (const [name, spec] of Object.entries(mapping.custom_fields)) {
     const path = `custom_fields.${name}`;
     const matches = byName.get(name.trim().toLowerCase()) ?? [];
@@ -99,6 +106,7 @@ export function compileMapping(
       continue;
     }
     claimed.set(field.api_id, name);
+    if (spec.write !== 'always') seededFields[field.api_id] = spec.write;
     if (!hasKnownDataKind(field)) {
       problems.push({
         path,
@@ -138,6 +146,7 @@ export function compileMapping(
     managedFields,
     setFields: new Set(plans.filter((p) => p.kind === 'multi_option').map((p) => p.key)),
     fieldNames,
+    seededFields,
     columns,
     duplicatePolicy: mapping.duplicate_client_ids,
     clientIdColumn: clientId.columnLabel,

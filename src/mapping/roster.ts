@@ -21,6 +21,7 @@
 import type { CellValue, OpenedSource, Provenance, SourceItem, SourceRow } from '../sources/types.js';
 import { truncate } from '../sources/headers.js';
 import type { CompiledMapping } from './compile.js';
+import type { DuplicatePair } from './duplicate-people.js';
 import type { MapRowResult } from './map-row.js';
 import type { DesiredRecord, FilteredRow, RejectedRow, RowProblem } from './types.js';
 
@@ -73,6 +74,22 @@ export interface RosterSummary {
   filteredRows?: FilteredRow[];
   /** Filtered rows beyond that cap (counted, not listed). */
   filteredRowsNotStored?: number;
+  /** What the files layered over the source did (only when there are overlays). */
+  layers?: LayersSummary;
+  /** Rows of different client_ids that are probably one person (set by the caller that looks). */
+  duplicatePeople?: DuplicatePair[];
+}
+
+/** The effect of `source.overlays`: rows replaced, rows added. */
+export interface LayersSummary {
+  /** The overlay files, in the pipeline's order. */
+  files: string[];
+  /** Rows of earlier files that a later file's row of the same client_id replaced. */
+  replaced: number;
+  /** The first overlay row of each client_id no earlier file has: new rows (at most `maxStoredRejected`). */
+  added: Array<{ clientId: string; provenance: Provenance }>;
+  /** New rows beyond those listed. */
+  addedNotStored: number;
 }
 
 /** Filtered rows listed for the report: they are skipped on purpose, a sample is enough to check the filter. */
@@ -89,6 +106,13 @@ export interface MapRosterOptions {
   signal?: AbortSignal;
   /** Skips mapping the rows the inventory knows unchanged (the plan's fast path). */
   fastPath?: FastPath;
+  /**
+   * Files layered over the source, in order, each as a function that opens it (again, when the
+   * cells of its duplicate rows are collected). A row of a later file replaces every row of its
+   * client_id in the earlier files and the source. They are read first, last file first, so each
+   * row is mapped once; the fast path applies to the source's own rows only.
+   */
+  overlays?: ReadonlyArray<() => Promise<OpenedSource>>;
 }
 
 /**
@@ -181,12 +205,30 @@ export async function mapRoster(
   const cap = options.maxStoredRejected ?? 10_000;
   const policy = compiled.duplicatePolicy;
 
-  const fastPath = options.fastPath;
-  const firstRows = new FirstRows(fastPath?.known);
-  /** Row numbers of every occurrence of a duplicated id, in order. */
+  const firstRows = new FirstRows(options.fastPath?.known);
+  /** The fast path of the file being read: the source's own rows only, never an overlay's. */
+  let fastPath: FastPath | undefined;
+  /**
+   * Row numbers of every occurrence of a duplicated id, in order. The rows of one client_id that
+   * count are all in one file (`fileOf`): a later file's row replaces them in every earlier file.
+   */
   const duplicateRows = new Map<string, number[]>();
-  /** Cells of duplicate rows, by row number (filled for later rows as met, first rows by reopen). */
-  const duplicateValues = new Map<number, Record<string, CellValue>>();
+  /** Cells of duplicate rows, by `rowRef` (filled for later rows as met, first rows by reopen). */
+  const duplicateValues = new Map<string, Record<string, CellValue>>();
+  /**
+   * client_ids of the files read so far, which are later in the pipeline's order (overlays are
+   * read last first, the source last): a row of an earlier file with one of them is replaced.
+   */
+  const replacedBy = new Map<string, Provenance>();
+  /** Those met again in an earlier file: the others are new rows. */
+  const replacing = new Set<string>();
+  let replaced = 0;
+  /** The file of the rows of `clientId` that count (an overlay's, else the source's). */
+  const fileOf = (clientId: string): Omit<Provenance, 'row'> => {
+    const provenance = replacedBy.get(clientId);
+    return provenance ? withoutRow(provenance) : sourceFile;
+  };
+  let sourceFile: Omit<Provenance, 'row'> = { file: source.file };
   const rejected: RejectedRow[] = [];
   const warnings: RowProblem[] = [];
   const warnedRows: RejectedRow[] = [];
@@ -228,7 +270,7 @@ export async function mapRoster(
     rows.push(row.provenance.row);
     duplicateRows.set(clientId, rows);
     if (policy === 'reject') {
-      if (duplicateValues.size < cap) duplicateValues.set(row.provenance.row, row.values);
+      if (duplicateValues.size < cap) duplicateValues.set(rowRef(row.provenance), row.values);
       return;
     }
     counts.duplicatesIgnored++;
@@ -248,15 +290,30 @@ export async function mapRoster(
     return record ? options.onRecord?.(record) : fastPath!.onKnown(clientId);
   };
 
+  /** A row of an earlier file whose client_id a later file has: left out (the later row counts). */
+  const isReplaced = (clientId: string | undefined): boolean => {
+    if (clientId === undefined || !replacedBy.has(clientId)) return false;
+    replaced++;
+    replacing.add(clientId);
+    return true;
+  };
+  /** The client_ids of the overlay being read, for the files before it (see `replacedBy`). */
+  let readingIds: Map<string, Provenance> | undefined;
+  const noteId = (clientId: string | undefined, provenance: Provenance): void => {
+    if (clientId !== undefined && readingIds && !readingIds.has(clientId)) readingIds.set(clientId, provenance);
+  };
+
   /** One item of the source; returns a promise only when `onRecord` did (awaited by the loop). */
   const step = (item: SourceItem): void | Promise<void> => {
     counts.rowsRead++;
     if (item.kind === 'error') {
-      counts.rejected++;
       const { error } = item;
       // The reader may still give the cells it could read (an XLSX row with an error cell): their
       // client_id says whose row it is, so that record is neither written nor deleted.
       const identity = error.values ? identityOf(compiled.mapRow({ values: error.values, provenance: error.provenance })) : {};
+      if (isReplaced(identity.clientId)) return undefined;
+      noteId(identity.clientId, error.provenance);
+      counts.rejected++;
       noteRejected(identity.clientId, error.provenance.row);
       keep({
         provenance: error.provenance,
@@ -278,8 +335,16 @@ export async function mapRoster(
     lastProvenance = row.provenance;
     const rowKey = fastPath?.rowKey(row);
     const knownEntry = rowKey === undefined ? -1 : fastPath!.known.entryOfRowKey(rowKey);
-    if (knownEntry >= 0) return accept(undefined, knownEntry, row, undefined);
+    if (knownEntry >= 0) {
+      if (replacedBy.size > 0 && isReplaced(fastPath!.known.clientIdAt(knownEntry))) return undefined;
+      return accept(undefined, knownEntry, row, undefined);
+    }
     const result = compiled.mapRow(row);
+    if (replacedBy.size > 0 || readingIds) {
+      const clientId = result.kind === 'filtered' ? result.identify().clientId : result.kind === 'rejected' ? result.clientId : result.record.clientId;
+      if (isReplaced(clientId)) return undefined;
+      noteId(clientId, row.provenance);
+    }
     if (result.kind === 'filtered') {
       counts.filtered++;
       if (filteredRows.length < FILTERED_ROWS_LISTED) filteredRows.push({ provenance: row.provenance, reason: result.reason, ...result.identify() });
@@ -309,29 +374,45 @@ export async function mapRoster(
     return accept(result.record.clientId, firstRows.entryOf(result.record.clientId), row, result.record);
   };
 
-  // A reader that hands out rows in batches (read in a worker thread) is walked a batch at a time:
-  // an await per row is measurable at a million rows.
-  if (source.batches) {
-    reading: for await (const batch of source.batches) {
-      for (const item of batch) {
-        if (options.signal?.aborted) break reading;
+  const read = async (file: OpenedSource): Promise<void> => {
+    // A reader that hands out rows in batches (read in a worker thread) is walked a batch at a time:
+    // an await per row is measurable at a million rows.
+    if (file.batches) {
+      reading: for await (const batch of file.batches) {
+        for (const item of batch) {
+          if (options.signal?.aborted) break reading;
+          const pending = step(item);
+          if (pending) await pending;
+        }
+      }
+    } else {
+      for await (const item of file.items) {
+        if (options.signal?.aborted) break;
         const pending = step(item);
         if (pending) await pending;
       }
     }
-  } else {
-    for await (const item of source.items) {
-      if (options.signal?.aborted) break;
-      const pending = step(item);
-      if (pending) await pending;
-    }
+  };
+
+  const overlays = options.overlays ?? [];
+  const overlayFiles: string[] = [];
+  for (let i = overlays.length - 1; i >= 0; i--) {
+    const overlay = await overlays[i]!();
+    compiled.checkHeaders(overlay.headers, overlay.file);
+    overlayFiles.unshift(overlay.file);
+    readingIds = new Map();
+    await read(overlay);
+    for (const [clientId, provenance] of readingIds) replacedBy.set(clientId, provenance);
   }
+  // Nothing comes before the source: its ids need not be kept.
+  readingIds = undefined;
+  fastPath = options.fastPath;
+  lastProvenance = undefined;
+  await read(source);
+  if (lastProvenance) sourceFile = withoutRow(lastProvenance);
 
   const duplicateClientIds = new Set(duplicateRows.keys());
   counts.valid = firstRows.size;
-  const base: Omit<Provenance, 'row'> = lastProvenance
-    ? { file: lastProvenance.file, ...(lastProvenance.sheet !== undefined ? { sheet: lastProvenance.sheet } : {}) }
-    : { file: source.file };
 
   // A valid row whose client_id a rejected row also carries is a duplicate too: the person's record
   // is left as it is until the rows are fixed (the consumer neither writes nor deletes a rejected
@@ -343,18 +424,21 @@ export async function mapRoster(
     const validRows = duplicateRows.get(clientId);
     shadowed.set(clientId, policy === 'last' && validRows ? validRows[validRows.length - 1]! : firstRows.get(clientId)!);
   }
-  const needValues = new Set(shadowed.values());
-  if (policy === 'reject') for (const rows of duplicateRows.values()) needValues.add(rows[0]!);
-  if (options.reopen && needValues.size) await collectValues(await options.reopen(), needValues, duplicateValues, options.signal);
+  const needValues = new Set([...shadowed].map(([clientId, row]) => rowRef({ ...fileOf(clientId), row })));
+  if (policy === 'reject') for (const [clientId, rows] of duplicateRows) needValues.add(rowRef({ ...fileOf(clientId), row: rows[0]! }));
+  if (needValues.size) {
+    const openers = [...(options.reopen ? [options.reopen] : []), ...overlays];
+    for (const reopen of openers) if (needValues.size > 0) await collectValues(await reopen(), needValues, duplicateValues, options.signal);
+  }
   for (const [clientId, validRow] of shadowed) {
     counts.valid--;
     counts.rejected++;
     duplicateClientIds.add(clientId);
-    const provenance: Provenance = { ...base, row: validRow };
+    const provenance: Provenance = { ...fileOf(clientId), row: validRow };
     const others = rejectedRowsById.get(clientId)!;
     keep({
       provenance,
-      values: duplicateValues.get(validRow) ?? {},
+      values: duplicateValues.get(rowRef(provenance)) ?? {},
       problems: [
         {
           provenance,
@@ -373,11 +457,11 @@ export async function mapRoster(
     for (const [clientId, rows] of duplicateRows) {
       for (const r of rows) {
         counts.rejected++;
-        const provenance: Provenance = { ...base, row: r };
+        const provenance: Provenance = { ...fileOf(clientId), row: r };
         const others = rows.filter((o) => o !== r);
         keep({
           provenance,
-          values: duplicateValues.get(r) ?? {},
+          values: duplicateValues.get(rowRef(provenance)) ?? {},
           problems: [
             {
               provenance,
@@ -392,7 +476,12 @@ export async function mapRoster(
       }
     }
   }
-  if (shadowed.size || (policy === 'reject' && duplicateRows.size)) rejected.sort((a, b) => a.provenance.row - b.provenance.row);
+  if (shadowed.size || (policy === 'reject' && duplicateRows.size) || overlays.length > 0) {
+    // In the pipeline's order of files (the source, then each overlay), then by row.
+    const order = new Map([source.file, ...overlayFiles].map((file, i) => [file, i]));
+    rejected.sort((a, b) => (order.get(a.provenance.file) ?? 0) - (order.get(b.provenance.file) ?? 0) || a.provenance.row - b.provenance.row);
+  }
+  const added = [...replacedBy].filter(([clientId]) => !replacing.has(clientId));
 
   return {
     counts,
@@ -407,22 +496,32 @@ export async function mapRoster(
     filteredRowsNotStored: counts.filtered - filteredRows.length,
     warnedRows,
     warnedRowsNotStored,
+    ...(overlays.length > 0
+      ? { layers: { files: overlayFiles, replaced, added: added.slice(0, cap).map(([clientId, provenance]) => ({ clientId, provenance })), addedNotStored: Math.max(0, added.length - cap) } }
+      : {}),
   };
+}
+
+/** One row of one file, as a key. */
+function rowRef(provenance: Provenance): string {
+  return `${provenance.file}\u0000${provenance.sheet ?? ''}\u0000${provenance.row}`;
+}
+
+function withoutRow(provenance: Provenance): Omit<Provenance, 'row'> {
+  return { file: provenance.file, ...(provenance.sheet !== undefined ? { sheet: provenance.sheet } : {}) };
 }
 
 async function collectValues(
   source: OpenedSource,
-  rows: Set<number>,
-  into: Map<number, Record<string, CellValue>>,
+  rows: Set<string>,
+  into: Map<string, Record<string, CellValue>>,
   signal: AbortSignal | undefined,
 ): Promise<void> {
-  let remaining = rows.size;
   for await (const item of source.items) {
-    if (signal?.aborted || remaining === 0) break;
-    if (item.kind === 'row' && rows.has(item.row.provenance.row)) {
-      into.set(item.row.provenance.row, item.row.values);
-      remaining--;
-    }
+    if (signal?.aborted || rows.size === 0) break;
+    if (item.kind !== 'row') continue;
+    const ref = rowRef(item.row.provenance);
+    if (rows.delete(ref)) into.set(ref, item.row.values);
   }
 }
 

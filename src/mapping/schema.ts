@@ -88,6 +88,16 @@ const valueSourceShape = {
     .enum(['reject_row', 'skip_value'])
     .default('reject_row')
     .describe('An invalid value rejects the row (reject_row), or is left out with a warning while the rest of the row syncs (skip_value).'),
+  /**
+   * When the roster's value is written (docs/mapping.md, "Fields that are only seeded"): `always`
+   * keeps the service in step with the roster; `on_create` sets the field when rostersync creates
+   * the record (or adopts one where the field is empty); `if_empty` sets it only where the service
+   * holds no value, so an editor's later change is kept.
+   */
+  write: z
+    .enum(['always', 'on_create', 'if_empty'])
+    .default('always')
+    .describe('always (default): keep the service in step; on_create: set when rostersync creates the record (or adopts one where it is empty); if_empty: set only where the service holds no value.'),
 };
 
 function exactlyOneSource(
@@ -106,6 +116,8 @@ function exactlyOneSource(
 /** A standard field (`name`, `emails`, `orcids`, `affiliations`, `articles`). */
 export const standardFieldSchema = z.strictObject(valueSourceShape).superRefine(exactlyOneSource);
 export type StandardFieldSpec = z.infer<typeof standardFieldSchema>;
+/** `write:` of a mapped field. */
+export type WritePolicy = 'always' | 'on_create' | 'if_empty';
 
 export const DATE_FORMATS = [
   'DD/MM/YYYY',

@@ -33,10 +33,18 @@ export interface BuildPlanInput {
   guardInput: Omit<GuardInput, 'deletes' | 'guards'>;
   /** The salt of the rows' keys, when the fast path computed them. */
   rowKeySalt?: string;
+  /** Fields written other than `always` (the mapping's `write:`), by key. */
+  seededFields?: Readonly<Record<string, 'on_create' | 'if_empty'>>;
+}
+
+/** No value in the service: a field that is absent, null, an empty text or an empty list. */
+export function isEmptyValue(value: FieldValue | undefined): boolean {
+  return value === null || value === undefined || value === '' || (Array.isArray(value) && value.length === 0);
 }
 
 export function buildPlan(input: BuildPlanInput): Plan {
   const { classification, lastApplied, remote, previouslyFailed, policy } = input;
+  const seeded = input.seededFields ?? {};
   const label = (field: string) => input.fieldLabels.get(field) ?? field;
   const items: PlanItem[] = [];
   const stateRepairs: StateRepair[] = [];
@@ -60,14 +68,19 @@ export function buildPlan(input: BuildPlanInput): Plan {
     // POST creates (or recreates) the record.
     if (!owned || remoteFields === null || (uncertain && retriedAction === 'delete')) {
       const reason: PlanReason = !owned || uncertain ? (retried ? 'retry_failed' : 'new') : 'remote_deleted';
+      const adopting = !owned && input.createIfAbsent === true;
+      // A record that may exist already keeps the values it holds in seeded fields: an adoption
+      // sets them only where it has none. A record rostersync creates gets every field.
+      const ifEmpty = adopting ? Object.keys(seeded).filter((field) => !isEmptyValue(record.fields[field])) : [];
       items.push({
         clientId: record.clientId,
         action: 'create',
         reason,
-        ...(!owned && input.createIfAbsent ? { ifAbsent: true } : {}),
+        ...(adopting ? { ifAbsent: true } : {}),
+        ...(ifEmpty.length > 0 ? { ifEmpty } : {}),
         body: withoutNulls(record.fields),
         desired,
-        changes: fieldChanges(record.fields, applied, remoteFields, label, true),
+        changes: fieldChanges(record.fields, applied, remoteFields, label, true).map((entry) => (ifEmpty.includes(entry.field) ? { ...entry, policy: seeded[entry.field]! } : entry)),
         provenance: record.provenance,
       });
       return;
@@ -81,7 +94,21 @@ export function buildPlan(input: BuildPlanInput): Plan {
     const changed = uncertain
       ? Object.keys(record.fields)
       : Object.keys(record.fields).filter((field) => !sameValue(record.fields[field], baseline[field]));
-    if (changed.length === 0) {
+    // Seeded fields of a record that exists: `on_create` is never written again; `if_empty` only
+    // where the service holds no value (known with --refresh, else apply reads the record first).
+    // Neither clears a value the roster no longer has.
+    const keptByPolicy = new Set<string>();
+    const ifEmpty: string[] = [];
+    for (const field of changed) {
+      const write = seeded[field];
+      if (write === undefined) continue;
+      if (write === 'on_create' || isEmptyValue(record.fields[field])) keptByPolicy.add(field);
+      else if (remoteFields !== undefined) {
+        if (!isEmptyValue(remoteFields[field])) keptByPolicy.add(field);
+      } else ifEmpty.push(field);
+    }
+    const sent = changed.filter((field) => !keptByPolicy.has(field));
+    if (sent.length === 0) {
       noop += 1;
       if (applied === undefined || kept.hash !== hashJson(canonicalJson(applied))) {
         // Apply adopts the repair, then stores the row key with the hash it now matches.
@@ -89,17 +116,24 @@ export function buildPlan(input: BuildPlanInput): Plan {
       }
       return;
     }
-    const drifted = remoteFields !== undefined && applied !== undefined && changed.some((f) => sameValue(applied[f], record.fields[f]));
+    const drifted = remoteFields !== undefined && applied !== undefined && sent.some((f) => sameValue(applied[f], record.fields[f]));
     const reason: PlanReason = retried ? 'retry_failed' : drifted ? 'drift' : 'changed';
-    const body = policy.update === 'full' ? withoutNulls(kept.fields) : pick(record.fields, changed);
+    // `update: full` with a seeded field is refused by the pipeline's schema, so a full body keeps
+    // only the values skipped as invalid (as the service has them).
+    const body = policy.update === 'full' ? withoutNulls(kept.fields) : pick(record.fields, sent);
     items.push({
       clientId: record.clientId,
       action: 'update',
       reason,
       body,
       ...(policy.update === 'full' ? { replace: true } : {}),
+      ...(ifEmpty.length > 0 ? { ifEmpty } : {}),
       desired: keptDesired,
-      changes: changed.map((field) => change(field, label, record.fields[field], applied?.[field], remoteFields)),
+      changes: changed.map((field) => {
+        const entry = change(field, label, record.fields[field], applied?.[field], remoteFields);
+        const write = seeded[field];
+        return write === undefined ? entry : { ...entry, policy: write, ...(keptByPolicy.has(field) ? { kept: true } : {}) };
+      }),
       provenance: record.provenance,
     });
   };

@@ -31,6 +31,10 @@ export const fieldChangeSchema = z.strictObject({
   after: fieldValueSchema.optional(),
   /** Present when the remote record was fetched (--refresh). `undefined` means not fetched. */
   remote: fieldValueSchema.optional(),
+  /** The field's `write:` policy, when it is not `always` (docs/mapping.md, "Fields that are only seeded"). */
+  policy: z.enum(['on_create', 'if_empty']).optional(),
+  /** The roster's value is not written, by that policy: the service keeps its own. */
+  kept: z.boolean().optional(),
 });
 export type FieldChange = z.infer<typeof fieldChangeSchema>;
 
@@ -61,6 +65,11 @@ export const planItemSchema = z.strictObject({
    * kept), a full POST only when the service answers 404.
    */
   ifAbsent: z.boolean().optional(),
+  /**
+   * Fields of `body` to send only where the service's record holds no value (`write: if_empty`,
+   * and `on_create` on an adoption): apply reads the record first and leaves out the others.
+   */
+  ifEmpty: z.array(z.string()).optional(),
   /** What the inventory records once the write succeeds (all managed fields, canonical). */
   desired: z.strictObject({ fieldsJson: z.string(), hash: z.string(), rowKey: z.string().optional() }).optional(),
   changes: z.array(fieldChangeSchema),

@@ -49,6 +49,8 @@ export function buildRunReport(input: ReportInput): RunReport {
     if (result?.error !== undefined) entry.error = result.error;
     if (result?.recreated) entry.reason = 'remote_deleted';
     if (result?.adopted) entry.adopted = true;
+    // Fields apply found already set in the service (write: if_empty, or on_create on an adoption).
+    if (result?.kept) entry.changes = entry.changes.map((change) => (result.kept!.includes(change.field) ? { ...change, kept: true } : change));
     return entry;
   });
   if (plan.counts.noop > 0) bump('noop', applied ? 'done' : 'planned', plan.counts.noop);
@@ -73,6 +75,8 @@ export function buildRunReport(input: ReportInput): RunReport {
     rejectedRowsOmitted: roster.rejectedNotStored,
     ...(roster.warnedRows?.length ? { warnings: roster.warnedRows, warningsOmitted: roster.warnedRowsNotStored ?? 0 } : {}),
     ...(roster.counts.filtered > 0 ? { filteredRows: roster.filteredRows ?? [], filteredRowsOmitted: roster.filteredRowsNotStored ?? roster.counts.filtered } : {}),
+    ...(roster.duplicatePeople?.length ? { duplicatePeople: roster.duplicatePeople } : {}),
+    ...(roster.layers ? { layers: { files: roster.layers.files, replaced: roster.layers.replaced, added: roster.layers.added, addedOmitted: roster.layers.addedNotStored } } : {}),
     notes: [...plan.notes, ...input.notes, ...adoptionNote(records)],
   };
 }

@@ -209,6 +209,34 @@ function filteredSection(report: RunReport): string {
   return `<details class="section" id="filtered"><summary>Rows skipped by filters <span class="n">(${formatCount(report.input.filtered)})</span></summary><p>Rows that match a <code>skip_rows</code> entry of the mapping are left out of the sync on purpose; they are not rejected.</p>${more}${table}</details>`;
 }
 
+/** Pairs of client_ids that are probably one person, with the evidence (`policy.duplicate_people`). */
+function duplicatePeopleSection(report: RunReport): string {
+  const pairs = report.duplicatePeople ?? [];
+  if (pairs.length === 0) return '';
+  const who = (person: (typeof pairs)[number]['a']) => `${person.clientId}${person.provenance ? ` (${formatProvenance(person.provenance)})` : person.owned ? ' (in the group)' : ''}`;
+  const table = renderTable({
+    columns: [{ label: 'client_id' }, { label: 'client_id' }, { label: 'tier' }, { label: 'evidence' }],
+    rows: pairs,
+    cells: (pair) => [text(who(pair.a)), text(who(pair.b)), text(pair.tier), text(pair.evidence)],
+  });
+  return `<section id="duplicate-people"><h2>Probably the same person <span class="n">(${formatCount(pairs.length)})</span></h2><p>Rows of different client_ids with the same ORCID iD, the same email, or the same affiliation with the same or a very similar name. Merge each pair under one client_id; <code>policy.duplicate_people: reject</code> holds the new one back until then.</p>${table}</section>`;
+}
+
+/** Files layered over the source: which rows they replaced, and which of their rows are new. */
+function layersSection(report: RunReport): string {
+  const layers = report.layers;
+  if (!layers) return '';
+  const files = layers.files.map((file) => `<code>${escapeHtml(file.split(/[\\/]/).pop() ?? file)}</code>`).join(', ');
+  const added = layers.added.length + layers.addedOmitted;
+  const table = renderTable({
+    columns: [{ label: 'row' }, { label: 'client_id' }],
+    rows: layers.added,
+    cells: (row) => [text(formatProvenance(row.provenance)), text(row.clientId)],
+  });
+  const more = layers.addedOmitted > 0 ? `<p class="empty">${formatCount(layers.addedOmitted)} more new row(s) are counted but not listed.</p>` : '';
+  return `<section id="overlays"><h2>Overlays</h2><p>Read over the source, in this order: ${files}. Their rows replaced ${formatCount(layers.replaced)} row(s) of the files before them; ${formatCount(added)} of their rows have a client_id no earlier file has, and are new rows:</p>${more}${added > 0 ? table : ''}</section>`;
+}
+
 function orphansSection(report: RunReport): string {
   if (report.mode === 'mirror') {
     const text =
@@ -259,6 +287,8 @@ ${failuresSection(report)}
 ${rejectedSection(report)}
 ${warningsSection(report)}
 ${filteredSection(report)}
+${layersSection(report)}
+${duplicatePeopleSection(report)}
 ${orphansSection(report)}
 </main>`;
   return pageShell({ title: e(title), body });

@@ -77,6 +77,15 @@ export function code(text: string): string {
   return `${fence}${pad}${clean}${pad}${fence}`;
 }
 
+/** The overlays in one table cell: each file, the rows replaced, the new rows by client_id. */
+function layersText(layers: NonNullable<RunReport['layers']>): string {
+  const files = layers.files.map((file) => code(file.split(/[\\/]/).pop() ?? file)).join(', ');
+  const added = layers.added.length + layers.addedOmitted;
+  const listed = layers.added.slice(0, MARKDOWN_LIMITS.changes).map((row) => `${code(row.clientId)} at ${code(formatProvenance(row.provenance))}`);
+  const more = added > listed.length ? `, and ${added - listed.length} more` : '';
+  return `${files} · ${layers.replaced} row${layers.replaced === 1 ? '' : 's'} replaced · ${added} new row${added === 1 ? '' : 's'}${listed.length ? `: ${listed.join(', ')}${more}` : ''}`;
+}
+
 export function renderMarkdown(report: RunReport): string {
   const lines: string[] = [];
   const push = (...more: string[]) => lines.push(...more);
@@ -104,6 +113,13 @@ export function renderMarkdown(report: RunReport): string {
     `| Run | ${code(report.runId)} · ${mdText(report.startedAt)} → ${mdText(report.finishedAt)} · ${formatDuration(report.durationMs)} |`,
     `| Input | ${report.input.rowsRead} rows read · ${report.input.valid} valid · ${report.input.rejected} rejected · ${report.input.filtered} filtered · ${report.input.duplicates} duplicates |`,
   );
+  if (report.layers) push(`| Overlays | ${layersText(report.layers)} |`);
+  if (report.duplicatePeople?.length) {
+    // Client_ids and tiers only: the evidence holds names and emails, which stay in report.html.
+    const pairs = report.duplicatePeople.slice(0, MARKDOWN_LIMITS.changes).map((pair) => `${code(pair.a.clientId)} = ${code(pair.b.clientId)} (same ${pair.tier})`);
+    const more = report.duplicatePeople.length > pairs.length ? `, and ${report.duplicatePeople.length - pairs.length} more` : '';
+    push(`| Same person? | ${pairs.join(', ')}${more} |`);
+  }
   if (report.estimate) push(`| Estimate | ${mdText(report.estimate.text)} |`);
   push('');
 

@@ -43,6 +43,16 @@ export function diffValue(value: FieldValue | undefined, mask: boolean): string 
 
 function changeLine(action: PlanAction, change: FieldChange, width: number, mask: boolean): { symbol: string; text: string } {
   const label = plain(change.label).padEnd(width);
+  // A seeded field (`write: on_create | if_empty`): the service's value stays.
+  if (change.kept) {
+    // Without --refresh the service's value is not known (an editor may have changed it): not shown.
+    const held = change.remote !== undefined ? ` = ${diffValue(change.remote, mask)}` : '';
+    return { symbol: '=', text: `${label}${held} (kept, write: ${change.policy}; the roster has ${diffValue(change.after, mask)})` };
+  }
+  if (change.policy !== undefined) {
+    const line = changeLine(action, { ...change, policy: undefined }, width, mask);
+    return { ...line, text: `${line.text} (only where the service holds no value, write: ${change.policy})` };
+  }
   if (action === 'create' || change.before === undefined || change.before === null) {
     return { symbol: '+', text: `${label} = ${diffValue(change.after, mask)}` };
   }
@@ -69,7 +79,7 @@ function recordBlock(record: RecordEntry, options: PlanDiffOptions, paint: Paint
   const width = Math.min(28, Math.max(0, ...changes.map((change) => change.label.length)));
   for (const change of changes) {
     const line = changeLine(action, change, width, options.mask);
-    const style = line.symbol === '+' ? 'green' : line.symbol === '-' ? 'red' : 'yellow';
+    const style = line.symbol === '+' ? 'green' : line.symbol === '-' ? 'red' : line.symbol === '=' ? 'dim' : 'yellow';
     lines.push(`      ${paint(style, line.symbol)} ${line.text}`);
   }
   return lines;

@@ -15,6 +15,7 @@ import iconv from 'iconv-lite';
 import type { SourceConfig } from '../config/pipeline.js';
 import type { RejectedRow } from '../mapping/types.js';
 import type { CellValue } from '../sources/types.js';
+import { REJECTED_ERROR_COLUMNS } from '../sources/layers.js';
 
 export interface RejectedCsvOptions {
   /**
@@ -50,8 +51,8 @@ export function dialectFor(source: Pick<SourceConfig, 'csv'>): CsvDialect {
   };
 }
 
-/** Error columns appended after the original ones. */
-export const ERROR_COLUMNS = ['error_row', 'error_codes', 'error_messages', 'error_hints'] as const;
+/** Error columns appended after the original ones (an overlay reading the file back drops them). */
+export const ERROR_COLUMNS = REJECTED_ERROR_COLUMNS;
 
 const FORMULA_START = /^[=+\-@\t\r]/;
 const PLAIN_NUMBER = /^[+-]?\d+(?:\.\d+)?$/;

@@ -5,6 +5,7 @@
 import type { FilteredRow, RejectedRow } from '../mapping/types.js';
 import type { FieldChange, GuardResult, PlanAction, RecordOutcome } from '../plan/types.js';
 import type { Provenance } from '../sources/types.js';
+import type { DuplicatePair } from '../mapping/duplicate-people.js';
 
 // The plan owns its vocabulary; the report carries it.
 export type { FieldChange, GuardResult, PlanAction, RecordOutcome };
@@ -77,5 +78,12 @@ export interface RunReport {
   warnings?: RejectedRow[];
   /** Rows with warnings beyond those listed. */
   warningsOmitted?: number;
+  /**
+   * Files layered over the source (`source.overlays`): how many rows of earlier files their rows
+   * replaced, and their rows whose client_id no earlier file has (new rows).
+   */
+  layers?: { files: string[]; replaced: number; added: Array<{ clientId: string; provenance: Provenance }>; addedOmitted: number };
+  /** Pairs of client_ids that are probably one person, with the tier and the evidence (`policy.duplicate_people`). */
+  duplicatePeople?: DuplicatePair[];
   notes: string[];
 }

@@ -6,6 +6,7 @@
  * service; of the state it only reads.
  */
 import pLimit from 'p-limit';
+import { createHash } from 'node:crypto';
 import { stat } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import type { CallOptions, ServiceClient } from '../client/client.js';
@@ -17,6 +18,7 @@ import { rowKeyOf, rowKeySalt, rowKeySaltName } from '../mapping/row-key.js';
 import { KnownRows } from '../plan/known-rows.js';
 import type { DesiredRecord } from '../mapping/types.js';
 import { loadFieldsFile } from '../config/fields-file.js';
+import { ConfigError } from '../config-error.js';
 import type { BuildPlanInput } from '../plan/build.js';
 import { RosterClassifier } from '../plan/classify.js';
 import type { RowKeyRepairs } from '../plan/row-key-repairs.js';
@@ -24,8 +26,10 @@ import { projectFields } from '../plan/canonical.js';
 import type { Fields } from '../plan/types.js';
 import type { RunReport } from '../report/types.js';
 import { openSource, sha256File } from '../sources/index.js';
+import { overlayOpeners } from '../sources/layers.js';
 import { FAST_PATH_BATCHES_AHEAD, openSourceInWorker, WORKER_READ_MIN_BYTES } from '../sources/read-in-worker.js';
 import { identityChange, type IdentityChange } from '../plan/identity-changes.js';
+import { DUPLICATE_PEOPLE_MAX_ROWS, DuplicatePeopleFinder } from '../mapping/duplicate-people.js';
 import { checkBinding } from '../state/binding.js';
 import { withinPrefixes } from '../state/sharing.js';
 import type { StateBackend } from '../state/backend.js';
@@ -76,6 +80,13 @@ export async function gatherPlanInput(input: { pipeline: ResolvedPipeline; store
 
   const listing = options.fieldsFile ? loadFieldsFile(resolve(options.cwd ?? process.cwd(), options.fieldsFile)) : await client.listCustomFields(call);
   const compiled = compileMapping(pipeline.mapping, listing, { mappingFile: pipeline.mappingFile });
+  const seeded = Object.keys(compiled.seededFields);
+  if (policy.update === 'full' && seeded.length > 0) {
+    // A full POST replaces the whole record: it would overwrite the values seeded fields keep.
+    throw new ConfigError(pipeline.file, [{ path: 'policy.update', message: `full updates replace whole records, so they cannot keep the service's values of fields written on_create or if_empty (${seeded.map((field) => compiled.fieldNames[field] ?? field).join(', ')})` }], {
+      hint: 'Use policy.update: partial (the default), or write: always on those fields.',
+    });
+  }
 
   const reopen = () => openSource(pipeline.source, { baseDir: pipeline.dir });
   const fastPathOn = options.fastPath !== false && !options.refresh && !binding.sharedPrefixes && binding.sharedWith.length === 0;
@@ -100,8 +111,9 @@ export async function gatherPlanInput(input: { pipeline: ResolvedPipeline; store
   const keysUsable = saltName !== undefined && closingOnError(() => store.rowKeySalt()) === saltName;
   if (keysUsable) opened.allowReadAhead?.(FAST_PATH_BATCHES_AHEAD);
   // Hashed while the rows are read; awaited once they are.
-  const sourceSha256 = sha256File(opened.file);
+  const sourceSha256 = layeredSha256(opened.file, pipeline.source.overlays.map((overlay) => overlay.file));
   sourceSha256.catch(() => undefined);
+  const overlays = overlayOpeners(pipeline.source.overlays, { baseDir: pipeline.dir });
 
   // Read before the inventory: a write that lands while planning then makes a saved plan stale.
   const stateSerial = closingOnError(() => store.serial());
@@ -117,9 +129,15 @@ export async function gatherPlanInput(input: { pipeline: ResolvedPipeline; store
   // another pipeline sharing the group claims, are neither written nor (being in the roster) deleted.
   const foreign = new Map<string, string>();
   const shared = groupId !== null && binding.sharedWith.length > 0 ? { baseUrl: options.service.baseUrl, groupId } : null;
+  // Identities of the mapped rows, and which of them the inventory lacks: the same person twice.
+  const people = new DuplicatePeopleFinder();
+  const newIds = new Set<string>();
   const classifyPending = () => {
     const mapped = pending.flatMap((entry) => (typeof entry === 'string' ? [] : [entry.clientId]));
     const owned = store.ownedHashesOf(mapped);
+    // Kept as long as the check is (a million-row first run skips it: DUPLICATE_PEOPLE_MAX_ROWS).
+    if (people.overflowed) newIds.clear();
+    else for (const clientId of mapped) if (!owned.has(clientId)) newIds.add(clientId);
     const claimedBy = shared ? store.claimOwners(shared, mapped) : new Map<string, string>();
     for (const record of pending) {
       if (typeof record === 'string') {
@@ -151,18 +169,24 @@ export async function gatherPlanInput(input: { pipeline: ResolvedPipeline; store
       );
   const roster = await mapRoster(opened, compiled, {
     onRecord: (record) => {
+      people.add(record);
       if (pending.push(record) >= HASH_BATCH) classifyPending();
     },
     reopen,
     ...(fastPath ? { fastPath } : {}),
+    ...(overlays.openers.length > 0 ? { overlays: overlays.openers } : {}),
   });
   classifyPending();
   // Readers add notes while reading (merged cells, an encoding switch), so collect them after.
-  notes.push(...opened.notes);
+  notes.push(...opened.notes, ...overlays.notes());
   // In the roster but not to be written: rows rejected for their values, and duplicated ids.
   const keepAsIs = new Set(roster.rejectedClientIds);
   if (compiled.duplicatePolicy === 'reject') for (const clientId of roster.duplicateClientIds) keepAsIs.add(clientId);
   for (const clientId of foreign.keys()) keepAsIs.add(clientId);
+  findDuplicatePeople({ people, newIds, store, roster, keepAsIs, reject: policy.duplicate_people === 'reject' });
+  if (people.overflowed) notes.push(`The check for the same person under two client_ids was skipped: more than ${DUPLICATE_PEOPLE_MAX_ROWS} rows were mapped in this run.`);
+  const pairs = roster.duplicatePeople?.length ?? 0;
+  if (pairs > 0) notes.push(`${pairs} pair${pairs === 1 ? '' : 's'} of client_ids are probably the same person (policy.duplicate_people: ${policy.duplicate_people}); the report lists them with the evidence.`);
   const classification = classifier.finish(roster.firstRowById, { count: ownedCount, ids: () => store.ownedIds() }, keepAsIs);
   if (shared) {
     // An owned record another pipeline also claims (a state shared by mistake) is never deleted here.
@@ -216,6 +240,7 @@ export async function gatherPlanInput(input: { pipeline: ResolvedPipeline; store
     createIfAbsent: binding.createIfAbsent,
     policy: { ...policy, max_rps: options.maxRps ?? policy.max_rps },
     fieldLabels: new Map(Object.entries(compiled.fieldNames)),
+    ...(seeded.length > 0 ? { seededFields: compiled.seededFields } : {}),
     ...(saltName !== undefined ? { rowKeySalt: saltName } : {}),
     guardInput: {
       ownedCount,
@@ -241,6 +266,72 @@ export async function gatherPlanInput(input: { pipeline: ResolvedPipeline; store
     optionLabels: new Map(listing.author_from_group.flatMap((field) => (field.options ?? []).map((option) => [option.api_id, option.option] as const))),
     notes,
   };
+}
+
+/**
+ * Rows of different client_ids that are probably one person, among the mapped rows and between a
+ * new client_id and the inventory (src/mapping/duplicate-people.ts), on `roster.duplicatePeople`.
+ * Under `policy.duplicate_people: reject` the new client_id(s) of each pair are held back (neither
+ * written nor deleted) and counted as rejected rows; two owned records are only reported, as
+ * holding them back would stop their updates and undo nothing.
+ */
+function findDuplicatePeople(input: { people: DuplicatePeopleFinder; newIds: ReadonlySet<string>; store: StateBackend; roster: RosterSummary; keepAsIs: Set<string>; reject: boolean }): void {
+  const { people, newIds, store, roster } = input;
+  const live = new Set([...newIds].filter((clientId) => !input.keepAsIs.has(clientId)));
+  const pairs = [...people.inRoster(), ...(live.size > 0 ? people.againstInventory(live, ownedFields(store)) : [])].filter(
+    (pair) => !input.keepAsIs.has(pair.a.clientId) && !input.keepAsIs.has(pair.b.clientId),
+  );
+  if (pairs.length === 0) return;
+  roster.duplicatePeople = pairs;
+  if (!input.reject) return;
+  for (const pair of pairs) {
+    for (const [person, other] of [[pair.a, pair.b], [pair.b, pair.a]] as const) {
+      if (!newIds.has(person.clientId) || person.owned || input.keepAsIs.has(person.clientId)) continue;
+      input.keepAsIs.add(person.clientId);
+      roster.counts.valid -= 1;
+      roster.counts.rejected += 1;
+      const provenance = person.provenance ?? { file: '', row: 0 };
+      roster.rejected.push({
+        provenance,
+        clientId: person.clientId,
+        values: {},
+        problems: [
+          {
+            provenance,
+            value: person.clientId,
+            code: 'duplicate_person',
+            message: `probably the same person as ${other.clientId}${other.owned ? ' (already in the group)' : ''}: ${pair.evidence}`,
+            hint: 'Merge the two rows under one client_id (keep the one already in the group), or set policy.duplicate_people: warn if they are two people.',
+          },
+        ],
+      });
+    }
+  }
+}
+
+/** The inventory's records, a page at a time: the fields last applied to each owned client_id. */
+function* ownedFields(store: StateBackend): Iterable<readonly [string, Fields]> {
+  let page: string[] = [];
+  const flush = function* () {
+    yield* store.lastApplied(page);
+    page = [];
+  };
+  for (const clientId of store.ownedIds()) {
+    page.push(clientId);
+    if (page.length >= HASH_BATCH) yield* flush();
+  }
+  yield* flush();
+}
+
+/**
+ * What a saved plan is bound to: the roster file's SHA-256, or with overlays, the SHA-256 of the
+ * files' hashes in order (a change to any file, or to their order, changes it).
+ */
+async function layeredSha256(file: string, overlays: readonly string[]): Promise<string> {
+  const own = await sha256File(file);
+  if (overlays.length === 0) return own;
+  const hashes = [own, ...(await Promise.all(overlays.map((overlay) => sha256File(overlay))))];
+  return createHash('sha256').update(hashes.join('\n')).digest('hex');
 }
 
 /** The roster's size in bytes (0 if it cannot be read: the reader then says why). */

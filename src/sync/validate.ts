@@ -6,9 +6,11 @@
 import type { CustomFieldsListing } from '../client/schemas.js';
 import type { ResolvedPipeline } from '../config/load.js';
 import { openSource } from '../sources/index.js';
+import { overlayOpeners } from '../sources/layers.js';
 import type { OpenedSource } from '../sources/types.js';
 import { compileMapping, type CompiledMapping } from '../mapping/compile.js';
 import { mapRoster, type MapRosterOptions, type RosterSummary } from '../mapping/roster.js';
+import { DuplicatePeopleFinder } from '../mapping/duplicate-people.js';
 
 export interface ValidatePipelineOptions {
   /** The organization's custom fields (from the service, or a saved listing). */
@@ -32,12 +34,23 @@ export async function validatePipeline(pipeline: ResolvedPipeline, options: Vali
   const open = (): Promise<OpenedSource> =>
     openSource(sourceConfig, { baseDir: pipeline.dir, ...(options.signal ? { signal: options.signal } : {}) });
   const source = await open();
+  const overlays = overlayOpeners(pipeline.source.overlays, { baseDir: pipeline.dir, ...(options.signal ? { signal: options.signal } : {}) });
+  const people = new DuplicatePeopleFinder();
   const summary = await mapRoster(source, compiled, {
     reopen: open,
-    ...(options.onRecord ? { onRecord: options.onRecord } : {}),
+    ...(overlays.openers.length > 0 ? { overlays: overlays.openers } : {}),
+    onRecord: (record) => {
+      people.add(record);
+      return options.onRecord?.(record);
+    },
     ...(options.maxStoredRejected !== undefined ? { maxStoredRejected: options.maxStoredRejected } : {}),
     ...(options.signal ? { signal: options.signal } : {}),
   });
-  const { file, format, sheet, headers, notes } = source;
+  // The same person under two client_ids, among the rows (validate has no inventory to look in).
+  const dropped = new Set([...summary.duplicateClientIds, ...summary.rejectedClientIds]);
+  const pairs = people.inRoster().filter((pair) => !dropped.has(pair.a.clientId) && !dropped.has(pair.b.clientId));
+  if (pairs.length > 0) summary.duplicatePeople = pairs;
+  const { file, format, sheet, headers } = source;
+  const notes = [...source.notes, ...overlays.notes()];
   return { source: { file, format, ...(sheet !== undefined ? { sheet } : {}), headers, notes }, compiled, summary };
 }

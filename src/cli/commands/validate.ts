@@ -104,8 +104,19 @@ function renderText(name: string, result: ValidationResult, rejectedOut: string 
     ['rows filtered', counts.filtered],
   ];
   if (counts.duplicatesIgnored) rows.push(['duplicates ignored', counts.duplicatesIgnored]);
+  const layers = summary.layers;
+  if (layers) rows.push(['rows replaced', layers.replaced], ['new rows', layers.added.length + layers.addedNotStored]);
   const width = Math.max(...rows.map(([, n]) => String(n).length));
   for (const [label, n] of rows) out.push(`  ${label.padEnd(19)}${String(n).padStart(width)}`);
+  if (layers) {
+    out.push('', `Overlays, read over ${show(source.file)} in this order: ${layers.files.map(show).join(', ')}.`);
+    if (layers.added.length) {
+      out.push('New rows (their client_id is in no earlier file):');
+      for (const row of layers.added.slice(0, SHOWN_PER_CODE)) out.push(`    ${row.clientId} (${where(row.provenance, show)})`);
+      const more = layers.added.length + layers.addedNotStored - SHOWN_PER_CODE;
+      if (more > 0) out.push(`    … and ${more} more`);
+    }
+  }
 
   const problems = summary.rejected.flatMap((r) => r.problems);
   if (problems.length) {
@@ -122,6 +133,14 @@ function renderText(name: string, result: ValidationResult, rejectedOut: string 
     out.push('', `Warnings (${summary.warnings.length}):`);
     for (const w of summary.warnings.slice(0, SHOWN_PER_CODE)) out.push(`    ${describeProblem(w, show)}`);
     if (summary.warnings.length > SHOWN_PER_CODE) out.push(`    … and ${summary.warnings.length - SHOWN_PER_CODE} more`);
+  }
+  const pairs = summary.duplicatePeople ?? [];
+  if (pairs.length) {
+    out.push('', `Probably the same person (${pairs.length}; policy.duplicate_people decides what sync does):`);
+    for (const pair of pairs.slice(0, SHOWN_PER_CODE)) {
+      out.push(`    ${pair.a.clientId} (${pair.a.provenance ? where(pair.a.provenance, show) : '?'}) and ${pair.b.clientId} (${pair.b.provenance ? where(pair.b.provenance, show) : '?'}): ${pair.evidence}`);
+    }
+    if (pairs.length > SHOWN_PER_CODE) out.push(`    … and ${pairs.length - SHOWN_PER_CODE} more`);
   }
   if (rejectedOut) out.push('', `Rejected rows written to ${show(rejectedOut)}; fix them there and feed the file back.`);
   out.push('', counts.rejected ? `${counts.rejected} row(s) rejected.` : 'All rows valid.');
@@ -141,6 +160,8 @@ function toJson(name: string, result: ValidationResult, rejectedOut: string | un
     problemsByCode: Object.fromEntries([...groupByCode(summary.rejected.flatMap((r) => r.problems))].map(([k, v]) => [k, v.length])),
     rejected: summary.rejected.map((r) => ({ provenance: r.provenance, problems: r.problems })),
     warnings: summary.warnings,
+    ...(summary.layers ? { layers: summary.layers } : {}),
+    ...(summary.duplicatePeople ? { duplicatePeople: summary.duplicatePeople } : {}),
     rejectedOut: rejectedOut ?? null,
     exitCode,
   };

@@ -1,0 +1,68 @@
+/**
+ * The same person under two client_ids (src/mapping/duplicate-people.ts): each tier, the
+ * normalisation of names, blocking (far names are never compared) and the row cap.
+ */
+import { describe, expect, it } from 'vitest';
+import { DuplicatePeopleFinder, nameSimilarity, normaliseName } from '../../src/mapping/duplicate-people.js';
+
+const record = (clientId: string, fields: Record<string, string | string[] | null>, row = 2) => ({ clientId, fields, provenance: { file: 'r.csv', row } });
+
+describe('DuplicatePeopleFinder', () => {
+  it.each([
+    ['orcid', { orcids: ['0000-0002-1825-0097'], name: 'Ann Lee' }, { orcids: ['0000-0002-1825-0097'], name: 'Someone Else' }, 'same ORCID iD 0000-0002-1825-0097'],
+    ['email', { emails: ['a@x.org', 'ann@uni.edu'], name: 'Ann Lee' }, { emails: ['ANN@uni.edu'], name: 'Other' }, 'same email ann@uni.edu'],
+    ['name', { name: 'Zoë Müller-Smith', affiliations: ['Univ. of Oslo'] }, { name: 'Muller Smith, Zoe', affiliations: ['UNIV OF OSLO'] }, 'the same name'],
+    ['name', { name: 'Jonathan Pemberton', affiliations: ['Univ of Oslo'] }, { name: 'Jonathon Pemberton', affiliations: ['Univ of Oslo'] }, 'very similar names'],
+  ] satisfies Array<[string, Record<string, string | string[]>, Record<string, string | string[]>, string]>)('tier %s', (tier, a, b, evidence) => {
+    const finder = new DuplicatePeopleFinder();
+    finder.add(record('p1', a, 2));
+    finder.add(record('p2', b, 3));
+    finder.add(record('p3', { name: 'Unrelated Person', emails: ['u@x.org'], affiliations: ['Univ of Oslo'] }, 4));
+    const pairs = finder.inRoster();
+    expect(pairs).toHaveLength(1);
+    expect(pairs[0]).toMatchObject({ tier, a: { clientId: 'p1', provenance: { row: 2 } }, b: { clientId: 'p2', provenance: { row: 3 } } });
+    expect(pairs[0]!.evidence).toContain(evidence);
+  });
+
+  it('names the strongest tier once per pair, and never pairs a client_id with itself', () => {
+    const finder = new DuplicatePeopleFinder();
+    finder.add(record('p1', { name: 'Ann Lee', emails: ['ann@x.org'], orcids: ['0000-0002-1825-0097'], affiliations: ['X'] }));
+    finder.add(record('p2', { name: 'Ann Lee', emails: ['ann@x.org'], orcids: ['0000-0002-1825-0097'], affiliations: ['X'] }));
+    finder.add(record('p2', { name: 'Ann Lee', emails: ['ann@x.org'], orcids: ['0000-0002-1825-0097'], affiliations: ['X'] }, 9));
+    expect(finder.inRoster().map((pair) => [pair.tier, pair.a.clientId, pair.b.clientId])).toEqual([['orcid', 'p1', 'p2']]);
+  });
+
+  it('the same name at another affiliation, or a different name, is not a pair', () => {
+    const finder = new DuplicatePeopleFinder();
+    finder.add(record('p1', { name: 'Ann Lee', affiliations: ['Oslo'] }));
+    finder.add(record('p2', { name: 'Ann Lee', affiliations: ['Bergen'] }));
+    finder.add(record('p3', { name: 'Anna Leeds-Brown', affiliations: ['Oslo'] }));
+    expect(finder.inRoster()).toEqual([]);
+  });
+
+  it('against the inventory: a new client_id with an owned record’s ORCID or email', () => {
+    const finder = new DuplicatePeopleFinder();
+    finder.add(record('new-1', { name: 'Ann Lee', emails: ['ann@x.org'] }));
+    finder.add(record('old-1', { name: 'Ann Lee', emails: ['ann@x.org'] }));
+    const owned: Array<[string, Record<string, string[] | string>]> = [['old-1', { emails: ['ann@x.org'] }], ['old-2', { orcids: ['0000-0002-1825-0097'], emails: [] }]];
+    finder.add(record('new-2', { name: 'B', orcids: ['0000-0002-1825-0097'] }));
+    const pairs = finder.againstInventory(new Set(['new-1', 'new-2']), owned);
+    expect(pairs.map((pair) => [pair.tier, pair.a.clientId, pair.b.clientId, pair.b.owned])).toEqual([
+      ['orcid', 'new-2', 'old-2', true],
+      ['email', 'new-1', 'old-1', true],
+    ]);
+  });
+
+  it('skips the check past its row cap', () => {
+    const finder = new DuplicatePeopleFinder(2);
+    for (const id of ['p1', 'p2', 'p3']) finder.add(record(id, { emails: ['same@x.org'] }));
+    expect(finder.overflowed).toBe(true);
+    expect(finder.inRoster()).toEqual([]);
+  });
+
+  it('normalises names: accents, case, punctuation, word order', () => {
+    expect(normaliseName('Müller-Smith, Zoë')).toBe('muller smith zoe');
+    expect(nameSimilarity('jonathan pemberton', 'jonathon pemberton')).toBeGreaterThan(0.9);
+    expect(nameSimilarity('ann lee', 'bob lee')).toBeLessThan(0.85);
+  });
+});
