@@ -278,7 +278,12 @@ export async function gatherPlanInput(input: { pipeline: ResolvedPipeline; store
 function findDuplicatePeople(input: { people: DuplicatePeopleFinder; newIds: ReadonlySet<string>; store: StateBackend; roster: RosterSummary; keepAsIs: Set<string>; reject: boolean }): void {
   const { people, newIds, store, roster } = input;
   const live = new Set([...newIds].filter((clientId) => !input.keepAsIs.has(clientId)));
-  const pairs = [...people.inRoster(), ...(live.size > 0 ? people.againstInventory(live, ownedFields(store)) : [])].filter(
+  // Two rows of the roster are compared only when both are new: an owned row may be skipped
+  // unmapped by the fast path, and the plan must not depend on which path read it. A new row
+  // meets the owned records through the inventory (same ORCID iD or email); `validate`, which
+  // reads no state, compares every row with every other.
+  const inRoster = people.inRoster().filter((pair) => newIds.has(pair.a.clientId) && newIds.has(pair.b.clientId));
+  const pairs = [...inRoster, ...(live.size > 0 ? people.againstInventory(live, ownedFields(store)) : [])].filter(
     (pair) => !input.keepAsIs.has(pair.a.clientId) && !input.keepAsIs.has(pair.b.clientId),
   );
   if (pairs.length === 0) return;

@@ -125,6 +125,6 @@ describe(DOC, () => {
     const records = group[0]!.records as Map<string, Record<string, unknown>>;
     expect(records.size).toBe(25);
     expect(records.get('legacy-70338')).toMatchObject({ name: 'Anna Berg' });
-    expect(records.get('legacy-70039')).toMatchObject({ orcids: ['0000-0003-5391-6461'] });
+    expect(records.get('legacy-70039')).toMatchObject({ orcids: ['0000-0003-1927-7643'] });
   }, 240_000);
 });

@@ -54,7 +54,7 @@ function correct(rejected: Buffer): Buffer {
     .filter((line) => !line.includes('second.copy@example.org'))
     .map((line) =>
       line
-        .replace('0000-0003-5391-6462', '0000-0003-5391-6461')
+        .replace('0000-0003-1927-7644', '0000-0003-1927-7643')
         .replace(';jan.novak@;', ';celia.sato@uni-example.org;')
         .replace(';Guru;', ';Expert;')
         .replace('30.02.2021', '28.02.2021')
@@ -105,7 +105,7 @@ describe('overlays: a corrected rejected.csv layered over the export', () => {
     expect(sync.code, sync.stdout + sync.stderr).toBe(0);
     const records = legacyRecords();
     expect(records.size).toBe(25);
-    expect(records.get('legacy-70039')).toMatchObject({ orcids: ['0000-0003-5391-6461'] });
+    expect(records.get('legacy-70039')).toMatchObject({ orcids: ['0000-0003-1927-7643'] });
     expect(records.get('legacy-70104')).toMatchObject({ name: 'Célia Sato', emails: ['celia.sato@uni-example.org'] });
     expect(records.get('legacy-70117')).toMatchObject({ emails: ['dmitri.hartmann@research.example.edu'] });
     expect(records.get('legacy-70286')).toMatchObject({ name: 'Chiara Nyström' });
