@@ -78,6 +78,8 @@ const DOUBLING_MS = 300;
 const HOLD_MS = 10_000;
 /** ...then probes upward: +1 % after one second, +3 % after two, +7 %, +15 %... (doubling). */
 const PROBE_STEP = 0.01;
+/** A higher limit learned from a probe is kept once it has been paced this long without a 429. */
+const TRIAL_MS = 2000;
 /** Admissions and refusals are counted over this window (the usual window of a rate limit). */
 const WINDOW_MS = 1000;
 /**
@@ -117,6 +119,10 @@ export class RateLimiter {
   private readonly admitted = new RecentEvents(WINDOW_MS);
   private readonly refused = new RecentEvents(WINDOW_MS);
   private rateLimitedCount = 0;
+  /** A higher estimate learned from a probe, until it has held for TRIAL_MS without a 429. */
+  private trial: { previous: number; until: number } | undefined;
+  /** The lowest learned estimate that met a 429 on trial, until one holds. */
+  private disproved = Infinity;
 
   constructor(options: RateLimiterOptions & { now: Clock; sleep: Sleep }) {
     this.maxRps = options.rps === undefined ? Infinity : positive(options.rps, 'rps');
@@ -193,8 +199,11 @@ export class RateLimiter {
     }
   }
 
-  /** A request was answered with success: the service admitted it. */
-  onSuccess(): void {
+  /**
+   * The service answered a request with anything but a 429 — a 2xx, a 404, a 500 alike: its rate
+   * limit admitted it.
+   */
+  onAdmitted(): void {
     this.admitted.add(this.now());
   }
 
@@ -210,12 +219,35 @@ export class RateLimiter {
     this.rateLimitedCount += 1;
     this.refused.add(now);
     if (now < this.holdoffUntil) return;
+    if (this.trial && now >= this.trial.until) {
+      // The learned estimate held: the limit is at least that.
+      this.trial = undefined;
+      this.disproved = Infinity;
+    }
+    if (this.trial) {
+      // The learned estimate was too high (a bucket's burst, or a fixed window measured across
+      // its edge): the limit lies between the old estimate and it. Step down and try again; once
+      // back at the old one, later probes learn at most under what failed here.
+      const lower = 0.9 * this.ceiling;
+      if (lower > this.trial.previous) return this.learn(lower, this.trial.previous, now);
+      this.disproved = this.ceiling;
+      this.ceiling = this.anchor = this.trial.previous;
+      this.trial = undefined;
+      this.settle();
+      return;
+    }
     const admittedCount = this.admitted.count(now);
     const refusedCount = this.refused.count(now);
     const admitted = admittedCount * (1000 / WINDOW_MS);
     const overshooting = refusedCount >= OVERSHOOT_429S && refusedCount >= OVERSHOOT_SHARE * (refusedCount + admittedCount);
     if (!overshooting) {
-      if (Number.isFinite(this.ceiling) && admitted >= 0.9 * this.ceiling) {
+      const learned = Math.min(admitted, 0.9 * this.disproved);
+      if (Number.isFinite(this.ceiling) && learned > this.ceiling) {
+        // The probe passed the estimate and the service admitted it all, up to this lone 429: the
+        // limit is what it just admitted (another client on the budget left, or the first
+        // estimate was low). Falling back to the old estimate would starve this run.
+        this.learn(learned, this.ceiling, now);
+      } else if (Number.isFinite(this.ceiling) && admitted >= 0.9 * this.ceiling) {
         // A nudge: against a fixed window, a pace a hair too high meets a 429 at every edge. Never
         // below 0.9 of the last estimate, so random 429s cannot ratchet the pace down.
         this.ceiling = Math.max(this.minRps, 0.9 * this.anchor, this.ceiling * 0.99);
@@ -237,6 +269,15 @@ export class RateLimiter {
     this.anchor = this.ceiling;
     this.settle();
     this.holdoffUntil = Math.max(now, this.nextSlotAt) + Math.max(50, 2 * this.latencyMs);
+  }
+
+  /**
+   * A higher estimate, on trial: a token bucket admits its saved-up burst too, so a 429 soon after
+   * says the burst, not the limit, was measured.
+   */
+  private learn(ceiling: number, previous: number, now: number): void {
+    this.estimate(ceiling, now);
+    this.trial = { previous, until: this.holdoffUntil + TRIAL_MS };
   }
 
   /** Back to the settled pace under the estimated limit; the probe starts over. */
