@@ -76,7 +76,7 @@ interface RunningChild {
 }
 
 /** `rostersync emulator` in a child process; resolves once it prints its URL. */
-function startEmulatorProcess(args: string[], timeoutMs = 30_000): Promise<RunningChild> {
+export function startEmulatorProcess(args: string[], timeoutMs = 30_000): Promise<RunningChild> {
   return new Promise((resolvePromise, reject) => {
     const child = spawn(process.execPath, [join(ROOT, 'bin', 'rostersync-dev.js'), 'emulator', '--host', '127.0.0.1', '--port', '0', ...args], {
       cwd: ROOT,
