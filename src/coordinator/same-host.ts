@@ -11,11 +11,10 @@ import { mkdirSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { setTimeout as delay } from 'node:timers/promises';
-import { RateLimiter, type PaceState, type PaceStore, type RateLimiterOptions } from '../client/rate-limiter.js';
+import type { PaceState, PaceStore } from '../client/rate-limiter.js';
 
 /** A pace no process touched for this long says nothing about the budget now. */
-const STALE_MS = 10 * 60_000;
+export const STALE_MS = 10 * 60_000;
 /** Budget files untouched this long are removed when a process opens the folder. */
 const PRUNE_MS = 24 * 3600_000;
 
@@ -29,10 +28,13 @@ export function sharedBudgetEnabled(env: NodeJS.ProcessEnv): boolean {
   return !/^(off|0|false|no)$/i.test(env.ROSTERSYNC_SHARED_BUDGET ?? '');
 }
 
-/** The budget's file: the service counts per key, so one file per base URL and key (hashed, never the key). */
+/** The budget's name: the service counts per key, so one per base URL and key (hashed, never the key). */
+export function budgetName(baseUrl: string, apiKey: string): string {
+  return createHash('sha256').update(`${baseUrl.replace(/\/+$/, '')}\n${apiKey}`).digest('hex').slice(0, 24);
+}
+
 export function budgetFile(dir: string, baseUrl: string, apiKey: string): string {
-  const hash = createHash('sha256').update(`${baseUrl.replace(/\/+$/, '')}\n${apiKey}`).digest('hex').slice(0, 24);
-  return join(dir, `budget-${hash}.sqlite`);
+  return join(dir, `budget-${budgetName(baseUrl, apiKey)}.sqlite`);
 }
 
 /** Wall-clock milliseconds with sub-millisecond steps: a clock the processes of a host share. */
@@ -57,9 +59,9 @@ export function sameHostPaceStore(file: string, onFailure: (error: unknown) => v
           .transaction(() => {
             const row = read.get();
             const now = Date.now();
-            const state = row && now - row.updated_at < STALE_MS ? decode(row.state) : initial();
+            const state = row && now - row.updated_at < STALE_MS ? decodePace(row.state) : initial();
             const result = change(state);
-            write.run(encode(state), now);
+            write.run(encodePace(state), now);
             return result;
           })
           .immediate();
@@ -102,37 +104,11 @@ function prune(dir: string): void {
 }
 
 /** JSON has no Infinity: the state's unknown limits are written as strings. */
-function encode(state: PaceState): string {
+export function encodePace(state: PaceState): string {
   return JSON.stringify(state, (_key, value: unknown) => (value === Infinity ? 'Infinity' : value === -Infinity ? '-Infinity' : value));
 }
 
-function decode(text: string): PaceState {
+export function decodePace(text: string): PaceState {
   return JSON.parse(text, (_key, value: unknown) => (value === 'Infinity' ? Infinity : value === '-Infinity' ? -Infinity : value)) as PaceState;
 }
 
-export interface SharedLimiterInput {
-  baseUrl: string;
-  apiKey: string;
-  env: NodeJS.ProcessEnv;
-  rateLimit: Omit<RateLimiterOptions, 'now' | 'sleep'>;
-  /** Told when the budget file cannot be used: the limiter then paces alone. */
-  onAlone: (reason: string) => void;
-}
-
-/**
- * The limiter of a run that shares its budget with the other processes of this host on the same
- * base URL and key, or undefined when sharing is off.
- */
-export function sharedLimiter(input: SharedLimiterInput): RateLimiter | undefined {
-  if (!sharedBudgetEnabled(input.env)) return undefined;
-  const file = budgetFile(budgetDir(input.env), input.baseUrl, input.apiKey);
-  const alone = (error: unknown) => input.onAlone(`the shared budget file ${file} cannot be used (${error instanceof Error ? error.message : String(error)}); this run paces alone`);
-  let store: PaceStore;
-  try {
-    store = sameHostPaceStore(file, alone);
-  } catch (error) {
-    alone(error);
-    return undefined;
-  }
-  return new RateLimiter({ ...input.rateLimit, now: wallClock, sleep: (ms, signal) => delay(ms, undefined, signal ? { signal } : {}), store });
-}

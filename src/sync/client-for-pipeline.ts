@@ -5,13 +5,18 @@
  */
 import { createClient, type ClientOptions, type ServiceClient } from '../client/client.js';
 import type { PolicyConfig } from '../config/pipeline.js';
-import { sharedLimiter } from '../coordinator/same-host.js';
+import { sharedLimiter } from '../coordinator/index.js';
 import type { RunOptions } from './options.js';
 
-export function clientForPolicy(policy: PolicyConfig, options: Pick<RunOptions, 'service' | 'maxRps' | 'concurrency' | 'logger' | 'client' | 'env'>): ServiceClient {
+export function clientForPipeline(
+  pipeline: { file: string; config: { policy: PolicyConfig; state?: string | undefined } },
+  options: Pick<RunOptions, 'service' | 'maxRps' | 'concurrency' | 'logger' | 'client' | 'env'>,
+): ServiceClient {
+  const policy = pipeline.config.policy;
   const rateLimit = { rps: options.maxRps ?? policy.max_rps, maxInFlight: options.concurrency ?? policy.concurrency };
-  // Other processes of this host on the same key share one budget with this run (docs/scaling.md),
-  // unless the caller brings its own limiter or clock.
+  // Other runs on the same key share one budget with this run (docs/scaling.md): through the
+  // pipeline's PostgreSQL state when it has one, else on this host; unless the caller brings its
+  // own limiter or clock.
   const injected = options.client?.limiter ?? options.client?.now ?? options.client?.sleep;
   const limiter = injected
     ? undefined
@@ -20,6 +25,7 @@ export function clientForPolicy(policy: PolicyConfig, options: Pick<RunOptions, 
         apiKey: options.service.apiKey,
         env: options.env ?? process.env,
         rateLimit,
+        pipeline,
         onAlone: (reason) => options.logger?.warn(reason),
       });
   const client: ClientOptions = {

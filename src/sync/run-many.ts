@@ -12,7 +12,7 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { extname, join, resolve } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { RateLimiter } from '../client/rate-limiter.js';
-import { sharedLimiter } from '../coordinator/same-host.js';
+import { sharedLimiter } from '../coordinator/index.js';
 import { loadPipeline } from '../config/load.js';
 import { EXIT } from '../errors.js';
 import { reportRootFor } from '../report/location.js';
