@@ -5,7 +5,8 @@
  *
  * `tsx bench/pacing.ts [--quick] [--kind=sliding-window] [--rps=50] [--seconds=12] [--runs=3]
  * [--workload=create-if-absent] [--settle=10]` runs one case alone; `--workloads [--runs=3]
- * [--out=file.json]` runs the real workloads (R = 20 and 50, every kind) alone and prints the figures (`--seconds`:
+ * [--only=create-if-absent,mixed] [--rates=20,50] [--out=file.json]` runs the real workloads
+ * (R = 20 and 50, every kind) with their baselines and prints the figures (`--seconds`:
  * calls the run makes, at R; `--settle`: the steady state starts then); `npm run bench` runs it as the `pacing` section.
  * Every run is bounded in records and in time; the emulator listens on 127.0.0.1.
  */
@@ -76,7 +77,7 @@ interface RunningChild {
 }
 
 /** `rostersync emulator` in a child process; resolves once it prints its URL. */
-export function startEmulatorProcess(args: string[], timeoutMs = 30_000): Promise<RunningChild> {
+export function startEmulatorProcess(args: string[], timeoutMs = 90_000): Promise<RunningChild> {
   return new Promise((resolvePromise, reject) => {
     const child = spawn(process.execPath, [join(ROOT, 'bin', 'rostersync-dev.js'), 'emulator', '--host', '127.0.0.1', '--port', '0', ...args], {
       cwd: ROOT,
@@ -430,6 +431,33 @@ export function realWorkloads(quick: boolean): CaseInput[] {
   );
 }
 
+/**
+ * The real workloads alone, the cases taking turns within each run after a baseline per R: the
+ * same workload at max_rps R against an emulator with no limit (what the loaded machine could
+ * pace then), so "settled / baseline" tells the limiter's loss from the machine's.
+ */
+export async function workloadsBenchmark(input: { runs: number; quick: boolean; log: (m: string) => void; only?: Workload[]; rates?: number[] }): Promise<PacingCase[]> {
+  const inputs = realWorkloads(input.quick).filter((c) => (!input.only || input.only.includes(c.workload!)) && (!input.rates || input.rates.includes(c.serverRps)));
+  const rates = [...new Set(inputs.map((c) => c.serverRps))];
+  const baselines = rates.map((R): CaseInput => ({ ...inputs.find((c) => c.serverRps === R)!, kind: 'unlimited', clientMaxRps: R }));
+  const baselineRuns: PacingRun[][] = baselines.map(() => []);
+  const caseRuns: PacingRun[][] = inputs.map(() => []);
+  for (let run = 0; run < input.runs; run++) {
+    for (const [b, baseline] of baselines.entries()) {
+      input.log(`workloads run ${run + 1}/${input.runs}: baseline R=${baseline.serverRps} ${baseline.workload}`);
+      baselineRuns[b]!.push(await pacingRun({ ...baseline, timeoutMs: timeoutOf(baseline) }));
+    }
+    for (const [i, c] of inputs.entries()) {
+      input.log(`workloads run ${run + 1}/${input.runs}: ${c.kind} ${c.workload} R=${c.serverRps}`);
+      caseRuns[i]!.push(await pacingRun({ ...c, timeoutMs: timeoutOf(c) }));
+    }
+  }
+  return [
+    ...baselines.map((b, i) => summarise(b, baselineRuns[i]!, null)),
+    ...inputs.map((c, i) => summarise(c, caseRuns[i]!, baselineRuns[rates.indexOf(c.serverRps)]!)),
+  ];
+}
+
 function summary(c: PacingCase): string {
   const f = (s: Spread, d = 3) => `${s.median.toFixed(d)} (${s.min.toFixed(d)}–${s.max.toFixed(d)})`;
   return [
@@ -471,13 +499,11 @@ if (import.meta.url === `file://${process.argv[1]}`) {
     });
     process.stdout.write(`${summary(result)}\n`);
   } else if (argv.includes('--workloads')) {
-    // Only the real workloads, each case's runs in a row; the figures are also saved as JSON.
-    const results: PacingCase[] = [];
-    for (const input of realWorkloads(argv.includes('--quick'))) {
-      const result = await pacingCase({ ...input, runs: Number(arg('runs') ?? 3), log });
-      process.stdout.write(`${summary(result)}\n`);
-      results.push(result);
-    }
+    // Only the real workloads, with a baseline per R in each run; the figures are also saved as JSON.
+    const only = arg('only')?.split(',') as Workload[] | undefined;
+    const rates = arg('rates')?.split(',').map(Number);
+    const results = await workloadsBenchmark({ runs: Number(arg('runs') ?? 3), quick: argv.includes('--quick'), log, ...(only ? { only } : {}), ...(rates ? { rates } : {}) });
+    for (const result of results) process.stdout.write(`${summary(result)}\n`);
     const out = arg('out');
     if (out) writeFileSync(out, `${JSON.stringify(results, null, 2)}\n`);
   } else {
