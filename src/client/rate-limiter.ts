@@ -181,8 +181,15 @@ export class RateLimiter {
     this.limit = pLimit(Math.max(1, Math.floor(options.maxInFlight ?? 4)));
   }
 
+  /** Answers admitted since the last update of the pace: noted with the next one (one transaction less per call). */
+  private unrecorded: number[] = [];
+
   private update<T>(change: (state: PaceState) => T): T {
-    return this.store.update(change, () => initialPaceState(this.startRps));
+    return this.store.update((s) => {
+      for (const at of this.unrecorded) recordEvent(s.admitted, at);
+      this.unrecorded = [];
+      return change(s);
+    }, () => initialPaceState(this.startRps));
   }
 
   /** Runs `task` once a slot in flight and its turn in the pace have come. */
@@ -231,14 +238,7 @@ export class RateLimiter {
       const now = this.now();
       // A turn claimed long ago by a waiter that left (aborted) is not made up for.
       if (this.claimedSlot !== undefined && this.claimedSlot < now - 1000) this.claimedSlot = undefined;
-      const slot = (this.claimedSlot ??= this.update((s) => {
-        const interval = 1000 / this.paceOf(s);
-        // A timer that fired late is made up for a little, never by bunching requests; after an
-        // idle while the pace starts afresh.
-        const claimed = s.nextSlotAt >= now - Math.min(CATCH_UP_MS, interval / 2) ? s.nextSlotAt : now;
-        s.nextSlotAt = claimed + interval;
-        return claimed;
-      }));
+      const slot = (this.claimedSlot ??= this.update((s) => this.claim(s, now)));
       if (slot > now) {
         this.timerPending = true;
         void this.sleep(slot - now).then(() => {
@@ -247,17 +247,28 @@ export class RateLimiter {
         });
         return;
       }
-      this.claimedSlot = undefined;
       this.waiters.shift();
       const othersWait = this.waiters.length > 0;
-      this.update((s) => {
+      // One transaction: this turn taken, and the next one claimed for the waiter behind it.
+      this.claimedSlot = this.update((s) => {
         // Others wait behind this one: demand is above the pace, so the pace may rise.
         if (othersWait) this.raise(s, Math.min(now - s.lastTurnAt, 4000 / this.paceOf(s)));
         s.lastTurnAt = now;
+        return othersWait ? this.claim(s, now) : undefined;
       });
       if (waiter.signal && waiter.onAbort) waiter.signal.removeEventListener('abort', waiter.onAbort);
       waiter.resolve();
     }
+  }
+
+  /** Claims the next free turn. */
+  private claim(s: PaceState, now: number): number {
+    const interval = 1000 / this.paceOf(s);
+    // A timer that fired late is made up for a little, never by bunching requests; after an idle
+    // while the pace starts afresh.
+    const claimed = s.nextSlotAt >= now - Math.min(CATCH_UP_MS, interval / 2) ? s.nextSlotAt : now;
+    s.nextSlotAt = claimed + interval;
+    return claimed;
   }
 
   /** The shared pace, under this limiter's own ceiling. */
@@ -270,8 +281,7 @@ export class RateLimiter {
    * limit admitted it.
    */
   onAdmitted(): void {
-    const now = this.now();
-    this.update((s) => void recordEvent(s.admitted, now));
+    this.unrecorded.push(this.now());
   }
 
   /**
