@@ -1,7 +1,8 @@
 /**
  * Rate control of the requests to one service budget (design.md, decision 6). Never module-global:
  * a limiter is made per client, or shared on purpose by the clients of pipelines that spend the
- * same budget (same base URL and API key).
+ * same budget (same base URL and API key). Its pace (PaceState) is its own, or kept in a PaceStore
+ * that the processes and hosts spending one budget share (src/coordinator/, docs/scaling.md).
  *
  * Three parts:
  * - even pacing: requests start 1/rate apart, handed their turns one at a time at the rate in
