@@ -48,7 +48,7 @@ export function sameHostPaceStore(file: string, onFailure: (error: unknown) => v
   const read = db.prepare<[], { state: string; updated_at: number }>('SELECT state, updated_at FROM pace WHERE id = 1');
   const write = db.prepare('INSERT INTO pace (id, state, updated_at) VALUES (1, ?, ?) ON CONFLICT (id) DO UPDATE SET state = excluded.state, updated_at = excluded.updated_at');
   // The file failing mid-run (removed, disk full, locked for seconds) must not fail the run: the
-  // limiter goes on alone, from the last state it saw.
+  // limiter goes on alone, finding the limit afresh.
   let alone: PaceState | undefined;
   return {
     update<T>(change: (state: PaceState) => T, initial: () => PaceState): T {
