@@ -74,7 +74,9 @@ export function renderDoc(results: BenchResults): string {
     }
   }
   for (const p of results.pacing ?? []) {
-    const who = `${p.clientMaxRps === null ? 'no max_rps (finds the limit)' : `max_rps ${p.clientMaxRps}`}${p.clients > 1 ? `, ${p.clients} clients sharing one limiter` : ''}`;
+    const settle = p.settleSeconds ?? SETTLE_SECONDS;
+    const workload = p.workload && p.workload !== 'create' ? `, ${p.workload}` : '';
+    const who = `${p.clientMaxRps === null ? 'no max_rps (finds the limit)' : `max_rps ${p.clientMaxRps}`}${p.clients > 1 ? `, ${p.clients} clients sharing one limiter` : ''}${workload}`;
     if (p.kind === 'unlimited') {
       lines.push(
         `| 3 | baseline: no service limit, max_rps ${p.clientMaxRps}: achieved / max_rps after ${SETTLE_SECONDS} s (what the loaded machine could pace); most requests sent in one second / max_rps | ${cell(p.settledOverR, 3)}; ${cell(p.peakSecondOverR, 2)} | ≈ 1; never above (≤ 1 + 1/max_rps) | ${verdict(p.peakSecondOverR.max <= 1 + 1 / p.serverRps + 1e-9)} |`,
@@ -83,9 +85,9 @@ export function renderDoc(results: BenchResults): string {
     }
     const againstBaseline = p.settledOverBaseline ? `; ${cell(p.settledOverBaseline, 3)} of the baseline` : '';
     const met = p.settledOverR.median >= 0.95 ? 'met' : p.settledOverBaseline && p.settledOverBaseline.median >= 0.95 ? 'met against the baseline; **missed** against R' : '**missed**';
-    lines.push(`| 3 | ${p.kind} R = ${p.serverRps}, ${who}: achieved / R after the first ${SETTLE_SECONDS} s | ${cell(p.settledOverR, 3)}${againstBaseline} | ≥ 0.95 | ${met} |`);
+    lines.push(`| 3 | ${p.kind} R = ${p.serverRps}, ${who}: achieved / R after the first ${settle} s | ${cell(p.settledOverR, 3)}${againstBaseline} | ≥ 0.95 | ${met} |`);
     lines.push(
-      `| 3 | ${p.kind} R = ${p.serverRps}, ${who}: failed / 429s after the first ${SETTLE_SECONDS} s (all 429s) | ${fmt(p.failed.max, 0)} / ${cell(p.lateRateLimited, 0)} (${cell(p.rateLimited, 0)}) | 0 / a handful (≤ 5) | ${verdict(p.failed.max === 0 && p.lateRateLimited.median <= 5)} |`,
+      `| 3 | ${p.kind} R = ${p.serverRps}, ${who}: failed / 429s after the first ${settle} s (all 429s) | ${fmt(p.failed.max, 0)} / ${cell(p.lateRateLimited, 0)} (${cell(p.rateLimited, 0)}) | 0 / a handful (≤ 5) | ${verdict(p.failed.max === 0 && p.lateRateLimited.median <= 5)} |`,
     );
     if (p.clients > 1) {
       lines.push(
@@ -173,11 +175,11 @@ export function renderDoc(results: BenchResults): string {
       `bench/pacing.ts: the emulator runs in its own process (\`rostersync emulator --rps R --rate-limit-kind KIND\`, 127.0.0.1) so its clock is not stalled by the client's event loop; one client (or twenty sharing one limiter) writes R × seconds records with 8 calls in flight, its limiter the only pace. Within each run the cases take turns after a baseline: the same client at max_rps R against an emulator with no limit, i.e. what the machine can pace at that moment; "settled / baseline" compares each kind with it under the same load. "Achieved" is successful writes per second between the first and the last answer, over R; "settled" is the same from ${SETTLE_SECONDS} s after the first answer on (discovery, when no max_rps is set, starts at 4 req/s and doubles every 0.3 s while requests wait). "Peak 1 s" is the most requests the client sent within any one second, over R (a token bucket lets its burst through at the start, and a fixed window twice its limit across an edge). Rerun one case: \`npx tsx bench/pacing.ts --kind=sliding-window --rps=50 --seconds=12 --runs=3\` (add \`--max-rps=N\`).`,
     );
     lines.push('');
-    lines.push('| Limit | R | client max_rps | clients | records | achieved / R | settled / R | settled / baseline | 429s | 429s after 5 s | failed | peak 1 s / R | final pace / R |');
-    lines.push('|---|---:|---:|---:|---:|---|---|---|---|---|---|---|---|');
+    lines.push('| Limit | workload | R | client max_rps | clients | records | achieved / R | settled / R | settled / baseline | 429s | 429s after settling | failed | peak 1 s / R | final pace / R |');
+    lines.push('|---|---|---:|---:|---:|---:|---|---|---|---|---|---|---|---|');
     for (const p of results.pacing) {
       lines.push(
-        `| ${p.kind === 'unlimited' ? 'none (baseline)' : p.kind} | ${p.serverRps} | ${p.clientMaxRps ?? 'none'} | ${p.clients} | ${p.records} | ${cell(p.achievedOverR, 3)} | ${cell(p.settledOverR, 3)} | ${p.settledOverBaseline ? cell(p.settledOverBaseline, 3) : '–'} | ${cell(p.rateLimited, 0)} | ${cell(p.lateRateLimited, 0)} | ${cell(p.failed, 0)} | ${cell(p.peakSecondOverR, 2)} | ${cell(p.finalPaceOverR, 3)} |`,
+        `| ${p.kind === 'unlimited' ? 'none (baseline)' : p.kind} | ${p.workload ?? 'create'}${p.settleSeconds && p.settleSeconds !== SETTLE_SECONDS ? ` (settled after ${p.settleSeconds} s)` : ''} | ${p.serverRps} | ${p.clientMaxRps ?? 'none'} | ${p.clients} | ${p.records} | ${cell(p.achievedOverR, 3)} | ${cell(p.settledOverR, 3)} | ${p.settledOverBaseline ? cell(p.settledOverBaseline, 3) : '–'} | ${cell(p.rateLimited, 0)} | ${cell(p.lateRateLimited, 0)} | ${cell(p.failed, 0)} | ${cell(p.peakSecondOverR, 2)} | ${cell(p.finalPaceOverR, 3)} |`,
       );
     }
     lines.push('');

@@ -295,8 +295,11 @@ export function createClient(options: ClientOptions): ServiceClient {
     try {
       for (let attempt = 1; ; attempt += 1) {
         const result = await limiter.run(() => attemptOnce(spec), signal);
+        // Every answer but a 429 was admitted by the service's rate limit, a 404 or a 500 as much
+        // as a 200: the limiter learns the limit from all of them, or it settles far under it on
+        // runs where many calls answer 404 (create-if-absent).
+        if (result.ok || (result.outcome.kind === 'status' && result.outcome.status !== 429)) limiter.onAdmitted();
         if (result.ok) {
-          limiter.onSuccess();
           spec.options?.onSucceeded?.(attempt);
           return result.value;
         }

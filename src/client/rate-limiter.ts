@@ -1,7 +1,8 @@
 /**
  * Rate control of the requests to one service budget (design.md, decision 6). Never module-global:
  * a limiter is made per client, or shared on purpose by the clients of pipelines that spend the
- * same budget (same base URL and API key).
+ * same budget (same base URL and API key). Its pace (PaceState) is its own, or kept in a PaceStore
+ * that the processes and hosts spending one budget share (src/coordinator/, docs/scaling.md).
  *
  * Three parts:
  * - even pacing: requests start 1/rate apart, handed their turns one at a time at the rate in
@@ -78,6 +79,10 @@ const DOUBLING_MS = 300;
 const HOLD_MS = 10_000;
 /** ...then probes upward: +1 % after one second, +3 % after two, +7 %, +15 %... (doubling). */
 const PROBE_STEP = 0.01;
+/** A higher limit learned from a probe is kept once it has been paced this long without a 429. */
+const TRIAL_MS = 2000;
+/** How long a learned estimate that failed its trial caps the next ones (the budget's other users may leave). */
+const DISPROVED_MS = 30_000;
 /** Admissions and refusals are counted over this window (the usual window of a rate limit). */
 const WINDOW_MS = 1000;
 /**
@@ -93,39 +98,99 @@ const OVERSHOOT_SHARE = 0.05;
  */
 const CATCH_UP_MS = 25;
 
+/**
+ * What the limiter knows of the budget it paces: its own, or kept by a coordinator and shared by
+ * every process that spends one budget (src/coordinator/), so that they take turns on one pace.
+ * Times are clock milliseconds: a shared state needs a clock the processes share (wall time).
+ */
+export interface PaceState {
+  /** The pace in force, requests per second (before each process's own max_rps). */
+  rate: number;
+  /** Estimated limit of the service; Infinity until the first 429s. */
+  ceiling: number;
+  /** The last estimate made from a share of refusals: nudges never go below 0.9 of it. */
+  anchor: number;
+  /** When the next turn is due. */
+  nextSlotAt: number;
+  lastTurnAt: number;
+  /** Time spent waiting for the pace since the last slow-down: drives the probe upward. */
+  probeMs: number;
+  /** 429s until then answer requests sent before the last slow-down: not new information. */
+  holdoffUntil: number;
+  /** A higher estimate learned from a probe, until it has held for TRIAL_MS without a 429. */
+  trial: { previous: number; until: number } | null;
+  /** A learned estimate that met a 429 on trial: later probes learn under it until one holds, or a while passed. */
+  disproved: { value: number; until: number } | null;
+  /** When the answers of the last window came: admitted (anything but a 429) and refused. */
+  admitted: number[];
+  refused: number[];
+}
+
+/**
+ * Where a limiter keeps its PaceState. `update` runs `change` on the state atomically — no other
+ * limiter sharing it changes it meanwhile — and returns its result; `initial` makes a state when
+ * there is none yet (or the stored one is stale).
+ */
+export interface PaceStore {
+  update<T>(change: (state: PaceState) => T, initial: () => PaceState): T;
+}
+
+/** The state of one limiter alone. */
+export function localPaceStore(): PaceStore {
+  let state: PaceState | undefined;
+  return { update: (change, initial) => change((state ??= initial())) };
+}
+
+export function initialPaceState(rate: number): PaceState {
+  return {
+    rate,
+    ceiling: Infinity,
+    anchor: Infinity,
+    nextSlotAt: -Infinity,
+    lastTurnAt: -Infinity,
+    probeMs: 0,
+    holdoffUntil: -Infinity,
+    trial: null,
+    disproved: null,
+    admitted: [],
+    refused: [],
+  };
+}
+
 export class RateLimiter {
   private readonly maxRps: number;
   private readonly minRps: number;
+  private readonly startRps: number;
   private readonly now: Clock;
   private readonly sleep: Sleep;
   private readonly limit: LimitFunction;
-  private rate: number;
-  /** Estimated limit of the service; Infinity until the first 429s. */
-  private ceiling = Infinity;
-  /** The last estimate made from a share of refusals: nudges never go below 0.9 of it. */
-  private anchor = Infinity;
-  /** When the next turn is due, in clock milliseconds. */
-  private nextSlotAt = -Infinity;
-  private lastTurnAt = -Infinity;
+  private readonly store: PaceStore;
   private readonly waiters: Waiter[] = [];
   private timerPending = false;
-  /** Time spent waiting for the pace since the last slow-down: drives the probe upward. */
-  private probeMs = 0;
-  /** 429s until then answer requests sent before the last slow-down: not new information. */
-  private holdoffUntil = -Infinity;
+  /** The turn this limiter has claimed in the pace and waits for (claimed one at a time). */
+  private claimedSlot: number | undefined;
   private latencyMs = 0;
-  private readonly admitted = new RecentEvents(WINDOW_MS);
-  private readonly refused = new RecentEvents(WINDOW_MS);
   private rateLimitedCount = 0;
 
-  constructor(options: RateLimiterOptions & { now: Clock; sleep: Sleep }) {
+  constructor(options: RateLimiterOptions & { now: Clock; sleep: Sleep; store?: PaceStore }) {
     this.maxRps = options.rps === undefined ? Infinity : positive(options.rps, 'rps');
-    const startRps = positive(options.startRps ?? 4, 'startRps');
+    this.startRps = Math.min(this.maxRps, options.rps ?? positive(options.startRps ?? 4, 'startRps'));
     this.minRps = options.minRps ?? Math.min(this.maxRps, 0.2);
     this.now = options.now;
     this.sleep = options.sleep;
-    this.rate = Math.min(this.maxRps, options.rps ?? startRps);
+    this.store = options.store ?? localPaceStore();
     this.limit = pLimit(Math.max(1, Math.floor(options.maxInFlight ?? 4)));
+  }
+
+  /** Answers admitted since the last update of the pace: noted with the next one (one transaction less per call). */
+  private unrecorded: number[] = [];
+
+  private update<T>(change: (state: PaceState) => T): T {
+    return this.store.update((s) => {
+      for (const at of this.unrecorded) recordEvent(s.admitted, at);
+      this.unrecorded = [];
+      return change(s);
+    }, () => initialPaceState(this.startRps));
   }
 
   /** Runs `task` once a slot in flight and its turn in the pace have come. */
@@ -144,9 +209,10 @@ export class RateLimiter {
   }
 
   /**
-   * Waits for this request's turn in the pace. Turns are handed out one at a time when they come,
-   * at the rate in force then — never reserved ahead at an old rate — so a change of pace applies
-   * at once, to every waiter.
+   * Waits for this request's turn in the pace. Turns are claimed one at a time, each when the
+   * previous one came, at the rate in force then, so a change of pace applies from the next turn.
+   * Limiters that share a PaceStore claim in turn, so each gets an equal share of the pace while
+   * it has requests waiting, and one that stops claiming leaves its share to the others at once.
    */
   turn(signal?: AbortSignal): Promise<void> {
     return new Promise<void>((resolve, reject) => {
@@ -171,10 +237,9 @@ export class RateLimiter {
       const waiter = this.waiters[0];
       if (!waiter) return;
       const now = this.now();
-      const interval = 1000 / this.rate;
-      // A timer that fired late is made up for a little, never by bunching requests; after an
-      // idle while the pace starts afresh.
-      const slot = this.nextSlotAt >= now - Math.min(CATCH_UP_MS, interval / 2) ? this.nextSlotAt : now;
+      // A turn claimed long ago by a waiter that left (aborted) is not made up for.
+      if (this.claimedSlot !== undefined && this.claimedSlot < now - 1000) this.claimedSlot = undefined;
+      const slot = (this.claimedSlot ??= this.update((s) => this.claim(s, now)));
       if (slot > now) {
         this.timerPending = true;
         void this.sleep(slot - now).then(() => {
@@ -184,72 +249,130 @@ export class RateLimiter {
         return;
       }
       this.waiters.shift();
-      // Others wait behind this one: demand is above the pace, so the pace may rise.
-      if (this.waiters.length > 0) this.raise(Math.min(now - this.lastTurnAt, 4 * interval));
-      this.lastTurnAt = now;
-      this.nextSlotAt = slot + interval;
+      const othersWait = this.waiters.length > 0;
+      // One transaction: this turn taken, and the next one claimed for the waiter behind it.
+      this.claimedSlot = this.update((s) => {
+        // Others wait behind this one: demand is above the pace, so the pace may rise.
+        if (othersWait) this.raise(s, Math.min(now - s.lastTurnAt, 4000 / this.paceOf(s)));
+        s.lastTurnAt = now;
+        return othersWait ? this.claim(s, now) : undefined;
+      });
       if (waiter.signal && waiter.onAbort) waiter.signal.removeEventListener('abort', waiter.onAbort);
       waiter.resolve();
     }
   }
 
-  /** A request was answered with success: the service admitted it. */
-  onSuccess(): void {
-    this.admitted.add(this.now());
+  /** Claims the next free turn. */
+  private claim(s: PaceState, now: number): number {
+    const interval = 1000 / this.paceOf(s);
+    // A timer that fired late is made up for a little, never by bunching requests; after an idle
+    // while the pace starts afresh.
+    const claimed = s.nextSlotAt >= now - Math.min(CATCH_UP_MS, interval / 2) ? s.nextSlotAt : now;
+    s.nextSlotAt = claimed + interval;
+    return claimed;
+  }
+
+  /** The shared pace, under this limiter's own ceiling. */
+  private paceOf(s: PaceState): number {
+    return Math.max(this.minRps, Math.min(this.maxRps, s.rate));
+  }
+
+  /**
+   * The service answered a request with anything but a 429 — a 2xx, a 404, a 500 alike: its rate
+   * limit admitted it.
+   */
+  onAdmitted(): void {
+    this.unrecorded.push(this.now());
   }
 
   /**
    * A 429. Only a share of refusals says the pace is above the limit: then the limit is estimated
    * from the requests the service admitted in the last window, and the pace settles under it. A
    * lone 429 at the estimated limit (timing jitter, or the probe touching it) brings the pace back
-   * to its settled value, a hair lower; a lone 429 far under it is not about the pace (a fault) and changes
+   * to its settled value, a hair lower; a lone 429 above it (a probe that found more room) learns
+   * the higher limit, on trial; a lone 429 far under it is not about the pace (a fault) and changes
    * nothing. Answers to requests sent before the last slow-down are ignored.
    */
   onRateLimited(): void {
     const now = this.now();
     this.rateLimitedCount += 1;
-    this.refused.add(now);
-    if (now < this.holdoffUntil) return;
-    const admittedCount = this.admitted.count(now);
-    const refusedCount = this.refused.count(now);
-    const admitted = admittedCount * (1000 / WINDOW_MS);
-    const overshooting = refusedCount >= OVERSHOOT_429S && refusedCount >= OVERSHOOT_SHARE * (refusedCount + admittedCount);
-    if (!overshooting) {
-      if (Number.isFinite(this.ceiling) && admitted >= 0.9 * this.ceiling) {
-        // A nudge: against a fixed window, a pace a hair too high meets a 429 at every edge. Never
-        // below 0.9 of the last estimate, so random 429s cannot ratchet the pace down.
-        this.ceiling = Math.max(this.minRps, 0.9 * this.anchor, this.ceiling * 0.99);
-        this.settle();
-      } else if (!Number.isFinite(this.ceiling) && admitted >= 0.9 * this.rate) {
-        // The first 429 while the service answered at nearly the full pace: the limit is about here
-        // (e.g. max_rps set exactly at the limit).
-        this.estimate(admitted, now);
+    this.update((s) => {
+      recordEvent(s.refused, now);
+      if (now < s.holdoffUntil) return;
+      if (s.trial && now >= s.trial.until) {
+        // The learned estimate held: the limit is at least that.
+        s.trial = null;
+        s.disproved = null;
       }
-      return;
-    }
-    // Still above the limit (a bucket's burst may still be in the window): the admitted count bounds it.
-    this.estimate(admitted === 0 ? this.rate / 2 : Number.isFinite(this.ceiling) ? Math.min(this.ceiling, admitted) : admitted, now);
+      if (s.disproved && now >= s.disproved.until) s.disproved = null;
+      if (s.trial) {
+        // The learned estimate was too high (a bucket's burst, or a fixed window measured across
+        // its edge): the limit lies between the old estimate and it. Step down and try again; once
+        // back at the old one, later probes learn at most under what failed here.
+        const lower = 0.9 * s.ceiling;
+        if (lower > s.trial.previous) return this.learn(s, lower, s.trial.previous, now);
+        s.disproved = { value: s.ceiling, until: now + DISPROVED_MS };
+        s.ceiling = s.anchor = s.trial.previous;
+        s.trial = null;
+        return this.settle(s);
+      }
+      const admittedCount = countRecent(s.admitted, now);
+      const refusedCount = countRecent(s.refused, now);
+      const admitted = admittedCount * (1000 / WINDOW_MS);
+      const overshooting = refusedCount >= OVERSHOOT_429S && refusedCount >= OVERSHOOT_SHARE * (refusedCount + admittedCount);
+      if (!overshooting) {
+        const learned = Math.min(admitted, 0.9 * (s.disproved?.value ?? Infinity));
+        if (Number.isFinite(s.ceiling) && learned > s.ceiling) {
+          // The probe passed the estimate and the service admitted it all, up to this lone 429: the
+          // limit is what it just admitted (another client on the budget left, or the first
+          // estimate was low). Falling back to the old estimate would starve this run.
+          this.learn(s, learned, s.ceiling, now);
+        } else if (Number.isFinite(s.ceiling) && admitted >= 0.9 * s.ceiling) {
+          // A nudge: against a fixed window, a pace a hair too high meets a 429 at every edge. Never
+          // below 0.9 of the last estimate, so random 429s cannot ratchet the pace down.
+          s.ceiling = Math.max(this.minRps, 0.9 * s.anchor, s.ceiling * 0.99);
+          this.settle(s);
+        } else if (!Number.isFinite(s.ceiling) && admitted >= 0.9 * this.paceOf(s)) {
+          // The first 429 while the service answered at nearly the full pace: the limit is about here
+          // (e.g. max_rps set exactly at the limit).
+          this.estimate(s, admitted, now);
+        }
+        return;
+      }
+      // Still above the limit (a bucket's burst may still be in the window): the admitted count bounds it.
+      this.estimate(s, admitted === 0 ? this.paceOf(s) / 2 : Number.isFinite(s.ceiling) ? Math.min(s.ceiling, admitted) : admitted, now);
+    });
   }
 
   /** The service's limit is `ceiling`: settle under it, and ignore the answers to requests already sent. */
-  private estimate(ceiling: number, now: number): void {
-    this.ceiling = Math.max(this.minRps, ceiling);
-    this.anchor = this.ceiling;
-    this.settle();
-    this.holdoffUntil = Math.max(now, this.nextSlotAt) + Math.max(50, 2 * this.latencyMs);
+  private estimate(s: PaceState, ceiling: number, now: number): void {
+    s.ceiling = Math.max(this.minRps, ceiling);
+    s.anchor = s.ceiling;
+    this.settle(s);
+    s.holdoffUntil = Math.max(now, s.nextSlotAt) + Math.max(50, 2 * this.latencyMs);
+  }
+
+  /**
+   * A higher estimate, on trial: a token bucket admits its saved-up burst too, so a 429 soon after
+   * says the burst, not the limit, was measured.
+   */
+  private learn(s: PaceState, ceiling: number, previous: number, now: number): void {
+    this.estimate(s, ceiling, now);
+    s.trial = { previous, until: s.holdoffUntil + TRIAL_MS };
   }
 
   /** Back to the settled pace under the estimated limit; the probe starts over. */
-  private settle(): void {
-    this.rate = Math.max(this.minRps, Math.min(this.maxRps, this.ceiling * SETTLE));
-    this.probeMs = 0;
+  private settle(s: PaceState): void {
+    s.rate = Math.max(this.minRps, Math.min(this.maxRps, s.ceiling * SETTLE));
+    s.probeMs = 0;
   }
 
   stats(): RateLimiterStats {
+    const { rate, ceiling } = this.update((s) => ({ rate: this.paceOf(s), ceiling: s.ceiling }));
     return {
       configuredRps: Number.isFinite(this.maxRps) ? this.maxRps : 0,
-      currentRps: this.rate,
-      estimatedLimitRps: Number.isFinite(this.ceiling) ? this.ceiling : 0,
+      currentRps: rate,
+      estimatedLimitRps: Number.isFinite(ceiling) ? ceiling : 0,
       rateLimited: this.rateLimitedCount,
       inFlight: this.limit.activeCount,
       queued: this.limit.pendingCount,
@@ -257,14 +380,14 @@ export class RateLimiter {
   }
 
   /** `waitedMs` of demand above the pace: discovery doubles, a settled pace probes. */
-  private raise(waitedMs: number): void {
-    if (!Number.isFinite(this.ceiling)) {
-      this.rate = Math.min(this.maxRps, this.rate * 2 ** (waitedMs / DOUBLING_MS));
+  private raise(s: PaceState, waitedMs: number): void {
+    if (!Number.isFinite(s.ceiling)) {
+      s.rate = Math.min(this.maxRps, s.rate * 2 ** (waitedMs / DOUBLING_MS));
       return;
     }
-    this.probeMs += waitedMs;
-    const probing = Math.max(0, this.probeMs - HOLD_MS) / 1000;
-    this.rate = Math.min(this.maxRps, this.ceiling * (SETTLE + PROBE_STEP * (2 ** probing - 1)));
+    s.probeMs += waitedMs;
+    const probing = Math.max(0, s.probeMs - HOLD_MS) / 1000;
+    s.rate = Math.min(this.maxRps, s.ceiling * (SETTLE + PROBE_STEP * (2 ** probing - 1)));
   }
 }
 
@@ -274,28 +397,19 @@ interface Waiter {
   onAbort?: () => void;
 }
 
-/** Times of events in the last `windowMs`, counted (a queue pruned from the front). */
-class RecentEvents {
-  private times: number[] = [];
-  private head = 0;
+/** Adds an event time to a list of the last window's (kept short: pruned from the front). */
+function recordEvent(times: number[], at: number): void {
+  times.push(at);
+  countRecent(times, at);
+}
 
-  constructor(private readonly windowMs: number) {}
-
-  add(at: number): void {
-    this.times.push(at);
-    this.count(at);
-  }
-
-  count(now: number): number {
-    const from = now - this.windowMs;
-    while (this.head < this.times.length && this.times[this.head]! <= from) this.head += 1;
-    // Drop the consumed front now and then, so the array does not grow with the run.
-    if (this.head > 1024 && this.head * 2 > this.times.length) {
-      this.times = this.times.slice(this.head);
-      this.head = 0;
-    }
-    return this.times.length - this.head;
-  }
+/** How many of `times` fall in the window ending now; drops the older ones. */
+function countRecent(times: number[], now: number): number {
+  const from = now - WINDOW_MS;
+  let old = 0;
+  while (old < times.length && times[old]! <= from) old += 1;
+  if (old > 0) times.splice(0, old);
+  return times.length;
 }
 
 function positive(value: number, name: string): number {

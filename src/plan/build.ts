@@ -8,7 +8,7 @@ import type { PolicyConfig } from '../config/pipeline.js';
 import { canonicalJson, hashJson, sameValue } from './canonical.js';
 import type { Classification, ClassifiedRecord } from './classify.js';
 import { evaluateGuards, type GuardInput } from './guards.js';
-import type { FieldChange, Fields, Plan, PlanItem, PlanReason, StateRepair } from './types.js';
+import type { FieldChange, Fields, Plan, PlanEstimate, PlanItem, PlanReason, StateRepair } from './types.js';
 
 export interface BuildPlanInput {
   classification: Classification;
@@ -177,10 +177,21 @@ export function buildPlan(input: BuildPlanInput): Plan {
     ...(input.rowKeySalt !== undefined ? { rowKeySalt: input.rowKeySalt } : {}),
     guards,
     refused: guards.some((guard) => guard.tripped),
-    // rps 0: no max_rps, the pace is found at run time, so no duration can be told beforehand.
-    estimate: { calls: items.length, rps: policy.max_rps ?? 0, seconds: policy.max_rps ? items.length / policy.max_rps : 0 },
+    estimate: estimateOf(items, policy.max_rps),
     notes,
   };
+}
+
+/**
+ * Every call the writes will make: one per item, and a second for each create-if-absent (a partial
+ * POST that the service answers 404 when the record is absent, as it is on a first sync into an
+ * existing group, then the full POST). rps 0: no max_rps, the pace is found at run time, so no
+ * duration can be told beforehand.
+ */
+function estimateOf(items: readonly PlanItem[], maxRps: number | undefined): PlanEstimate {
+  const ifAbsent = items.filter((item) => item.action === 'create' && item.ifAbsent).length;
+  const calls = items.length + ifAbsent;
+  return { calls, rps: maxRps ?? 0, seconds: maxRps ? calls / maxRps : 0, ...(ifAbsent > 0 ? { ifAbsent } : {}) };
 }
 
 /**

@@ -101,7 +101,14 @@ export const planCountsSchema = z.strictObject({ create: z.number().int(), updat
 export type PlanCounts = z.infer<typeof planCountsSchema>;
 
 /** Calls the plan needs and the time they take at the configured rate (report/ puts it in words). */
-export const planEstimateSchema = z.strictObject({ calls: z.number(), rps: z.number(), seconds: z.number() });
+export const planEstimateSchema = z.strictObject({
+  /** Every call the writes make, create-if-absent counted twice (its partial POST may answer 404). */
+  calls: z.number(),
+  rps: z.number(),
+  seconds: z.number(),
+  /** Creates sent as create-if-absent: a partial POST, then a full POST when the record is absent. */
+  ifAbsent: z.number().optional(),
+});
 export type PlanEstimate = z.infer<typeof planEstimateSchema>;
 
 export const planSchema = z.strictObject({

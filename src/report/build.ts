@@ -20,6 +20,8 @@ export interface ReportInput {
   plan: Plan;
   roster: RosterSummary;
   applied?: ApplyResult;
+  /** The calls the writes made (retries of a 429 and the like not counted: one per call). */
+  callsMade?: number;
   /**
    * Option labels by option api_id, so reports show `Senior → Expert` rather than two UUIDs.
    * Only the changes shown to people use them; request bodies keep the api_ids.
@@ -66,7 +68,7 @@ export function buildRunReport(input: ReportInput): RunReport {
       duplicates: roster.duplicateClientIds.size,
     },
     counts,
-    estimate: { ...plan.estimate, text: estimateText(plan.estimate) },
+    estimate: { ...plan.estimate, ...(input.callsMade !== undefined ? { made: input.callsMade } : {}), text: estimateText(plan.estimate, input.callsMade) },
     guards: plan.guards,
     records,
     orphans: plan.orphans,
@@ -110,10 +112,13 @@ export function earlyFailureReport(input: { base: Omit<ReportHeader, 'outcome'>;
   };
 }
 
-/** `25 calls at 10/s ≈ 2.5 s`. */
-export function estimateText(estimate: PlanEstimate): string {
-  if (estimate.rps === 0) return `${estimate.calls} calls at the rate the service allows (no max_rps)`;
-  return `${estimate.calls} calls at ${estimate.rps}/s ≈ ${formatSeconds(estimate.seconds)}`;
+/** `25 calls at 10/s ≈ 2.5 s`; after the writes, `…; 24 made`. */
+export function estimateText(estimate: PlanEstimate, made?: number): string {
+  const ifAbsent = estimate.ifAbsent
+    ? ` (${estimate.ifAbsent} create-if-absent counted twice: a partial POST, then a full POST when the record is absent)`
+    : '';
+  const pace = estimate.rps === 0 ? 'at the rate the service allows (no max_rps)' : `at ${estimate.rps}/s ≈ ${formatSeconds(estimate.seconds)}`;
+  return `${estimate.calls} calls${ifAbsent} ${pace}${made === undefined ? '' : `; ${made} made`}`;
 }
 
 /** Coarse on purpose: an estimate, not a measurement (the measured duration uses formatDuration). */

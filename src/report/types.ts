@@ -54,7 +54,8 @@ export interface RunReport {
   input: { rowsRead: number; valid: number; rejected: number; filtered: number; duplicates: number };
   /** counts[action][outcome] */
   counts: Record<PlanAction, Partial<Record<RecordOutcome, number>>>;
-  estimate?: { calls: number; rps: number; seconds: number; text: string };
+  /** The plan's estimate; `made`: the write calls the run made, to compare with `calls`. */
+  estimate?: { calls: number; rps: number; seconds: number; ifAbsent?: number; made?: number; text: string };
   limiter?: { requests: number; retries: number; rateLimited: number; currentRate: number; [key: string]: number };
   guards: GuardResult[];
   /** Every record whose action is not noop. Noops are only counted. */

@@ -13,7 +13,7 @@ import { buildPlan } from '../plan/build.js';
 import { RowKeyRepairs } from '../plan/row-key-repairs.js';
 import { holdLock } from '../state/lock.js';
 import { openState } from '../state/paths.js';
-import { clientForPolicy } from './client-for-pipeline.js';
+import { clientForPipeline } from './client-for-pipeline.js';
 import { gatherPlanInput } from './gather.js';
 import type { RunOptions, RunResult } from './options.js';
 import { planBindings, planDifferences, readPlanFile, staleBindings, verifyPlanDigest } from './plan-file.js';
@@ -41,7 +41,7 @@ export async function applySavedPlan(planPath: string, options: Omit<RunOptions,
     unlock = holdLock(store, runId);
     // The flags the plan was made with: the guards run again with exactly these.
     const runOptions: RunOptions = { ...options, ...saved.options, pipelinePath: pipeline.file };
-    const client = clientForPolicy(pipeline.config.policy, runOptions);
+    const client = clientForPipeline(pipeline, runOptions);
     const gathered = await gatherPlanInput({ pipeline, store, client, options: runOptions, rowKeys });
     const current = planBindings({
       pipeline,

@@ -12,6 +12,7 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { extname, join, resolve } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { RateLimiter } from '../client/rate-limiter.js';
+import { sharedLimiter } from '../coordinator/index.js';
 import { loadPipeline } from '../config/load.js';
 import { EXIT } from '../errors.js';
 import { reportRootFor } from '../report/location.js';
@@ -108,13 +109,13 @@ export interface ManyRunResult {
 export class SharedLimiters {
   private readonly limiters = new Map<string, RateLimiter>();
 
-  constructor(private readonly create: () => RateLimiter) {}
+  constructor(private readonly create: (baseUrl: string, apiKey: string) => RateLimiter) {}
 
   for(baseUrl: string, apiKey: string): RateLimiter {
     const key = `${baseUrl.replace(/\/+$/, '')}\n${createHash('sha256').update(apiKey).digest('hex')}`;
     let limiter = this.limiters.get(key);
     if (!limiter) {
-      limiter = this.create();
+      limiter = this.create(baseUrl, apiKey);
       this.limiters.set(key, limiter);
     }
     return limiter;
@@ -157,7 +158,15 @@ export async function runMany(pipelinePaths: readonly string[], options: ManyRun
     const timer = setTimeout(done, ms);
     signal?.addEventListener('abort', () => (clearTimeout(timer), fail(signal.reason)), { once: true });
   }));
-  const limiters = new SharedLimiters(() => new RateLimiter({ ...settings, now, sleep }));
+  // Shared with the other processes of this host on the same key too, unless a clock is injected.
+  const injected = runOptions.client?.now ?? runOptions.client?.sleep;
+  const limiters = new SharedLimiters(
+    (baseUrl, apiKey) =>
+      (injected
+        ? undefined
+        : sharedLimiter({ baseUrl, apiKey, env: runOptions.env ?? process.env, rateLimit: settings, onAlone: (reason) => runOptions.logger?.warn(reason) })) ??
+      new RateLimiter({ ...settings, now, sleep }),
+  );
   const limiter = limiters.for(runOptions.service.baseUrl, runOptions.service.apiKey);
 
   const names = new Map<string, string | undefined>(pipelinePaths.map((path) => [path, pipelineNameOf(path)]));

@@ -58,6 +58,7 @@ export async function runPlan(prepared: PreparedRun, options: RunOptions): Promi
 
   let groupId = prepared.groupId;
   let applied: ApplyResult | undefined;
+  let callsMade: number | undefined;
   try {
     const group = await ensureGroup({
       groupId,
@@ -70,7 +71,9 @@ export async function runPlan(prepared: PreparedRun, options: RunOptions): Promi
     });
     groupId = group.groupId;
     prepared.notes.push(...group.notes);
+    const callsBefore = prepared.client.stats().calls;
     applied = await apply(prepared, group.groupId, options);
+    callsMade = prepared.client.stats().calls - callsBefore;
   } catch (raw) {
     // Nothing else can be written (group creation failed, or the run stopped early): still
     // journal the run and write its report before letting the error reach the CLI. An unexpected
@@ -79,7 +82,7 @@ export async function runPlan(prepared: PreparedRun, options: RunOptions): Promi
     await record(prepared, { outcome: 'failed', exitCode: error.exitCode, message: error.message, groupId }, applied, options);
     throw error;
   }
-  return record(prepared, withRejected(prepared, appliedVerdict(applied, groupId)), applied, options);
+  return record(prepared, withRejected(prepared, appliedVerdict(applied, groupId)), applied, options, callsMade);
 }
 
 function apply(prepared: PreparedRun, groupId: number, options: RunOptions): Promise<ApplyResult> {
@@ -129,7 +132,7 @@ function withRejected(prepared: PreparedRun, verdict: Verdict): Verdict {
   return { ...verdict, exitCode: EXIT.partial, outcome: verdict.outcome === 'success' ? 'partial' : verdict.outcome, message: [verdict.message, note].filter(Boolean).join(' ') };
 }
 
-async function record(prepared: PreparedRun, verdict: Verdict, applied: ApplyResult | undefined, options: RunOptions): Promise<RunResult> {
+async function record(prepared: PreparedRun, verdict: Verdict, applied: ApplyResult | undefined, options: RunOptions, callsMade?: number): Promise<RunResult> {
   const { pipeline } = prepared;
   const base: ReportHeader = {
     version: 1,
@@ -152,6 +155,7 @@ async function record(prepared: PreparedRun, verdict: Verdict, applied: ApplyRes
     plan: prepared.plan,
     roster: prepared.roster,
     ...(applied ? { applied } : {}),
+    ...(callsMade !== undefined ? { callsMade } : {}),
     ...(prepared.optionLabels ? { optionLabels: prepared.optionLabels } : {}),
     startedAt: prepared.startedAt,
     finishedAt: (options.now ?? Date.now)(),

@@ -19,7 +19,7 @@ import { earlyFailureReport, estimateText } from '../report/build.js';
 import { holdLock } from '../state/lock.js';
 import { openState } from '../state/paths.js';
 import type { StateBackend } from '../state/backend.js';
-import { clientForPolicy } from './client-for-pipeline.js';
+import { clientForPipeline } from './client-for-pipeline.js';
 import { exitCodeOf } from './exit-code.js';
 import { gatherPlanInput } from './gather.js';
 import type { RunOptions, RunResult } from './options.js';
@@ -78,7 +78,7 @@ async function gatherAndPlan(
   options: RunOptions,
 ): Promise<{ prepared: PreparedRun; stateSerial: number }> {
   const { pipeline, store, runId, rowKeys } = run;
-  const client = clientForPolicy(pipeline.config.policy, options);
+  const client = clientForPipeline(pipeline, options);
   const gathered = await gatherPlanInput({ pipeline, store, client, options, rowKeys });
   const plan = buildPlan(gathered.planInput);
   const { roster } = gathered;

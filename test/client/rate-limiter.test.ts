@@ -1,6 +1,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
+import { MockAgent } from 'undici';
 import { createClient, DEFAULT_RETRY_POLICY, decideRetry, RateLimiter, type RateLimiterOptions } from '../../src/client/index.js';
-import { createServerRateLimit, RATE_LIMIT_KINDS, type RateLimitKind } from '../../src/emulator/rate-limits.js';
+import { createServerRateLimit, RATE_LIMIT_KINDS, rateLimitedReply, type RateLimitKind } from '../../src/emulator/rate-limits.js';
+import { NotFoundError } from '../../src/client/errors.js';
 import { seededRandom } from '../../src/seeded-random.js';
 import { startEmulator, type RunningEmulator } from '../../src/emulator/server.js';
 import { API_KEY, sendJson, startTinyServer, type TinyServer } from './helpers.js';
@@ -107,7 +109,7 @@ describe('pacing (simulated clock)', () => {
     const limiter = limiterOn(clock, { rps: 100 });
     // One second at 100 rps admitted, then a 429: the service's limit is about 100.
     const first = await turns(clock, limiter, 100);
-    first.forEach(() => limiter.onSuccess());
+    first.forEach(() => limiter.onAdmitted());
     // Refusals worth 5 % of the answers say the pace is at the limit.
     for (let i = 0; i < 6; i++) limiter.onRateLimited();
     const { currentRps, estimatedLimitRps } = limiter.stats();
@@ -123,7 +125,7 @@ describe('pacing (simulated clock)', () => {
     const clock = simClock();
     const limiter = limiterOn(clock, { rps: 100 });
     // 40 answers in the last second at a pace of 100: the demand, not the limit, set the rate.
-    (await turns(clock, limiter, 40)).forEach(() => limiter.onSuccess());
+    (await turns(clock, limiter, 40)).forEach(() => limiter.onAdmitted());
     limiter.onRateLimited();
     expect(limiter.stats()).toMatchObject({ currentRps: 100, estimatedLimitRps: 0, rateLimited: 1 });
   });
@@ -131,12 +133,15 @@ describe('pacing (simulated clock)', () => {
   it('a lone 429 while answered at the full pace (max_rps at the limit) settles just under it', async () => {
     const clock = simClock();
     const limiter = limiterOn(clock, { rps: 100 });
-    (await turns(clock, limiter, 100)).forEach(() => limiter.onSuccess());
+    (await turns(clock, limiter, 100)).forEach(() => limiter.onAdmitted());
     limiter.onRateLimited();
     expect(limiter.stats()).toMatchObject({ currentRps: 97, estimatedLimitRps: 100 });
     // Later lone 429s nudge the estimate, never below 0.9 of it (random 429s cannot ratchet it down).
     for (let i = 0; i < 50; i++) {
-      (await turns(clock, limiter, 90)).forEach(() => limiter.onSuccess());
+      // A second apart, so that each 429 sees only its own 90 admissions in the window.
+      void clock.sleep(1000);
+      await clock.runUntil(() => false, clock.now() + 1000);
+      (await turns(clock, limiter, 90)).forEach(() => limiter.onAdmitted());
       limiter.onRateLimited();
     }
     expect(limiter.stats().estimatedLimitRps).toBeCloseTo(90, 5);
@@ -196,7 +201,7 @@ async function againstLimit(kind: RateLimitKind, R: number, maxRps: number | und
         });
         if (admitted) {
           admittedAt.push(clock.now());
-          limiter.onSuccess();
+          limiter.onAdmitted();
           maxRefusalsOfOneRecord = Math.max(maxRefusalsOfOneRecord, refusals);
           break;
         }
@@ -333,5 +338,132 @@ describe('rate control over real HTTP', () => {
     const found = client.stats().currentRate;
     expect(found).toBeGreaterThan(5);
     expect(found).toBeLessThanOrEqual(40);
+  });
+});
+
+/**
+ * Create-if-absent into a group the run did not create, as apply sends it: a partial POST that
+ * the service answers 404, then a full POST. The answers are synthetic (undici's MockAgent as the
+ * dispatcher, the emulator's own limit classes deciding 429 or not), in simulated time; the
+ * client itself reports each answer to its limiter. A 404 was admitted by the limit as much as a
+ * 200: a limiter that learns only from 2xx settles at a fraction of the limit.
+ */
+async function createIfAbsentAgainstLimit(kind: RateLimitKind, R: number, seconds: number, seed: number) {
+  const clock = simClock();
+  const serverLimit = createServerRateLimit({ kind, rps: R }, clock.now);
+  const agent = new MockAgent();
+  agent.disableNetConnect();
+  const origin = 'http://127.0.0.1:9';
+  const answeredAt: number[] = [];
+  const refusedAt: number[] = [];
+  const json = { 'content-type': 'application/json' };
+  agent
+    .get(origin)
+    .intercept({ path: /.*/, method: /.*/ })
+    .reply((request) => {
+      const admission = serverLimit.admit();
+      if (admission.waitMs > 0) {
+        refusedAt.push(clock.now());
+        const reply = rateLimitedReply(admission);
+        return { statusCode: reply.status, data: JSON.stringify(reply.body), responseOptions: { headers: { ...json, ...reply.headers } } };
+      }
+      answeredAt.push(clock.now());
+      // The partial POST finds no record (spec § 3): 404. The full POST creates it.
+      return request.path.endsWith('/partial/')
+        ? { statusCode: 404, data: JSON.stringify({ ok: false, error: { code: 'not_found', message: 'no such author' } }), responseOptions: { headers: json } }
+        : { statusCode: 200, data: JSON.stringify({ ok: true }), responseOptions: { headers: json } };
+    })
+    .persist();
+  const limiter = limiterOn(clock, { maxInFlight: 8 });
+  const client = createClient({ baseUrl: origin, apiKey: API_KEY, dispatcher: agent, limiter, now: clock.now, sleep: clock.sleep, random: seededRandom(seed) });
+  const records = (R * seconds) / 2;
+  let next = 0;
+  let finished = 0;
+  let failed = 0;
+  const worker = async () => {
+    while (next < records) {
+      const id = `new-${next++}`;
+      try {
+        try {
+          await client.patchAuthor(501, id, { name: `Expert ${id}` });
+        } catch (error) {
+          if (!(error instanceof NotFoundError)) throw error;
+          await client.putAuthor(501, id, { name: `Expert ${id}` });
+        }
+      } catch {
+        failed += 1;
+      }
+      finished += 1;
+    }
+  };
+  const workers = Promise.all(Array.from({ length: 8 }, worker));
+  await clock.runUntil(() => finished === records, seconds * 10_000);
+  await workers;
+  await agent.close();
+  const settleFrom = 10_000;
+  const late = answeredAt.filter((t) => t >= settleFrom);
+  return {
+    settledOverR: (late.length - 1) / ((late.at(-1)! - late[0]!) / 1000) / R,
+    lateRefusals: refusedAt.filter((t) => t >= settleFrom).length,
+    failed,
+    limiter: limiter.stats(),
+  };
+}
+
+describe('create-if-absent: 404 answers count as admitted (simulated clock, synthetic answers)', () => {
+  for (const kind of RATE_LIMIT_KINDS) {
+    it(`${kind}: partial POSTs answered 404 then full POSTs pace at ≥ 0.95 R after 10 s`, async () => {
+      const result = await createIfAbsentAgainstLimit(kind, 20, 40, 3);
+      expect(result.failed).toBe(0);
+      expect(result.settledOverR).toBeGreaterThanOrEqual(0.95);
+      expect(result.settledOverR).toBeLessThanOrEqual(1.01);
+      expect(result.lateRefusals).toBeLessThanOrEqual(5);
+    });
+  }
+});
+
+describe('after another client leaves (no shared state)', () => {
+  /**
+   * Another process spends half of the limit for the first 20 s, then finishes. The limiter
+   * settles at the half it was admitted, then must probe back up to the whole limit and stay
+   * there: a lone 429 met by the probe says the limit is about what was just admitted, not the
+   * old estimate.
+   */
+  for (const kind of RATE_LIMIT_KINDS) it(`${kind}: probes back up to the whole limit and stays there`, async () => {
+    const R = 20;
+    const clock = simClock();
+    const serverLimit = createServerRateLimit({ kind, rps: R }, clock.now);
+    const limiter = limiterOn(clock, { maxInFlight: 8 });
+    const admittedAt: number[] = [];
+    let stop = false;
+    const other = (async () => {
+      while (clock.now() < 20_000) {
+        await clock.sleep(100);
+        serverLimit.admit();
+      }
+    })();
+    const worker = async () => {
+      while (!stop) {
+        const admitted = await limiter.run(async () => {
+          await clock.sleep(5);
+          return serverLimit.admit().waitMs === 0;
+        });
+        if (admitted) {
+          admittedAt.push(clock.now());
+          limiter.onAdmitted();
+        } else limiter.onRateLimited();
+      }
+    };
+    const workers = Promise.all(Array.from({ length: 8 }, worker));
+    await clock.runUntil(() => clock.now() >= 80_000, 80_000);
+    // The workers left waiting on simulated timers are dropped with the clock.
+    stop = true;
+    void workers;
+    await other;
+    const rateIn = (from: number, to: number) => admittedAt.filter((t) => t >= from && t < to).length / ((to - from) / 1000) / R;
+    // Sharing: about half.
+    expect(rateIn(10_000, 20_000)).toBeLessThan(0.6);
+    // Alone again: back at the limit within 30 s, and it stays there.
+    expect(rateIn(50_000, 80_000)).toBeGreaterThanOrEqual(0.93);
   });
 });

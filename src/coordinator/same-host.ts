@@ -1,0 +1,114 @@
+/**
+ * One budget per API key for the processes of one host (docs/scaling.md): their limiters keep
+ * their pace in one small SQLite file per base URL and key, and take turns on it. A process that
+ * finishes or dies simply stops claiming turns, so the others get its share from the next turn.
+ *
+ * The file holds no secret (its name is a hash of the base URL and the key) and nothing worth
+ * keeping: a state untouched for STALE_MS is started afresh.
+ */
+import { createHash } from 'node:crypto';
+import { mkdirSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import type { PaceState, PaceStore } from '../client/rate-limiter.js';
+
+/** A pace no process touched for this long says nothing about the budget now. */
+export const STALE_MS = 10 * 60_000;
+/** Budget files untouched this long are removed when a process opens the folder. */
+const PRUNE_MS = 24 * 3600_000;
+
+/** The folder of the budget files: `ROSTERSYNC_BUDGET_DIR`, else one per user under the temporary folder. */
+export function budgetDir(env: NodeJS.ProcessEnv): string {
+  return env.ROSTERSYNC_BUDGET_DIR || join(tmpdir(), `rostersync-budget-${process.getuid?.() ?? 'user'}`);
+}
+
+/** `ROSTERSYNC_SHARED_BUDGET=off` keeps every process on its own pace. */
+export function sharedBudgetEnabled(env: NodeJS.ProcessEnv): boolean {
+  return !/^(off|0|false|no)$/i.test(env.ROSTERSYNC_SHARED_BUDGET ?? '');
+}
+
+/** The budget's name: the service counts per key, so one per base URL and key (hashed, never the key). */
+export function budgetName(baseUrl: string, apiKey: string): string {
+  return createHash('sha256').update(`${baseUrl.replace(/\/+$/, '')}\n${apiKey}`).digest('hex').slice(0, 24);
+}
+
+export function budgetFile(dir: string, baseUrl: string, apiKey: string): string {
+  return join(dir, `budget-${budgetName(baseUrl, apiKey)}.sqlite`);
+}
+
+/** Wall-clock milliseconds with sub-millisecond steps: a clock the processes of a host share. */
+export const wallClock = (): number => performance.timeOrigin + performance.now();
+
+const open = new Map<string, Database.Database>();
+
+/** The PaceStore kept in `file`, shared with every process of this host that opens the same file. */
+export function sameHostPaceStore(file: string, onFailure: (error: unknown) => void): PaceStore {
+  const db = openBudget(file);
+  const read = db.prepare<[], { state: string; updated_at: number }>('SELECT state, updated_at FROM pace WHERE id = 1');
+  const write = db.prepare('INSERT INTO pace (id, state, updated_at) VALUES (1, ?, ?) ON CONFLICT (id) DO UPDATE SET state = excluded.state, updated_at = excluded.updated_at');
+  // The file failing mid-run (removed, disk full, locked for seconds) must not fail the run: the
+  // limiter goes on alone, finding the limit afresh.
+  let alone: PaceState | undefined;
+  return {
+    update<T>(change: (state: PaceState) => T, initial: () => PaceState): T {
+      if (alone) return change(alone);
+      try {
+        // IMMEDIATE: the write lock is taken before reading, so no two processes claim one turn.
+        return db
+          .transaction(() => {
+            const row = read.get();
+            const now = Date.now();
+            const state = row && now - row.updated_at < STALE_MS ? decodePace(row.state) : initial();
+            const result = change(state);
+            write.run(encodePace(state), now);
+            return result;
+          })
+          .immediate();
+      } catch (error) {
+        onFailure(error);
+        alone = initial();
+        return change(alone);
+      }
+    },
+  };
+}
+
+function openBudget(file: string): Database.Database {
+  const known = open.get(file);
+  if (known?.open) return known;
+  const dir = join(file, '..');
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  if (open.size === 0) prune(dir);
+  const db = new Database(file);
+  db.pragma('journal_mode = WAL');
+  // The pace is worth nothing after a crash: no fsync.
+  db.pragma('synchronous = OFF');
+  db.pragma('busy_timeout = 5000');
+  db.exec('CREATE TABLE IF NOT EXISTS pace (id INTEGER PRIMARY KEY CHECK (id = 1), state TEXT NOT NULL, updated_at REAL NOT NULL)');
+  open.set(file, db);
+  return db;
+}
+
+/** Removes budget files nobody used for a day (one per base URL and key accumulates otherwise). */
+function prune(dir: string): void {
+  try {
+    for (const name of readdirSync(dir)) {
+      if (!name.startsWith('budget-')) continue;
+      const path = join(dir, name);
+      if (Date.now() - statSync(path).mtimeMs > PRUNE_MS) rmSync(path, { force: true });
+    }
+  } catch {
+    // Another process pruned first, or the folder is not ours to tidy: nothing depends on it.
+  }
+}
+
+/** JSON has no Infinity: the state's unknown limits are written as strings. */
+export function encodePace(state: PaceState): string {
+  return JSON.stringify(state, (_key, value: unknown) => (value === Infinity ? 'Infinity' : value === -Infinity ? '-Infinity' : value));
+}
+
+export function decodePace(text: string): PaceState {
+  return JSON.parse(text, (_key, value: unknown) => (value === 'Infinity' ? Infinity : value === '-Infinity' ? -Infinity : value)) as PaceState;
+}
+
