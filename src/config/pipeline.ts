@@ -88,6 +88,21 @@ export const reportsPolicySchema = z.strictObject({
     .default(30),
 });
 
+/**
+ * Rejected rows a nightly run tolerates: within both ceilings the run still lists every rejected
+ * row (report, rejected.csv) but exits 0 with the outcome `warning` ("done, 3 rows rejected");
+ * over either it exits 2 as without the key. A ceiling left out does not limit.
+ */
+export const rejectsPolicySchema = z
+  .strictObject({
+    /** Tolerate at most this many rejected rows... */
+    max_count: z.number().int().min(0).optional(),
+    /** ...and at most this percentage of the rows read (filtered rows not counted). */
+    max_percent: z.number().min(0).max(100).optional(),
+  })
+  .refine((value) => value.max_count !== undefined || value.max_percent !== undefined, 'give max_count, max_percent or both');
+export type RejectsPolicy = z.infer<typeof rejectsPolicySchema>;
+
 export const policySchema = z.strictObject({
   /** `mirror` deletes owned records gone from the roster; `upsert` lists them as orphans. */
   mode: z.enum(['upsert', 'mirror']).default('upsert'),
@@ -105,6 +120,8 @@ export const policySchema = z.strictObject({
   concurrency: z.number().int().positive().default(4),
   guards: guardsSchema.default({ max_deletes: 50, max_delete_percent: 10, max_source_drop_percent: 50, max_identity_changes: 10, max_identity_change_percent: 5 }),
   reports: reportsPolicySchema.default({ keep: 30 }),
+  /** Rejected rows tolerated with exit 0 (outcome `warning`); without it any rejected row exits 2. */
+  rejects: rejectsPolicySchema.optional(),
 });
 export type PolicyConfig = z.infer<typeof policySchema>;
 

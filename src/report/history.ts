@@ -17,7 +17,7 @@ import { pageShell } from './assets.js';
 import { REPORT_DIR_MODE, writeFileAtomic } from './atomic-file.js';
 import { formatCount, renderTrendChart, type TrendPoint } from './charts.js';
 import { escapeHtml, outcomeBadgeHtml, relativeHref, timeHtml } from './escape.js';
-import { actionTotal, countOf, formatDuration, OUTCOMES, redactEmails } from './format.js';
+import { actionTotal, countOf, formatDuration, OUTCOMES, outcomeWords, redactEmails } from './format.js';
 import { describeKeep, type KeepPolicy } from './retention.js';
 import { renderTable, text } from './table.js';
 import type { RunReport } from './types.js';
@@ -29,7 +29,7 @@ export const TREND_RUNS = 60;
 export const HISTORY_DIR = 'history';
 export const INDEX_FILE = 'index.html';
 
-const RUN_OUTCOMES = ['success', 'partial', 'refused', 'failed', 'interrupted', 'dry_run'] as const satisfies readonly RunReport['outcome'][];
+const RUN_OUTCOMES = ['success', 'warning', 'partial', 'refused', 'failed', 'interrupted', 'dry_run'] as const satisfies readonly RunReport['outcome'][];
 
 export const runSummarySchema = z.object({
   version: z.literal(1),
@@ -174,14 +174,14 @@ function trendPoints(runs: readonly RunSummary[]): TrendPoint[] {
     .slice(0, TREND_RUNS)
     .reverse()
     .map((run) => ({
-      label: `${run.startedAt.slice(0, 16).replace('T', ' ')} UTC · ${run.outcome.replace('_', ' ')}`,
+      label: `${run.startedAt.slice(0, 16).replace('T', ' ')} UTC · ${outcomeWords({ outcome: run.outcome, rejects: run.counts.rejects, failures: run.counts.failures })}`,
       axis: `${run.startedAt.slice(0, 10)} (UTC)`,
       values: { creates: run.counts.creates, updates: run.counts.updates, deletes: run.counts.deletes, failures: run.counts.failures, rejects: run.counts.rejects },
     }));
 }
 
 function outcomeBadge(run: RunSummary): string {
-  return outcomeBadgeHtml(run.outcome);
+  return outcomeBadgeHtml(run.outcome, outcomeWords({ outcome: run.outcome, rejects: run.counts.rejects, failures: run.counts.failures }));
 }
 
 function runsTable(rows: readonly IndexRow[], combined: boolean): string {

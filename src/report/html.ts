@@ -20,6 +20,7 @@ import {
   formatDuration,
   formatProvenance,
   formatValue,
+  reportOutcomeWords,
   limiterSentence,
   sentence,
   shortSha,
@@ -211,7 +212,7 @@ export function renderHtml(report: RunReport, options: RenderHtmlOptions = {}): 
   const e = escapeHtml;
   const title = `rostersync · ${report.pipeline} · ${report.outcome}`;
   const body = `<header>
-<h1>rostersync · <code>${e(report.pipeline)}</code> ${outcomeBadgeHtml(report.outcome)}${report.dryRun ? ' <span class="badge dry">dry run</span>' : ''} <span class="exit">exit ${report.exitCode}</span></h1>
+<h1>rostersync · <code>${e(report.pipeline)}</code> ${outcomeBadgeHtml(report.outcome, reportOutcomeWords(report))}${report.dryRun ? ' <span class="badge dry">dry run</span>' : ''} <span class="exit">exit ${report.exitCode}</span></h1>
 ${report.message ? `<p class="message">${e(report.message)}</p>` : ''}
 <nav>${options.indexHref ? `<a href="${relativeHref(options.indexHref)}">All runs of this pipeline</a> · ` : ''}<a href="./report.json">report.json</a></nav>
 </header>

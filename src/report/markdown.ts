@@ -15,6 +15,7 @@ import {
   limiterSentence,
   outcomesPresent,
   redactEmails,
+  reportOutcomeWords,
   sentence,
   shortSha,
 } from './format.js';
@@ -25,6 +26,7 @@ export const MARKDOWN_LIMITS = { failures: 20, changes: 20 } as const;
 
 const OUTCOME_ICON: Record<RunReport['outcome'], string> = {
   success: '✅',
+  warning: '⚠️',
   dry_run: '🔍',
   partial: '⚠️',
   refused: '⛔',
@@ -82,7 +84,7 @@ export function renderMarkdown(report: RunReport): string {
   const push = (...more: string[]) => lines.push(...more);
 
   push(
-    `## rostersync · ${code(report.pipeline)} — ${OUTCOME_ICON[report.outcome]} ${report.outcome.replace('_', ' ')} (exit ${report.exitCode})`,
+    `## rostersync · ${code(report.pipeline)} — ${OUTCOME_ICON[report.outcome]} ${reportOutcomeWords(report)} (exit ${report.exitCode})`,
     '',
   );
   if (report.dryRun) push('**Dry run** — nothing was written to the service.', '');

@@ -40,7 +40,7 @@ export interface RunReport {
   finishedAt: string;
   durationMs: number;
   /** Final outcome and the process exit code it maps to. */
-  outcome: 'success' | 'partial' | 'refused' | 'failed' | 'interrupted' | 'dry_run';
+  outcome: 'success' | 'warning' | 'partial' | 'refused' | 'failed' | 'interrupted' | 'dry_run';
   exitCode: number;
   message?: string;
   input: { rowsRead: number; valid: number; rejected: number; filtered: number; duplicates: number };

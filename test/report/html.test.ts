@@ -93,7 +93,7 @@ describe('renderHtml', () => {
         guards: [aGuard({ tripped: true, message: '60 deletes planned; the limit is 12.', allowWith: '--allow-deletes 60' })],
       }),
     );
-    expect(html).toContain('<span class="badge refused">refused</span>');
+    expect(html).toContain('<span class="badge refused">refused by a guard, nothing written</span>');
     expect(html).toContain('<span class="exit">exit 3</span>');
     expect(html).toContain('60 deletes planned; the limit is 12. To allow it: <code>--allow-deletes 60</code>');
   });

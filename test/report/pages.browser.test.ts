@@ -254,7 +254,7 @@ describe('run-history index', () => {
     const page = await open(join(root, 'index.html'));
 
     const rows = await shownRows(page.page, 'runs');
-    expect(rows.map((row) => row[1]?.split(' ')[0])).toEqual(['partial', 'failed', 'dry', 'success']);
+    expect(rows.map((row) => row[1]?.split(' ')[0])).toEqual(['stopped', 'failed', 'dry', 'done']);
     // started, outcome, creates, updates, deletes, unchanged, failures, rejects, duration, where, report
     expect(rows[1]?.slice(2, 9)).toEqual(['0', '3', '0', '3,000', '3', '0', '3.3 s']);
     expect(rows[3]?.[10]).toBe(`${runAt(0).runId} (pruned)`);
