@@ -125,6 +125,57 @@ export const policySchema = z.strictObject({
 });
 export type PolicyConfig = z.infer<typeof policySchema>;
 
+/** The name of an environment variable: secrets are read from the environment, never from the pipeline file. */
+const envName = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'the name of an environment variable');
+
+export const NOTIFY_EVENTS = ['failure', 'refused', 'rejects', 'drift', 'success'] as const;
+export type NotifyEvent = (typeof NOTIFY_EVENTS)[number];
+
+/**
+ * Alerts after a real sync (never after a dry run or a plan), src/notify/. A notification that
+ * cannot be delivered is retried briefly, logged and noted in the report; it never changes the
+ * run's outcome or exit code.
+ */
+export const notifySchema = z
+  .strictObject({
+    /**
+     * Which runs notify: `failure` (the run failed, stopped, or records failed), `refused` (a guard),
+     * `rejects` (rejected rows over policy.rejects), `drift` (the drift check found records changed
+     * or deleted in the service), `success` (a finished run, rejects within tolerance included).
+     */
+    on: z.array(z.enum(NOTIFY_EVENTS)).min(1).default(['failure', 'refused']),
+    /** A link to the report in messages: `{pipeline}` and `{run_id}` are replaced; else the report's local path. */
+    report_url: z.string().url().optional(),
+    webhook: z
+      .strictObject({
+        /** Environment variable holding the URL (Slack and Teams URLs carry their secret). */
+        url_env: envName,
+        /** Environment variable holding the HMAC secret: the body's HMAC-SHA256 goes in `X-Rostersync-Signature-256`. */
+        secret_env: envName.optional(),
+        /** `json` (rostersync's own), `slack` (incoming webhook) or `teams` (Workflows, an Adaptive Card). */
+        format: z.enum(['json', 'slack', 'teams']).default('json'),
+      })
+      .optional(),
+    email: z
+      .strictObject({
+        smtp: z.strictObject({
+          host: z.string().min(1),
+          /** 587 (STARTTLS) by default; 465 with `secure: true`. */
+          port: z.number().int().min(1).max(65535).optional(),
+          /** TLS from the first byte (port 465); otherwise STARTTLS when the server offers it. */
+          secure: z.boolean().default(false),
+          user: z.string().min(1).optional(),
+          /** Environment variable holding the SMTP password. */
+          password_env: envName.optional(),
+        }),
+        from: z.string().min(3),
+        to: z.array(z.string().min(3)).min(1),
+      })
+      .optional(),
+  })
+  .refine((value) => value.webhook !== undefined || value.email !== undefined, 'give a webhook, an email, or both');
+export type NotifyConfig = z.infer<typeof notifySchema>;
+
 export const pipelineSchema = z.strictObject({
   $schema: z.string().optional(),
   version: z.literal(1).default(1),
@@ -144,6 +195,8 @@ export const pipelineSchema = z.strictObject({
     guards: { max_deletes: 50, max_delete_percent: 10, max_source_drop_percent: 50, max_identity_changes: 10, max_identity_change_percent: 5 },
     reports: { keep: 30 },
   }),
+  /** Alerts: on which outcomes, to a webhook and/or by email (src/notify/). */
+  notify: notifySchema.optional(),
   /** State directory, relative to the pipeline file's directory (default `.rostersync`). */
   state_dir: z.string().optional(),
   /**

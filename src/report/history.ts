@@ -70,10 +70,22 @@ export function whereItRan(env: Readonly<Record<string, string | undefined>>, ho
   return host;
 }
 
-export function summarizeRun(report: RunReport, input: { root: string; reportDir: string; where: string }): RunSummary {
-  const inside = relative(input.root, input.reportDir);
+/** A run's counts as the history and the notifications give them. */
+export function runCounts(report: RunReport): RunSummary['counts'] {
   const total = (outcome: (typeof OUTCOMES)[number]) =>
     countOf(report, 'create', outcome) + countOf(report, 'update', outcome) + countOf(report, 'delete', outcome);
+  return {
+    creates: actionTotal(report, 'create'),
+    updates: actionTotal(report, 'update'),
+    deletes: actionTotal(report, 'delete'),
+    unchanged: actionTotal(report, 'noop'),
+    failures: total('failed'),
+    rejects: report.input.rejected,
+  };
+}
+
+export function summarizeRun(report: RunReport, input: { root: string; reportDir: string; where: string }): RunSummary {
+  const inside = relative(input.root, input.reportDir);
   return {
     version: 1,
     runId: report.runId,
@@ -85,14 +97,7 @@ export function summarizeRun(report: RunReport, input: { root: string; reportDir
     startedAt: report.startedAt,
     finishedAt: report.finishedAt,
     durationMs: report.durationMs,
-    counts: {
-      creates: actionTotal(report, 'create'),
-      updates: actionTotal(report, 'update'),
-      deletes: actionTotal(report, 'delete'),
-      unchanged: actionTotal(report, 'noop'),
-      failures: total('failed'),
-      rejects: report.input.rejected,
-    },
+    counts: runCounts(report),
     where: input.where,
     target: `${report.target.baseUrl}${report.target.groupId === null ? '' : ` group ${report.target.groupId}`}`,
     // Messages can quote a roster path or a service answer; the history must not keep an email.

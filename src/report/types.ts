@@ -61,4 +61,10 @@ export interface RunReport {
   /** Filtered rows beyond those listed. */
   filteredRowsOmitted?: number;
   notes: string[];
+  /**
+   * The drift check of a real run (sync/drift.ts): a random sample of owned records read back from
+   * the service. `deleted` and `changed` are the sampled client_ids found gone or edited there; they
+   * were repaired by this run as `--refresh` would.
+   */
+  drift?: { sampled: number; calls: number; deleted: string[]; changed: string[] };
 }
