@@ -120,6 +120,11 @@ export const policySchema = z.strictObject({
   concurrency: z.number().int().positive().default(4),
   guards: guardsSchema.default({ max_deletes: 50, max_delete_percent: 10, max_source_drop_percent: 50, max_identity_changes: 10, max_identity_change_percent: 5 }),
   reports: reportsPolicySchema.default({ keep: 30 }),
+  /**
+   * Owned records read back from the service on each real sync, at random among those the plan
+   * takes as unchanged (src/sync/drift.ts): one GET each. 0 turns the drift check off.
+   */
+  drift_sample: z.number().int().min(0).max(1000).default(5),
   /** Rejected rows tolerated with exit 0 (outcome `warning`); without it any rejected row exits 2. */
   rejects: rejectsPolicySchema.optional(),
 });
@@ -194,6 +199,7 @@ export const pipelineSchema = z.strictObject({
     concurrency: 4,
     guards: { max_deletes: 50, max_delete_percent: 10, max_source_drop_percent: 50, max_identity_changes: 10, max_identity_change_percent: 5 },
     reports: { keep: 30 },
+    drift_sample: 5,
   }),
   /** Alerts: on which outcomes, to a webhook and/or by email (src/notify/). */
   notify: notifySchema.optional(),

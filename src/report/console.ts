@@ -12,6 +12,7 @@ import {
   outcomesPresent,
   plain,
   redactEmails,
+  driftSentence,
   reportOutcomeWords,
   trippedGuards,
 } from './format.js';
@@ -82,6 +83,7 @@ export function renderConsoleSummary(report: RunReport, options: ConsoleSummaryO
   lines.push('', `  ${format(header, true)}`, ...rows.map((row) => `  ${format(row, false)}`), '');
 
   if (report.estimate) lines.push(`estimate: ${report.estimate.text}`);
+  if (report.drift) lines.push(`drift check: ${driftSentence(report.drift)}`);
   for (const guard of trippedGuards(report)) {
     lines.push(
       `${paint('red', `guard ${guard.guard} tripped:`)} ${plain(guard.message)}${guard.allowWith ? ` — allow with ${paint('bold', plain(guard.allowWith))}` : ''}`,

@@ -166,3 +166,11 @@ export function outcomeWords(run: { outcome: RunReport['outcome']; rejects: numb
 export function reportOutcomeWords(report: RunReport): string {
   return outcomeWords({ outcome: report.outcome, rejects: report.input.rejected, failures: failedRecords(report).length });
 }
+
+/** The drift check in a sentence: `5 owned records read back (5 calls): 1 deleted and 1 changed in the service, written again by this run`. */
+export function driftSentence(drift: NonNullable<RunReport['drift']>): string {
+  const found = drift.deleted.length + drift.changed.length;
+  const read = `${plural(drift.sampled, 'owned record', 'owned records')} read back (${plural(drift.calls, 'call', 'calls')})`;
+  if (found === 0) return `${read}: all as the inventory holds them`;
+  return `${read}: ${drift.deleted.length} deleted and ${drift.changed.length} changed in the service, written again by this run`;
+}

@@ -55,6 +55,8 @@ export const runSummarySchema = z.object({
   /** Service base URL and group. */
   target: z.string(),
   message: z.string().optional(),
+  /** The drift check of a real run: records read back, and those found deleted or changed in the service. */
+  drift: z.object({ sampled: z.number(), deleted: z.number(), changed: z.number() }).optional(),
   /** The report folder: relative to the history root when inside it, else absolute. */
   reportDir: z.string(),
 });
@@ -102,6 +104,7 @@ export function summarizeRun(report: RunReport, input: { root: string; reportDir
     target: `${report.target.baseUrl}${report.target.groupId === null ? '' : ` group ${report.target.groupId}`}`,
     // Messages can quote a roster path or a service answer; the history must not keep an email.
     ...(report.message ? { message: redactEmails(report.message) } : {}),
+    ...(report.drift ? { drift: { sampled: report.drift.sampled, deleted: report.drift.deleted.length, changed: report.drift.changed.length } } : {}),
     reportDir: inside !== '' && !inside.startsWith('..') && !isAbsolute(inside) ? inside : resolve(input.reportDir),
   };
 }
@@ -213,7 +216,7 @@ function runsTable(rows: readonly IndexRow[], combined: boolean): string {
     cells: ({ run, reportHref, pipelineHref }) => [
       ...(combined ? [pipelineHref ? { html: `<a href="${pipelineHref}">${escapeHtml(run.pipeline)}</a>` } : text(run.pipeline)] : []),
       { html: timeHtml(run.startedAt) },
-      { html: `${outcomeBadge(run)} <span class="exit">exit ${run.exitCode}</span>${run.message ? `<div class="empty">${escapeHtml(run.message)}</div>` : ''}`, className: 'outcome' },
+      { html: `${outcomeBadge(run)} <span class="exit">exit ${run.exitCode}</span>${run.message ? `<div class="empty">${escapeHtml(run.message)}</div>` : ''}${driftHtml(run)}`, className: 'outcome' },
       count(run.counts.creates),
       count(run.counts.updates),
       count(run.counts.deletes),
@@ -225,6 +228,13 @@ function runsTable(rows: readonly IndexRow[], combined: boolean): string {
       reportHref ? { html: `<a href="${reportHref}">${escapeHtml(run.runId)}</a>` } : { text: `${run.runId} (pruned)`, className: 'empty' },
     ],
   });
+}
+
+/** Drift found by the run's check, said under its outcome; a clean check is not worth a line. */
+function driftHtml(run: RunSummary): string {
+  const drift = run.drift;
+  if (!drift || drift.deleted + drift.changed === 0) return '';
+  return `<div class="drift">drift: ${drift.deleted} deleted, ${drift.changed} changed of ${drift.sampled} read back (repaired)</div>`;
 }
 
 function filtersBar(runs: readonly RunSummary[], pipelines?: readonly string[]): string {

@@ -20,6 +20,7 @@ import {
   formatDuration,
   formatProvenance,
   formatValue,
+  driftSentence,
   reportOutcomeWords,
   limiterSentence,
   sentence,
@@ -65,6 +66,7 @@ function factsList(report: RunReport): string {
     ],
   ];
   if (report.estimate) facts.push(['Estimate', e(report.estimate.text)]);
+  if (report.drift) facts.push(['Drift check', e(driftSentence(report.drift))]);
   const limiter = limiterSentence(report);
   if (limiter) facts.push(['Rate limiter', e(limiter)]);
   return `<dl class="facts">${facts.map(([term, detail]) => `<dt>${term}</dt><dd>${detail}</dd>`).join('')}</dl>`;

@@ -15,6 +15,7 @@ import {
   limiterSentence,
   outcomesPresent,
   redactEmails,
+  driftSentence,
   reportOutcomeWords,
   sentence,
   shortSha,
@@ -107,6 +108,7 @@ export function renderMarkdown(report: RunReport): string {
     `| Input | ${report.input.rowsRead} rows read · ${report.input.valid} valid · ${report.input.rejected} rejected · ${report.input.filtered} filtered · ${report.input.duplicates} duplicates |`,
   );
   if (report.estimate) push(`| Estimate | ${mdText(report.estimate.text)} |`);
+  if (report.drift) push(`| Drift check | ${mdText(driftSentence(report.drift))} |`);
   push('');
 
   // Counts by action × outcome (design § 8).

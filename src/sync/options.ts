@@ -48,6 +48,8 @@ export interface RunOptions {
   /** Extra client options for tests and benchmarks (dispatcher, sleep, retry policy). */
   client?: Partial<ClientOptions>;
   onProgress?: (done: number, total: number) => void;
+  /** Randomness of the drift check's sample (sync/drift.ts). @default Math.random */
+  random?: () => number;
   /** How alerts are delivered (attempts, waits, timeout, sleep, dispatcher): tests shorten them. */
   notify?: DeliveryOptions;
   /** `rostersync plan --out`: save the plan (a dry run) for a later `rostersync apply`. */

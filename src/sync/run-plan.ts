@@ -37,6 +37,8 @@ export interface PreparedRun {
   source: RunReport['source'];
   optionLabels?: ReadonlyMap<string, string>;
   notes: string[];
+  /** What the drift check found (sync/drift.ts). */
+  drift?: RunReport['drift'];
 }
 
 interface Verdict {
@@ -156,6 +158,7 @@ async function record(prepared: PreparedRun, verdict: Verdict, applied: ApplyRes
     exitCode: verdict.exitCode,
     ...(verdict.message ? { message: verdict.message } : {}),
     limiter: { ...prepared.client.stats() },
+    ...(prepared.drift ? { drift: prepared.drift } : {}),
   };
   const report = buildRunReport({
     base,

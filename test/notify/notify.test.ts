@@ -95,6 +95,19 @@ const SCENARIOS = {
     },
   },
   rejects: { exit: 2, events: ['rejects'], setup: async () => makeProject([...people(5), person(6, { orcid: '0000-0002-1825-0098' })]) },
+  drift: {
+    exit: 0,
+    events: ['drift', 'success'],
+    setup: async () => {
+      const project = await makeProject(people(4));
+      await writeFile(project.pipeline, `${await readFile(project.pipeline, 'utf8')}  drift_sample: 4\n`);
+      await sync(project);
+      // This project's group: the newest one.
+      const group = [...emu.world.orgs[0]!.groups.values()].at(-1)!;
+      expect((await fetch(`${emu.url}/_emulator/ui/groups/${group.id}/records/p2`, { method: 'DELETE' })).status).toBe(200);
+      return project;
+    },
+  },
   failure: { exit: 4, events: ['failure'], setup: async () => makeProject(people(5)), apiKey: 'wrong-key-000000' },
 } as const;
 
