@@ -188,6 +188,20 @@ function trendPoints(runs: readonly RunSummary[]): TrendPoint[] {
     }));
 }
 
+/**
+ * Real syncs are what an admin watches: plans and dry runs (a `plan` with a bad URL included) are
+ * kept apart, out of the trend, the badge and the runs table, and listed in a section of their own.
+ */
+export function isRealSync(run: Pick<RunSummary, 'dryRun'>): boolean {
+  return !run.dryRun;
+}
+
+/** The plans and dry runs, folded away: listed, never mixed with the real syncs. */
+function trialRunsSection(rows: readonly IndexRow[], combined: boolean): string {
+  if (rows.length === 0) return '';
+  return `<details class="section" id="trials"><summary>Plans and dry runs <span class="n">(${formatCount(rows.length)})</span>, not counted in the trend, the badge or the retention of real syncs</summary>${runsTable(rows, combined)}</details>`;
+}
+
 function outcomeBadge(run: RunSummary): string {
   return outcomeBadgeHtml(run.outcome, outcomeWords({ outcome: run.outcome, rejects: run.counts.rejects, failures: run.counts.failures }));
 }
@@ -250,17 +264,20 @@ ${pipelineSelect}</div>`;
 
 /** The index of one pipeline's runs, as a page living in `root`. */
 export function renderHistoryIndex(input: { pipeline: string; root: string; runs: readonly RunSummary[]; keep?: KeepPolicy }): string {
-  const { pipeline, root, runs } = input;
-  const retention = input.keep ? ` Retention (<code>policy.reports.keep</code>): ${describeKeep(input.keep)}; pruned runs keep their line here.` : '';
+  const { pipeline, root } = input;
+  const runs = input.runs.filter(isRealSync);
+  const trials = input.runs.filter((run) => !isRealSync(run));
+  const retention = input.keep ? ` Retention (<code>policy.reports.keep</code>): ${describeKeep(input.keep)}, counting real syncs and plans apart; pruned runs keep their line here.` : '';
   const latest = runs[0];
   const body = `<header>
 <h1>rostersync · <code>${escapeHtml(pipeline)}</code> · run history${latest ? ` ${outcomeBadge(latest)}` : ''}</h1>
-<p class="message">${formatCount(runs.length)} run(s), newest first${latest ? `; the latest started ${timeHtml(latest.startedAt)}` : ''}.${retention}</p>
+<p class="message">${formatCount(runs.length)} real sync(s), newest first${latest ? `; the latest started ${timeHtml(latest.startedAt)}` : ''}; ${formatCount(trials.length)} plan(s) and dry run(s) apart.${retention}</p>
 </header>
 <main>
-<section id="trend"><h2>Trend <span class="n">(last ${Math.min(runs.length, TREND_RUNS)} runs)</span></h2>${renderTrendChart(trendPoints(runs))}</section>
-${filtersBar(runs)}
-<section id="runs"><h2>Runs <span class="n">(${formatCount(runs.length)})</span></h2>${runsTable(rowsFor(root, runs, root), false)}</section>
+<section id="trend"><h2>Trend <span class="n">(last ${Math.min(runs.length, TREND_RUNS)} real syncs)</span></h2>${renderTrendChart(trendPoints(runs))}</section>
+${filtersBar(input.runs)}
+<section id="runs"><h2>Real syncs <span class="n">(${formatCount(runs.length)})</span></h2>${runsTable(rowsFor(root, runs, root), false)}</section>
+${trialRunsSection(rowsFor(root, trials, root), false)}
 </main>`;
   return pageShell({ title: escapeHtml(`rostersync · ${pipeline} · run history`), body });
 }
@@ -291,6 +308,8 @@ export function renderCombinedIndex(input: { file: string; histories: readonly {
   const pageDir = dirname(resolve(input.file));
   const named = input.histories.map((history) => ({
     ...history,
+    runs: history.runs.filter(isRealSync),
+    trials: history.runs.filter((run) => !isRealSync(run)),
     pipeline: history.runs[0]?.pipeline ?? history.root.split(sep).pop() ?? history.root,
     index: join(history.root, INDEX_FILE),
   }));
@@ -313,7 +332,10 @@ export function renderCombinedIndex(input: { file: string; histories: readonly {
   const trends = named
     .map((history) => `<h3><code>${escapeHtml(history.pipeline)}</code></h3>${renderTrendChart(trendPoints(history.runs))}`)
     .join('');
-  const allRuns = named.flatMap((history) => history.runs);
+  const allRuns = named.flatMap((history) => [...history.runs, ...history.trials]);
+  const trialRows = named
+    .flatMap((history) => rowsFor(history.root, history.trials, pageDir, history.index))
+    .sort((a, b) => b.run.startedAt.localeCompare(a.run.startedAt));
   const body = `<header>
 <h1>rostersync · run history of ${formatCount(named.length)} pipeline(s)</h1>
 </header>
@@ -321,7 +343,8 @@ export function renderCombinedIndex(input: { file: string; histories: readonly {
 <section id="latest"><h2>Latest runs</h2>${latest}</section>
 <section id="trend"><h2>Trend <span class="n">(last ${TREND_RUNS} runs of each pipeline)</span></h2>${trends}</section>
 ${filtersBar(allRuns, named.map((history) => history.pipeline))}
-<section id="runs"><h2>Runs <span class="n">(${formatCount(rows.length)})</span></h2>${runsTable(rows, true)}</section>
+<section id="runs"><h2>Real syncs <span class="n">(${formatCount(rows.length)})</span></h2>${runsTable(rows, true)}</section>
+${trialRunsSection(trialRows, true)}
 </main>`;
   return pageShell({ title: 'rostersync · run history', body });
 }
