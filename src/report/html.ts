@@ -172,7 +172,10 @@ function rejectedSection(report: RunReport): string {
       text(problem.hint),
     ],
   });
-  return `<section id="rejected"><h2>Rejected rows <span class="n">(${formatCount(problems.length)})</span></h2>${csv}${omitted}${table}</section>`;
+  // The heading counts rows, as the report's header does; the table (and its filter counter, `.n`)
+  // lists problems, of which a row may have several.
+  const rows = Math.max(report.rejectedRows.length + report.rejectedRowsOmitted, report.input.rejected);
+  return `<section id="rejected"><h2>Rejected rows (${formatCount(rows)}) · problems <span class="n">(${formatCount(problems.length)})</span></h2>${csv}${omitted}${table}</section>`;
 }
 
 /** Rows the mapping's `skip_rows` dropped: collapsed, because they are by design, not a problem. */
