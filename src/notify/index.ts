@@ -33,11 +33,12 @@ export async function notifyRun(config: NotifyConfig | undefined, report: RunRep
   const sends: { sink: string; send: () => Promise<Delivered> }[] = [];
   const { env } = context;
   const delivery = context.delivery ?? {};
+  const url = config.webhook ? env[config.webhook.url_env] : undefined;
+  const secret = config.webhook?.secret_env ? env[config.webhook.secret_env] : undefined;
+  const password = config.email?.smtp.password_env ? env[config.email.smtp.password_env] : undefined;
 
   if (config.webhook) {
     const hook = config.webhook;
-    const url = env[hook.url_env];
-    const secret = hook.secret_env ? env[hook.secret_env] : undefined;
     sends.push({
       sink: `webhook ${hostOf(url) ?? `(${hook.url_env})`}`,
       send: async () => {
@@ -49,7 +50,6 @@ export async function notifyRun(config: NotifyConfig | undefined, report: RunRep
   }
   if (config.email) {
     const mail = config.email;
-    const password = mail.smtp.password_env ? env[mail.smtp.password_env] : undefined;
     sends.push({
       sink: `email via ${mail.smtp.host} to ${mail.to.length} recipient${mail.to.length === 1 ? '' : 's'}`,
       send: async () => {
@@ -61,7 +61,7 @@ export async function notifyRun(config: NotifyConfig | undefined, report: RunRep
   }
 
   const notes: string[] = [];
-  const secrets = [config.webhook ? env[config.webhook.url_env] : undefined, config.webhook?.secret_env ? env[config.webhook.secret_env] : undefined, config.email?.smtp.password_env ? env[config.email.smtp.password_env] : undefined];
+  const secrets = [url, secret, password];
   for (const { sink, send } of sends) {
     try {
       const { attempts } = await send();
