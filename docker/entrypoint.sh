@@ -2,7 +2,8 @@
 # Entrypoint of the rostersync image: runs `rostersync "$@"` with the container's conventions.
 #
 # - The state lives on the /state volume (ROSTERSYNC_STATE_DIR): `--state-dir` is added to the
-#   commands that use the state, unless the command names one itself.
+#   commands that use the state, unless the command names one itself, or the state is in
+#   PostgreSQL (ROSTERSYNC_STATE_URL): then no /state volume is needed at all.
 # - Reports go to the /reports volume: ROSTERSYNC_REPORT_DIR replaces every pipeline's report_dir,
 #   so each pipeline keeps its run folders, run history and retention there.
 # - SERVICE_API_KEY_FILE (a mounted secret) is read into SERVICE_API_KEY, the Docker `_FILE`
@@ -52,7 +53,7 @@ writable_dir() {
 extra_state=""
 case "$command_name" in
   sync | plan | apply | state | unlock)
-    if ! has_flag --state-dir "$@"; then
+    if [ -z "${ROSTERSYNC_STATE_URL:-}" ] && ! has_flag --state-dir "$@"; then
       writable_dir "$STATE_DIR" state
       extra_state="$STATE_DIR"
     fi

@@ -17,7 +17,9 @@ const dist = join(root, 'dist');
 
 rmSync(dist, { recursive: true, force: true });
 
-const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
+// ROSTERSYNC_TSC: a compiler installed elsewhere, so an install without dev dependencies (the
+// GitHub Action) can still build.
+const tsc = process.env.ROSTERSYNC_TSC ?? createRequire(import.meta.url).resolve('typescript/bin/tsc');
 const compiled = spawnSync(process.execPath, [tsc, '-p', join(root, 'tsconfig.build.json')], { stdio: 'inherit' });
 // `--lenient` (the `prepare` hook): type errors are reported but do not fail an `npm install`;
 // tsc still emits, and `npm test` / `npm run build` are the gates that fail on them.

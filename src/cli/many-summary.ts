@@ -3,7 +3,7 @@
  * exit code, what it did, where its report is), then the exit code of the whole command.
  */
 import { relative } from 'node:path';
-import { actionTotal } from '../report/format.js';
+import { actionTotal, reportOutcomeWords } from '../report/format.js';
 import type { ManyRunResult, PipelineOutcome } from '../sync/run-many.js';
 
 export function renderManySummary(result: ManyRunResult, options: { cwd: string; index?: string | undefined }): string {
@@ -29,5 +29,5 @@ function describe(outcome: PipelineOutcome, cwd: string): string {
     .map(([action, n]) => `${n} ${action}`);
   const what = done.length > 0 ? done.join(', ') : 'no change';
   const message = report.message ? ` — ${report.message}` : '';
-  return `${report.outcome} (exit ${outcome.exitCode}): ${what}${message} · report ${relative(cwd, written.files.html) || written.files.html}`;
+  return `${reportOutcomeWords(report)} (exit ${outcome.exitCode}): ${what}${message} · report ${relative(cwd, written.files.html) || written.files.html}`;
 }

@@ -105,6 +105,21 @@ export const reportsPolicySchema = z.strictObject({
     .default(30),
 });
 
+/**
+ * Rejected rows a nightly run tolerates: within both ceilings the run still lists every rejected
+ * row (report, rejected.csv) but exits 0 with the outcome `warning` ("done, 3 rows rejected");
+ * over either it exits 2 as without the key. A ceiling left out does not limit.
+ */
+export const rejectsPolicySchema = z
+  .strictObject({
+    /** Tolerate at most this many rejected rows... */
+    max_count: z.number().int().min(0).optional(),
+    /** ...and at most this percentage of the rows read (filtered rows not counted). */
+    max_percent: z.number().min(0).max(100).optional(),
+  })
+  .refine((value) => value.max_count !== undefined || value.max_percent !== undefined, 'give max_count, max_percent or both');
+export type RejectsPolicy = z.infer<typeof rejectsPolicySchema>;
+
 export const policySchema = z.strictObject({
   /** `mirror` deletes owned records gone from the roster; `upsert` lists them as orphans. */
   mode: z.enum(['upsert', 'mirror']).default('upsert'),
@@ -129,8 +144,66 @@ export const policySchema = z.strictObject({
    * pair (neither created nor deleted) until the rows are merged.
    */
   duplicate_people: z.enum(['warn', 'reject']).default('warn'),
+  /**
+   * Owned records read back from the service on each real sync, at random among those the plan
+   * takes as unchanged (src/sync/drift.ts): one GET each. 0 turns the drift check off.
+   */
+  drift_sample: z.number().int().min(0).max(1000).default(5),
+  /** Rejected rows tolerated with exit 0 (outcome `warning`); without it any rejected row exits 2. */
+  rejects: rejectsPolicySchema.optional(),
 });
 export type PolicyConfig = z.infer<typeof policySchema>;
+
+/** The name of an environment variable: secrets are read from the environment, never from the pipeline file. */
+const envName = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'the name of an environment variable');
+
+export const NOTIFY_EVENTS = ['failure', 'refused', 'rejects', 'drift', 'success'] as const;
+export type NotifyEvent = (typeof NOTIFY_EVENTS)[number];
+
+/**
+ * Alerts after a real sync (never after a dry run or a plan), src/notify/. A notification that
+ * cannot be delivered is retried briefly, logged and noted in the report; it never changes the
+ * run's outcome or exit code.
+ */
+export const notifySchema = z
+  .strictObject({
+    /**
+     * Which runs notify: `failure` (the run failed, stopped, or records failed), `refused` (a guard),
+     * `rejects` (rejected rows over policy.rejects), `drift` (the drift check found records changed
+     * or deleted in the service), `success` (a finished run, rejects within tolerance included).
+     */
+    on: z.array(z.enum(NOTIFY_EVENTS)).min(1).default(['failure', 'refused']),
+    /** A link to the report in messages: `{pipeline}` and `{run_id}` are replaced; else the report's local path. */
+    report_url: z.string().url().optional(),
+    webhook: z
+      .strictObject({
+        /** Environment variable holding the URL (Slack and Teams URLs carry their secret). */
+        url_env: envName,
+        /** Environment variable holding the HMAC secret: the body's HMAC-SHA256 goes in `X-Rostersync-Signature-256`. */
+        secret_env: envName.optional(),
+        /** `json` (rostersync's own), `slack` (incoming webhook) or `teams` (Workflows, an Adaptive Card). */
+        format: z.enum(['json', 'slack', 'teams']).default('json'),
+      })
+      .optional(),
+    email: z
+      .strictObject({
+        smtp: z.strictObject({
+          host: z.string().min(1),
+          /** 587 (STARTTLS) by default; 465 with `secure: true`. */
+          port: z.number().int().min(1).max(65535).optional(),
+          /** TLS from the first byte (port 465); otherwise STARTTLS when the server offers it. */
+          secure: z.boolean().default(false),
+          user: z.string().min(1).optional(),
+          /** Environment variable holding the SMTP password. */
+          password_env: envName.optional(),
+        }),
+        from: z.string().min(3),
+        to: z.array(z.string().min(3)).min(1),
+      })
+      .optional(),
+  })
+  .refine((value) => value.webhook !== undefined || value.email !== undefined, 'give a webhook, an email, or both');
+export type NotifyConfig = z.infer<typeof notifySchema>;
 
 export const pipelineSchema = z.strictObject({
   $schema: z.string().optional(),
@@ -151,7 +224,10 @@ export const pipelineSchema = z.strictObject({
     guards: { max_deletes: 50, max_delete_percent: 10, max_source_drop_percent: 50, max_identity_changes: 10, max_identity_change_percent: 5 },
     reports: { keep: 30 },
     duplicate_people: 'warn',
+    drift_sample: 5,
   }),
+  /** Alerts: on which outcomes, to a webhook and/or by email (src/notify/). */
+  notify: notifySchema.optional(),
   /** State directory, relative to the pipeline file's directory (default `.rostersync`). */
   state_dir: z.string().optional(),
   /**

@@ -29,8 +29,8 @@ code{font:12.5px ui-monospace,SFMono-Regular,Menlo,Consolas,"DejaVu Sans Mono",m
 a{color:var(--planned)}
 .badge{display:inline-block;padding:3px 10px;border-radius:999px;font-size:13px;font-weight:600;color:#fff;text-transform:uppercase;letter-spacing:.03em;white-space:nowrap}
 td .badge{font-size:11px;padding:2px 8px}
-td.outcome{white-space:nowrap}td.outcome div{white-space:normal;max-width:360px}
-.badge.success{background:var(--done)}.badge.dry_run{background:var(--planned)}.badge.partial{background:#e08e00}
+td.outcome{max-width:300px}td.outcome div{overflow-wrap:anywhere}
+.badge.success{background:var(--done)}.badge.dry_run{background:var(--planned)}.badge.partial{background:#e08e00}.badge.warning{background:#b8860b}
 .badge.refused{background:#d84315}.badge.failed{background:var(--failed)}.badge.interrupted{background:#616161}
 .badge.dry{background:#fff;color:var(--planned);border:1px solid var(--planned)}
 .exit{color:var(--muted);font-size:14px;font-weight:normal}

@@ -12,6 +12,8 @@ import {
   outcomesPresent,
   plain,
   redactEmails,
+  driftSentence,
+  reportOutcomeWords,
   trippedGuards,
 } from './format.js';
 import type { RunReport } from './types.js';
@@ -31,6 +33,7 @@ type Style = keyof typeof ANSI;
 
 const OUTCOME_STYLE: Record<RunReport['outcome'], Style> = {
   success: 'green',
+  warning: 'yellow',
   dry_run: 'blue',
   partial: 'yellow',
   refused: 'red',
@@ -45,7 +48,7 @@ export function renderConsoleSummary(report: RunReport, options: ConsoleSummaryO
   const paint = (style: Style, text: string) => (options.color ? `\u001b[${ANSI[style]}m${text}\u001b[0m` : text);
   const lines: string[] = [];
 
-  const outcome = paint(OUTCOME_STYLE[report.outcome], paint('bold', report.outcome.replace('_', ' ').toUpperCase()));
+  const outcome = paint(OUTCOME_STYLE[report.outcome], paint('bold', reportOutcomeWords(report).toUpperCase()));
   lines.push(
     `${paint('bold', plain(report.pipeline))}: ${outcome} (exit ${report.exitCode})${report.dryRun ? ' · dry run, nothing written' : ''} · ${formatDuration(report.durationMs)}`,
   );
@@ -80,6 +83,7 @@ export function renderConsoleSummary(report: RunReport, options: ConsoleSummaryO
   lines.push('', `  ${format(header, true)}`, ...rows.map((row) => `  ${format(row, false)}`), '');
 
   if (report.estimate) lines.push(`estimate: ${report.estimate.text}`);
+  if (report.drift) lines.push(`drift check: ${driftSentence(report.drift)}`);
   for (const guard of trippedGuards(report)) {
     lines.push(
       `${paint('red', `guard ${guard.guard} tripped:`)} ${plain(guard.message)}${guard.allowWith ? ` — allow with ${paint('bold', plain(guard.allowWith))}` : ''}`,

@@ -31,7 +31,7 @@ export function timeHtml(iso: string): string {
   return `<time datetime="${escapeHtml(when.toISOString())}" title="${utc}">${utc}</time>`;
 }
 
-/** A run's outcome as the coloured badge every page shows (`dry_run` reads "dry run"). */
-export function outcomeBadgeHtml(outcome: string): string {
-  return `<span class="badge ${escapeHtml(outcome)}">${escapeHtml(outcome.replace('_', ' '))}</span>`;
+/** A run's outcome as the coloured badge every page shows, coloured by its code and saying it in words (format.ts `outcomeWords`). */
+export function outcomeBadgeHtml(outcome: string, words: string = outcome.replace('_', ' ')): string {
+  return `<span class="badge ${escapeHtml(outcome)}">${escapeHtml(words)}</span>`;
 }

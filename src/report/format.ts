@@ -136,3 +136,41 @@ export function limiterSentence(report: Pick<RunReport, 'limiter' | 'durationMs'
   if (configured && limiter.currentRate < configured) parts.push(`its pace ended lowered to ${Number(limiter.currentRate.toFixed(2))} per second`);
   return `${sentence(parts.join('; '))}`;
 }
+
+/**
+ * A run's outcome in words an admin reads correctly at a glance: `done, 3 rows rejected` rather
+ * than "PARTIAL" (which reads as half-done when every write succeeded), `2 records failed`,
+ * `refused by a guard`. The JSON keeps the outcome's code; people read these words.
+ */
+export function outcomeWords(run: { outcome: RunReport['outcome']; rejects: number; failures: number }): string {
+  const rejected = run.rejects > 0 ? plural(run.rejects, 'row rejected', 'rows rejected') : '';
+  const withRejected = (head: string) => (rejected ? `${head}, ${rejected}` : head);
+  switch (run.outcome) {
+    case 'success':
+      return 'done';
+    case 'warning':
+      return withRejected('done');
+    case 'partial':
+      if (run.failures > 0) return withRejected(`incomplete, ${plural(run.failures, 'record failed', 'records failed')}`);
+      return rejected ? withRejected('done') : 'stopped early, the rest is left for the next run';
+    case 'refused':
+      return 'refused by a guard, nothing written';
+    case 'dry_run':
+      return withRejected('dry run');
+    default:
+      return run.outcome;
+  }
+}
+
+/** `outcomeWords` of a report. */
+export function reportOutcomeWords(report: RunReport): string {
+  return outcomeWords({ outcome: report.outcome, rejects: report.input.rejected, failures: failedRecords(report).length });
+}
+
+/** The drift check in a sentence: `5 owned records read back (5 calls): 1 deleted and 1 changed in the service, written again by this run`. */
+export function driftSentence(drift: NonNullable<RunReport['drift']>): string {
+  const found = drift.deleted.length + drift.changed.length;
+  const read = `${plural(drift.sampled, 'owned record', 'owned records')} read back (${plural(drift.calls, 'call', 'calls')})`;
+  if (found === 0) return `${read}: all as the inventory holds them`;
+  return `${read}: ${drift.deleted.length} deleted and ${drift.changed.length} changed in the service, written again by this run`;
+}

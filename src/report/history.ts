@@ -17,7 +17,7 @@ import { pageShell } from './assets.js';
 import { REPORT_DIR_MODE, writeFileAtomic } from './atomic-file.js';
 import { formatCount, renderTrendChart, type TrendPoint } from './charts.js';
 import { escapeHtml, outcomeBadgeHtml, relativeHref, timeHtml } from './escape.js';
-import { actionTotal, countOf, formatDuration, OUTCOMES, redactEmails } from './format.js';
+import { actionTotal, countOf, formatDuration, OUTCOMES, outcomeWords, redactEmails } from './format.js';
 import { describeKeep, type KeepPolicy } from './retention.js';
 import { renderTable, text } from './table.js';
 import type { RunReport } from './types.js';
@@ -29,7 +29,7 @@ export const TREND_RUNS = 60;
 export const HISTORY_DIR = 'history';
 export const INDEX_FILE = 'index.html';
 
-const RUN_OUTCOMES = ['success', 'partial', 'refused', 'failed', 'interrupted', 'dry_run'] as const satisfies readonly RunReport['outcome'][];
+const RUN_OUTCOMES = ['success', 'warning', 'partial', 'refused', 'failed', 'interrupted', 'dry_run'] as const satisfies readonly RunReport['outcome'][];
 
 export const runSummarySchema = z.object({
   version: z.literal(1),
@@ -55,6 +55,8 @@ export const runSummarySchema = z.object({
   /** Service base URL and group. */
   target: z.string(),
   message: z.string().optional(),
+  /** The drift check of a real run: records read back, and those found deleted or changed in the service. */
+  drift: z.object({ sampled: z.number(), deleted: z.number(), changed: z.number() }).optional(),
   /** The report folder: relative to the history root when inside it, else absolute. */
   reportDir: z.string(),
 });
@@ -70,10 +72,22 @@ export function whereItRan(env: Readonly<Record<string, string | undefined>>, ho
   return host;
 }
 
-export function summarizeRun(report: RunReport, input: { root: string; reportDir: string; where: string }): RunSummary {
-  const inside = relative(input.root, input.reportDir);
+/** A run's counts as the history and the notifications give them. */
+export function runCounts(report: RunReport): RunSummary['counts'] {
   const total = (outcome: (typeof OUTCOMES)[number]) =>
     countOf(report, 'create', outcome) + countOf(report, 'update', outcome) + countOf(report, 'delete', outcome);
+  return {
+    creates: actionTotal(report, 'create'),
+    updates: actionTotal(report, 'update'),
+    deletes: actionTotal(report, 'delete'),
+    unchanged: actionTotal(report, 'noop'),
+    failures: total('failed'),
+    rejects: report.input.rejected,
+  };
+}
+
+export function summarizeRun(report: RunReport, input: { root: string; reportDir: string; where: string }): RunSummary {
+  const inside = relative(input.root, input.reportDir);
   return {
     version: 1,
     runId: report.runId,
@@ -85,18 +99,12 @@ export function summarizeRun(report: RunReport, input: { root: string; reportDir
     startedAt: report.startedAt,
     finishedAt: report.finishedAt,
     durationMs: report.durationMs,
-    counts: {
-      creates: actionTotal(report, 'create'),
-      updates: actionTotal(report, 'update'),
-      deletes: actionTotal(report, 'delete'),
-      unchanged: actionTotal(report, 'noop'),
-      failures: total('failed'),
-      rejects: report.input.rejected,
-    },
+    counts: runCounts(report),
     where: input.where,
     target: `${report.target.baseUrl}${report.target.groupId === null ? '' : ` group ${report.target.groupId}`}`,
     // Messages can quote a roster path or a service answer; the history must not keep an email.
     ...(report.message ? { message: redactEmails(report.message) } : {}),
+    ...(report.drift ? { drift: { sampled: report.drift.sampled, deleted: report.drift.deleted.length, changed: report.drift.changed.length } } : {}),
     reportDir: inside !== '' && !inside.startsWith('..') && !isAbsolute(inside) ? inside : resolve(input.reportDir),
   };
 }
@@ -174,14 +182,28 @@ function trendPoints(runs: readonly RunSummary[]): TrendPoint[] {
     .slice(0, TREND_RUNS)
     .reverse()
     .map((run) => ({
-      label: `${run.startedAt.slice(0, 16).replace('T', ' ')} UTC · ${run.outcome.replace('_', ' ')}`,
+      label: `${run.startedAt.slice(0, 16).replace('T', ' ')} UTC · ${outcomeWords({ outcome: run.outcome, rejects: run.counts.rejects, failures: run.counts.failures })}`,
       axis: `${run.startedAt.slice(0, 10)} (UTC)`,
       values: { creates: run.counts.creates, updates: run.counts.updates, deletes: run.counts.deletes, failures: run.counts.failures, rejects: run.counts.rejects },
     }));
 }
 
+/**
+ * Real syncs are what an admin watches: plans and dry runs (a `plan` with a bad URL included) are
+ * kept apart, out of the trend, the badge and the runs table, and listed in a section of their own.
+ */
+export function isRealSync(run: Pick<RunSummary, 'dryRun'>): boolean {
+  return !run.dryRun;
+}
+
+/** The plans and dry runs, folded away: listed, never mixed with the real syncs. */
+function trialRunsSection(rows: readonly IndexRow[], combined: boolean): string {
+  if (rows.length === 0) return '';
+  return `<details class="section" id="trials"><summary>Plans and dry runs <span class="n">(${formatCount(rows.length)})</span>, not counted in the trend, the badge or the retention of real syncs</summary>${runsTable(rows, combined)}</details>`;
+}
+
 function outcomeBadge(run: RunSummary): string {
-  return outcomeBadgeHtml(run.outcome);
+  return outcomeBadgeHtml(run.outcome, outcomeWords({ outcome: run.outcome, rejects: run.counts.rejects, failures: run.counts.failures }));
 }
 
 function runsTable(rows: readonly IndexRow[], combined: boolean): string {
@@ -208,7 +230,7 @@ function runsTable(rows: readonly IndexRow[], combined: boolean): string {
     cells: ({ run, reportHref, pipelineHref }) => [
       ...(combined ? [pipelineHref ? { html: `<a href="${pipelineHref}">${escapeHtml(run.pipeline)}</a>` } : text(run.pipeline)] : []),
       { html: timeHtml(run.startedAt) },
-      { html: `${outcomeBadge(run)} <span class="exit">exit ${run.exitCode}</span>${run.message ? `<div class="empty">${escapeHtml(run.message)}</div>` : ''}`, className: 'outcome' },
+      { html: `${outcomeBadge(run)} <span class="exit">exit ${run.exitCode}</span>${run.message ? `<div class="empty">${escapeHtml(run.message)}</div>` : ''}${driftHtml(run)}`, className: 'outcome' },
       count(run.counts.creates),
       count(run.counts.updates),
       count(run.counts.deletes),
@@ -220,6 +242,13 @@ function runsTable(rows: readonly IndexRow[], combined: boolean): string {
       reportHref ? { html: `<a href="${reportHref}">${escapeHtml(run.runId)}</a>` } : { text: `${run.runId} (pruned)`, className: 'empty' },
     ],
   });
+}
+
+/** Drift found by the run's check, said under its outcome; a clean check is not worth a line. */
+function driftHtml(run: RunSummary): string {
+  const drift = run.drift;
+  if (!drift || drift.deleted + drift.changed === 0) return '';
+  return `<div class="drift">drift: ${drift.deleted} deleted, ${drift.changed} changed of ${drift.sampled} read back (repaired)</div>`;
 }
 
 function filtersBar(runs: readonly RunSummary[], pipelines?: readonly string[]): string {
@@ -235,17 +264,20 @@ ${pipelineSelect}</div>`;
 
 /** The index of one pipeline's runs, as a page living in `root`. */
 export function renderHistoryIndex(input: { pipeline: string; root: string; runs: readonly RunSummary[]; keep?: KeepPolicy }): string {
-  const { pipeline, root, runs } = input;
-  const retention = input.keep ? ` Retention (<code>policy.reports.keep</code>): ${describeKeep(input.keep)}; pruned runs keep their line here.` : '';
+  const { pipeline, root } = input;
+  const runs = input.runs.filter(isRealSync);
+  const trials = input.runs.filter((run) => !isRealSync(run));
+  const retention = input.keep ? ` Retention (<code>policy.reports.keep</code>): ${describeKeep(input.keep)}, counting real syncs and plans apart; pruned runs keep their line here.` : '';
   const latest = runs[0];
   const body = `<header>
 <h1>rostersync · <code>${escapeHtml(pipeline)}</code> · run history${latest ? ` ${outcomeBadge(latest)}` : ''}</h1>
-<p class="message">${formatCount(runs.length)} run(s), newest first${latest ? `; the latest started ${timeHtml(latest.startedAt)}` : ''}.${retention}</p>
+<p class="message">${formatCount(runs.length)} real sync(s), newest first${latest ? `; the latest started ${timeHtml(latest.startedAt)}` : ''}; ${formatCount(trials.length)} plan(s) and dry run(s) apart.${retention}</p>
 </header>
 <main>
-<section id="trend"><h2>Trend <span class="n">(last ${Math.min(runs.length, TREND_RUNS)} runs)</span></h2>${renderTrendChart(trendPoints(runs))}</section>
-${filtersBar(runs)}
-<section id="runs"><h2>Runs <span class="n">(${formatCount(runs.length)})</span></h2>${runsTable(rowsFor(root, runs, root), false)}</section>
+<section id="trend"><h2>Trend <span class="n">(last ${Math.min(runs.length, TREND_RUNS)} real syncs)</span></h2>${renderTrendChart(trendPoints(runs))}</section>
+${filtersBar(input.runs)}
+<section id="runs"><h2>Real syncs <span class="n">(${formatCount(runs.length)})</span></h2>${runsTable(rowsFor(root, runs, root), false)}</section>
+${trialRunsSection(rowsFor(root, trials, root), false)}
 </main>`;
   return pageShell({ title: escapeHtml(`rostersync · ${pipeline} · run history`), body });
 }
@@ -276,6 +308,8 @@ export function renderCombinedIndex(input: { file: string; histories: readonly {
   const pageDir = dirname(resolve(input.file));
   const named = input.histories.map((history) => ({
     ...history,
+    runs: history.runs.filter(isRealSync),
+    trials: history.runs.filter((run) => !isRealSync(run)),
     pipeline: history.runs[0]?.pipeline ?? history.root.split(sep).pop() ?? history.root,
     index: join(history.root, INDEX_FILE),
   }));
@@ -298,7 +332,10 @@ export function renderCombinedIndex(input: { file: string; histories: readonly {
   const trends = named
     .map((history) => `<h3><code>${escapeHtml(history.pipeline)}</code></h3>${renderTrendChart(trendPoints(history.runs))}`)
     .join('');
-  const allRuns = named.flatMap((history) => history.runs);
+  const allRuns = named.flatMap((history) => [...history.runs, ...history.trials]);
+  const trialRows = named
+    .flatMap((history) => rowsFor(history.root, history.trials, pageDir, history.index))
+    .sort((a, b) => b.run.startedAt.localeCompare(a.run.startedAt));
   const body = `<header>
 <h1>rostersync · run history of ${formatCount(named.length)} pipeline(s)</h1>
 </header>
@@ -306,7 +343,8 @@ export function renderCombinedIndex(input: { file: string; histories: readonly {
 <section id="latest"><h2>Latest runs</h2>${latest}</section>
 <section id="trend"><h2>Trend <span class="n">(last ${TREND_RUNS} runs of each pipeline)</span></h2>${trends}</section>
 ${filtersBar(allRuns, named.map((history) => history.pipeline))}
-<section id="runs"><h2>Runs <span class="n">(${formatCount(rows.length)})</span></h2>${runsTable(rows, true)}</section>
+<section id="runs"><h2>Real syncs <span class="n">(${formatCount(rows.length)})</span></h2>${runsTable(rows, true)}</section>
+${trialRunsSection(trialRows, true)}
 </main>`;
   return pageShell({ title: 'rostersync · run history', body });
 }

@@ -20,6 +20,8 @@ import {
   formatDuration,
   formatProvenance,
   formatValue,
+  driftSentence,
+  reportOutcomeWords,
   limiterSentence,
   sentence,
   shortSha,
@@ -64,6 +66,7 @@ function factsList(report: RunReport): string {
     ],
   ];
   if (report.estimate) facts.push(['Estimate', e(report.estimate.text)]);
+  if (report.drift) facts.push(['Drift check', e(driftSentence(report.drift))]);
   const limiter = limiterSentence(report);
   if (limiter) facts.push(['Rate limiter', e(limiter)]);
   return `<dl class="facts">${facts.map(([term, detail]) => `<dt>${term}</dt><dd>${detail}</dd>`).join('')}</dl>`;
@@ -169,7 +172,10 @@ function rejectedSection(report: RunReport): string {
       text(problem.hint),
     ],
   });
-  return `<section id="rejected"><h2>Rejected rows <span class="n">(${formatCount(problems.length)})</span></h2>${csv}${omitted}${table}</section>`;
+  // The heading counts rows, as the report's header does; the table (and its filter counter, `.n`)
+  // lists problems, of which a row may have several.
+  const rows = Math.max(report.rejectedRows.length + report.rejectedRowsOmitted, report.input.rejected);
+  return `<section id="rejected"><h2>Rejected rows (${formatCount(rows)}) · problems <span class="n">(${formatCount(problems.length)})</span></h2>${csv}${omitted}${table}</section>`;
 }
 
 /** Rows synced with warnings about their values (skipped values, names left as written, formula-like values). */
@@ -267,7 +273,7 @@ export function renderHtml(report: RunReport, options: RenderHtmlOptions = {}): 
   const e = escapeHtml;
   const title = `rostersync · ${report.pipeline} · ${report.outcome}`;
   const body = `<header>
-<h1>rostersync · <code>${e(report.pipeline)}</code> ${outcomeBadgeHtml(report.outcome)}${report.dryRun ? ' <span class="badge dry">dry run</span>' : ''} <span class="exit">exit ${report.exitCode}</span></h1>
+<h1>rostersync · <code>${e(report.pipeline)}</code> ${outcomeBadgeHtml(report.outcome, reportOutcomeWords(report))}${report.dryRun ? ' <span class="badge dry">dry run</span>' : ''} <span class="exit">exit ${report.exitCode}</span></h1>
 ${report.message ? `<p class="message">${e(report.message)}</p>` : ''}
 <nav>${options.indexHref ? `<a href="${relativeHref(options.indexHref)}">All runs of this pipeline</a> · ` : ''}<a href="./report.json">report.json</a></nav>
 </header>

@@ -15,6 +15,8 @@ import {
   limiterSentence,
   outcomesPresent,
   redactEmails,
+  driftSentence,
+  reportOutcomeWords,
   sentence,
   shortSha,
 } from './format.js';
@@ -25,6 +27,7 @@ export const MARKDOWN_LIMITS = { failures: 20, changes: 20 } as const;
 
 const OUTCOME_ICON: Record<RunReport['outcome'], string> = {
   success: '✅',
+  warning: '⚠️',
   dry_run: '🔍',
   partial: '⚠️',
   refused: '⛔',
@@ -91,7 +94,7 @@ export function renderMarkdown(report: RunReport): string {
   const push = (...more: string[]) => lines.push(...more);
 
   push(
-    `## rostersync · ${code(report.pipeline)} — ${OUTCOME_ICON[report.outcome]} ${report.outcome.replace('_', ' ')} (exit ${report.exitCode})`,
+    `## rostersync · ${code(report.pipeline)} — ${OUTCOME_ICON[report.outcome]} ${reportOutcomeWords(report)} (exit ${report.exitCode})`,
     '',
   );
   if (report.dryRun) push('**Dry run** — nothing was written to the service.', '');
@@ -121,6 +124,7 @@ export function renderMarkdown(report: RunReport): string {
     push(`| Same person? | ${pairs.join(', ')}${more} |`);
   }
   if (report.estimate) push(`| Estimate | ${mdText(report.estimate.text)} |`);
+  if (report.drift) push(`| Drift check | ${mdText(driftSentence(report.drift))} |`);
   push('');
 
   // Counts by action × outcome (design § 8).

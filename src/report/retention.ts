@@ -47,6 +47,11 @@ export interface PruneInput {
   now: number;
   /** The run being recorded: never pruned, whatever its age. */
   current?: string;
+  /**
+   * Whether a run (by folder name) was a plan or a dry run, from the run history: those are pruned
+   * apart, so a day of plans never pushes a real sync's report out (nor the reverse).
+   */
+  isTrial?: (name: string) => boolean;
 }
 
 /** Deletes the report folders past the policy; returns the names removed, oldest first. */
@@ -69,10 +74,14 @@ export async function pruneReports(input: PruneInput): Promise<string[]> {
   // started in the same second (a dry run, then the real one) go by when their report was written.
   runs.sort((a, b) => b.time - a.time || b.written - a.written || b.name.localeCompare(a.name));
   const keep = input.keep;
-  const doomed = runs.filter((run, index) => {
-    if (index === 0 || run.name === input.current) return false;
-    return 'runs' in keep ? index >= keep.runs : run.time < input.now - keep.days * 86_400_000;
-  });
+  const isTrial = input.isTrial ?? (() => false);
+  const doomed = [runs.filter((run) => !isTrial(run.name)), runs.filter((run) => isTrial(run.name))].flatMap((group) =>
+    group.filter((run, index) => {
+      if (index === 0 || run.name === input.current) return false;
+      return 'runs' in keep ? index >= keep.runs : run.time < input.now - keep.days * 86_400_000;
+    }),
+  );
+  doomed.sort((a, b) => b.time - a.time || b.written - a.written);
   const removed: string[] = [];
   for (const run of doomed.reverse()) {
     await rm(join(input.root, run.name), { recursive: true, force: true });

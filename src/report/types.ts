@@ -48,7 +48,7 @@ export interface RunReport {
   finishedAt: string;
   durationMs: number;
   /** Final outcome and the process exit code it maps to. */
-  outcome: 'success' | 'partial' | 'refused' | 'failed' | 'interrupted' | 'dry_run';
+  outcome: 'success' | 'warning' | 'partial' | 'refused' | 'failed' | 'interrupted' | 'dry_run';
   exitCode: number;
   message?: string;
   input: { rowsRead: number; valid: number; rejected: number; filtered: number; duplicates: number };
@@ -87,4 +87,10 @@ export interface RunReport {
   /** Pairs of client_ids that are probably one person, with the tier and the evidence (`policy.duplicate_people`). */
   duplicatePeople?: DuplicatePair[];
   notes: string[];
+  /**
+   * The drift check of a real run (sync/drift.ts): a random sample of owned records read back from
+   * the service. `deleted` and `changed` are the sampled client_ids found gone or edited there; they
+   * were repaired by this run as `--refresh` would.
+   */
+  drift?: { sampled: number; calls: number; deleted: string[]; changed: string[] };
 }

@@ -155,7 +155,8 @@ async function recordHistory(report: RunReport, dir: string, options: WriteRepor
     const runs = await appendHistory(root, summarizeRun(report, { root, reportDir: dir, where: whereItRan(options.env) }));
     const inside = relative(root, dir);
     const current = inside && !inside.startsWith('..') && !isAbsolute(inside) ? basename(dir) : undefined;
-    written.pruned = await pruneReports({ root, keep: history.keep, now: history.now, ...(current ? { current } : {}) });
+    const trials = new Set(runs.filter((run) => run.dryRun).map((run) => basename(run.reportDir)));
+    written.pruned = await pruneReports({ root, keep: history.keep, now: history.now, ...(current ? { current } : {}), isTrial: (name) => trials.has(name) });
     written.files.index = await writeHistoryIndex(root, report.pipeline, runs, history.keep);
   } catch (error) {
     written.warnings.push(`Could not update the run history in ${root}: ${codeOf(error)}.`);

@@ -636,7 +636,7 @@ export class StateStore {
    */
   lastSuccessfulRun(): RunRow | undefined {
     const row = this.db
-      .prepare("SELECT * FROM runs WHERE dry_run = 0 AND outcome IN ('success', 'partial') ORDER BY started_at DESC, rowid DESC LIMIT 1")
+      .prepare("SELECT * FROM runs WHERE dry_run = 0 AND outcome IN ('success', 'warning', 'partial') ORDER BY started_at DESC, rowid DESC LIMIT 1")
       .get() as RunDbRow | undefined;
     return row ? toRun(row) : undefined;
   }

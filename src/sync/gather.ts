@@ -34,6 +34,7 @@ import { checkBinding } from '../state/binding.js';
 import { withinPrefixes } from '../state/sharing.js';
 import type { StateBackend } from '../state/backend.js';
 import { HASH_BATCH, mayHaveWritten } from '../state/store.js';
+import { checkDrift, driftNote, GroupGoneError } from './drift.js';
 import type { RunOptions } from './options.js';
 
 export interface GatheredInput {
@@ -46,6 +47,8 @@ export interface GatheredInput {
   /** Option labels by option api_id, for the report. */
   optionLabels: Map<string, string>;
   notes: string[];
+  /** What the drift check found (real syncs only). */
+  drift?: RunReport['drift'];
 }
 
 type GatherOptions = Pick<
@@ -63,13 +66,22 @@ type GatherOptions = Pick<
   | 'createGroup'
   | 'fastPath'
   | 'workerReadMinBytes'
+  | 'random'
 >;
 
 /**
  * `rowKeys` receives the row keys the plan's apply is to store (the fast path's repairs); the
  * caller disposes of it once the run is over, whatever happened.
  */
-export async function gatherPlanInput(input: { pipeline: ResolvedPipeline; store: StateBackend; client: ServiceClient; options: GatherOptions; rowKeys?: RowKeyRepairs }): Promise<GatheredInput> {
+export async function gatherPlanInput(input: {
+  pipeline: ResolvedPipeline;
+  store: StateBackend;
+  client: ServiceClient;
+  options: GatherOptions;
+  rowKeys?: RowKeyRepairs;
+  /** Read back a sample of unchanged records (sync/drift.ts): real syncs only, not plans nor `apply plan.json`, whose plan must not change. */
+  driftCheck?: boolean;
+}): Promise<GatheredInput> {
   const { pipeline, store, client, options } = input;
   const call: CallOptions = options.signal ? { signal: options.signal } : {};
   const policy = pipeline.config.policy;
@@ -228,8 +240,44 @@ export async function gatherPlanInput(input: { pipeline: ResolvedPipeline; store
     const change = before ? identityChange(record.clientId, before, after) : undefined;
     if (change) identityChanges.push(change);
   }
-  const remote = options.refresh && groupId !== null ? await fetchRemote({ client, groupId, managedFields: compiled.managedFields, setFields: compiled.setFields, clientIds: needApplied, call }) : undefined;
+  let remote = options.refresh && groupId !== null ? await fetchRemote({ client, groupId, managedFields: compiled.managedFields, setFields: compiled.setFields, clientIds: needApplied, call }) : undefined;
   if (options.refresh && groupId === null) notes.push('--refresh skipped: the target group does not exist yet.');
+  // The drift check of real runs; --refresh reads more than it would.
+  let drift: RunReport['drift'];
+  if (input.driftCheck && !options.refresh && groupId !== null && policy.drift_sample > 0 && ownedCount > 0) {
+    const notUnchanged = new Set([...classification.created, ...classification.changed].map((item) => item.record.clientId));
+    for (const clientId of keepAsIs) notUnchanged.add(clientId);
+    for (const clientId of unfinished.keys()) notUnchanged.add(clientId);
+    const found = await checkDrift({
+      client,
+      store,
+      groupId,
+      sampleSize: policy.drift_sample,
+      rosterIds: roster.firstRowById,
+      notUnchanged,
+      managedFields: compiled.managedFields,
+      setFields: compiled.setFields,
+      sourceFile: opened.file,
+      random: options.random ?? Math.random,
+      call,
+    }).catch((error: unknown) => {
+      // A check that cannot read (the service failing past its retries) is skipped, not fatal: the
+      // run goes on as it would have without it, and says so. A group gone stops it.
+      if (error instanceof GroupGoneError || options.signal?.aborted) throw error;
+      notes.push(`drift check skipped: ${error instanceof Error ? error.message : String(error)}`);
+      return undefined;
+    });
+    if (found) {
+      drift = { sampled: found.sampled, calls: found.calls, deleted: found.deleted, changed: found.changed };
+      // Drifted records are planned again against their remote copy, as --refresh plans them.
+      classification.unchanged.push(...found.recheck);
+      for (const item of found.recheck) lastApplied.set(item.record.clientId, item.record.fields);
+      if (found.recheck.length > 0) {
+        remote = found.remote;
+        notes.push(driftNote(found));
+      }
+    }
+  }
 
   const previous = store.lastSuccessfulRun();
   const planInput: BuildPlanInput = {
@@ -263,6 +311,7 @@ export async function gatherPlanInput(input: { pipeline: ResolvedPipeline; store
     source: { file: opened.file, sha256: await sourceSha256, format: opened.format, ...(opened.sheet ? { sheet: opened.sheet } : {}) },
     stateSerial,
     groupId,
+    ...(drift ? { drift } : {}),
     optionLabels: new Map(listing.author_from_group.flatMap((field) => (field.options ?? []).map((option) => [option.api_id, option.option] as const))),
     notes,
   };

@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import type { ClientOptions } from '../client/client.js';
 import type { RunReport } from '../report/types.js';
 import type { WrittenReport } from '../report/write.js';
+import type { DeliveryOptions } from '../notify/deliver.js';
 
 export interface RunOptions {
   pipelinePath: string;
@@ -47,6 +48,10 @@ export interface RunOptions {
   /** Extra client options for tests and benchmarks (dispatcher, sleep, retry policy). */
   client?: Partial<ClientOptions>;
   onProgress?: (done: number, total: number) => void;
+  /** Randomness of the drift check's sample (sync/drift.ts). @default Math.random */
+  random?: () => number;
+  /** How alerts are delivered (attempts, waits, timeout, sleep, dispatcher): tests shorten them. */
+  notify?: DeliveryOptions;
   /** `rostersync plan --out`: save the plan (a dry run) for a later `rostersync apply`. */
   savePlanTo?: string;
 }

@@ -13,6 +13,7 @@ import type { RunReport } from '../report/types.js';
 import { writeReportOrFallback } from '../report/fallback.js';
 import { dialectFor } from '../report/rejected-csv.js';
 import { writeReport, type WrittenReport } from '../report/write.js';
+import { notifyRun } from '../notify/index.js';
 import { fileSystemHint, fileSystemProblem } from '../file-system-problem.js';
 import type { StateBackend } from '../state/backend.js';
 import { LockTakenError, StateUnavailableError } from '../state/backend.js';
@@ -24,7 +25,7 @@ export interface RecordInput {
   report: RunReport;
   /** Valid records of the roster (0 when the run stopped before reading it). */
   validRecords: number;
-  options: Pick<RunOptions, 'reportDir' | 'cwd' | 'env' | 'logger'>;
+  options: Pick<RunOptions, 'reportDir' | 'cwd' | 'env' | 'logger' | 'notify'>;
 }
 
 export async function recordRun(input: RecordInput): Promise<WrittenReport> {
@@ -53,9 +54,20 @@ export async function recordRun(input: RecordInput): Promise<WrittenReport> {
       'rejected.csv is a CSV file while this pipeline reads a workbook: copy the fixed rows back into the sheet, or read rejected.csv with a copy of the pipeline whose source is `{ file: rejected.csv, format: csv }`.',
     );
   }
+  report.notes.push(...(await notifyFor(pipeline, report, options)));
   const written = await writeReportOrFallback(report, reportOptions(pipeline, report, options));
   if (stateProblem) written.warnings.push(stateProblem);
   return written;
+}
+
+/** The run's alerts (notify/), sent before the report is written so that their outcome is in it. */
+function notifyFor(pipeline: ResolvedPipeline, report: RunReport, options: RecordInput['options']): Promise<string[]> {
+  return notifyRun(pipeline.config.notify, report, {
+    env: options.env ?? process.env,
+    reportDir: reportDirFor(pipeline, report.runId, options),
+    logger: options.logger,
+    delivery: options.notify,
+  });
 }
 
 /** Where the report goes, and the run history it joins (every run, dry runs and early failures too). */
@@ -75,6 +87,8 @@ function reportOptions(pipeline: ResolvedPipeline, report: RunReport, options: R
  */
 export async function recordEarlyFailure(input: Omit<RecordInput, 'validRecords'>): Promise<void> {
   const { pipeline, store, report, options } = input;
+  // First, so that a state or report folder that cannot be written does not also silence the alert.
+  report.notes.push(...(await notifyFor(pipeline, report, options)));
   try {
     store.startRun({ id: report.runId, dryRun: report.dryRun, sourceSha256: '' });
     store.finishRun({ id: report.runId, outcome: 'failed', validRecords: 0, counts: report.counts });

@@ -19,6 +19,7 @@ import type { StateBackend } from '../state/backend.js';
 import { failureDuringApply } from './exit-code.js';
 import type { RunOptions, RunResult } from './options.js';
 import { recordRun } from './record.js';
+import { judgeRejects } from './rejects-tolerance.js';
 
 /** Everything known before the first write. */
 export interface PreparedRun {
@@ -36,6 +37,8 @@ export interface PreparedRun {
   source: RunReport['source'];
   optionLabels?: ReadonlyMap<string, string>;
   notes: string[];
+  /** What the drift check found (sync/drift.ts). */
+  drift?: RunReport['drift'];
 }
 
 interface Verdict {
@@ -123,13 +126,18 @@ function appliedVerdict(applied: ApplyResult, groupId: number): Verdict {
 
 /**
  * Rejected rows are records that could not be synced: a run that skipped them finishes, but it
- * says so with exit 2 (dry runs too, as the real run would), so a nightly job does not hide them.
+ * says so with exit 2 (dry runs too, as the real run would), so a nightly job does not hide them,
+ * unless `policy.rejects` tolerates that many: then a finished run exits 0 with the outcome
+ * `warning`, and the report and rejected.csv still list every row.
  */
 function withRejected(prepared: PreparedRun, verdict: Verdict): Verdict {
-  const rejected = prepared.roster.counts.rejected;
-  if (verdict.exitCode !== EXIT.ok || rejected === 0 || verdict.outcome === 'interrupted') return verdict;
-  const note = `${rejected} row${rejected === 1 ? '' : 's'} rejected and not synced; fix them in rejected.csv and run again.`;
-  return { ...verdict, exitCode: EXIT.partial, outcome: verdict.outcome === 'success' ? 'partial' : verdict.outcome, message: [verdict.message, note].filter(Boolean).join(' ') };
+  const counts = prepared.roster.counts;
+  if (verdict.exitCode !== EXIT.ok || counts.rejected === 0 || verdict.outcome === 'interrupted') return verdict;
+  const judged = judgeRejects(counts, prepared.pipeline.config.policy.rejects);
+  const note = `${judged.text}; fix them in rejected.csv and run again.`;
+  const message = [verdict.message, note].filter(Boolean).join(' ');
+  if (judged.tolerated) return { ...verdict, outcome: verdict.outcome === 'success' ? 'warning' : verdict.outcome, message };
+  return { ...verdict, exitCode: EXIT.partial, outcome: verdict.outcome === 'success' ? 'partial' : verdict.outcome, message };
 }
 
 async function record(prepared: PreparedRun, verdict: Verdict, applied: ApplyResult | undefined, options: RunOptions, callsMade?: number): Promise<RunResult> {
@@ -149,6 +157,7 @@ async function record(prepared: PreparedRun, verdict: Verdict, applied: ApplyRes
     exitCode: verdict.exitCode,
     ...(verdict.message ? { message: verdict.message } : {}),
     limiter: { ...prepared.client.stats() },
+    ...(prepared.drift ? { drift: prepared.drift } : {}),
   };
   const report = buildRunReport({
     base,

@@ -78,4 +78,17 @@ describe('action.yml', () => {
     expect(script).toContain('--report-dir "$report_dir"');
     expect(script).toMatch(/echo "exit-code=\$code" >> "\$GITHUB_OUTPUT"/);
   });
+
+  it('installs without the development dependencies, uploads only the summary by default, under a name unique per job and pipeline, and keeps the history with the state', () => {
+    const install = steps.find((s) => s.name === 'Install rostersync')!.run!;
+    expect(install).toMatch(/^npm ci --omit=dev /m);
+    expect(install).not.toMatch(/^npm ci(?!.*--omit=dev)/m);
+    expect(action.inputs['upload-report']?.default).toBe('summary');
+    const script = steps.find((s) => s.id === 'run')!.run!;
+    expect(script).toMatch(/summary\) printf 'upload<<EOF\\n%s\\n%s\\nEOF\\n' "\$report_dir\/report\.md" "\$RS_STATE_DIR\/history"/);
+    expect(script).toContain('artifact=rostersync-report-$GITHUB_JOB-');
+    expect(script).toContain('export ROSTERSYNC_REPORT_DIR="$RS_STATE_DIR/history"');
+    const upload = steps.find((s) => s.uses?.startsWith('actions/upload-artifact'))!;
+    expect(upload.with).toMatchObject({ name: '${{ steps.run.outputs.artifact }}', path: '${{ steps.run.outputs.upload }}' });
+  });
 });

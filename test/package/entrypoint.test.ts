@@ -92,6 +92,11 @@ describe('docker/entrypoint.sh', () => {
     expect(blocked.stderr).toMatch(/the state directory .* is not writable/);
     expect(blocked.stderr).toMatch(/hint: mount a volume there/);
     expect(blocked.stdout).toBe('');
+
+    // With the state in PostgreSQL no state volume is needed: none is checked, none is passed.
+    const postgres = await entrypoint(['sync', 'p.yaml'], { ROSTERSYNC_BIN: fake, ROSTERSYNC_STATE_DIR: join(blocker, 'state'), ROSTERSYNC_REPORT_DIR: reports, ROSTERSYNC_STATE_URL: 'postgres://rostersync@db:5432/rostersync' });
+    expect(postgres.code, postgres.stderr).toBe(0);
+    expect(args(postgres.stdout)).toEqual(['sync', 'p.yaml']);
   });
 
   describe('with the real CLI against the emulator', () => {
@@ -116,7 +121,7 @@ describe('docker/entrypoint.sh', () => {
         NO_COLOR: '1',
       });
       expect(code, stderr).toBe(0);
-      expect(stdout).toMatch(/SUCCESS \(exit 0\)/);
+      expect(stdout).toMatch(/DONE \(exit 0\)/);
       expect(readdirSync(state)).toContain('pipeline.sqlite');
       expect(readdirSync(join(reports, 'pipeline'))).toContain('index.html');
       const runs = readdirSync(join(reports, 'pipeline')).filter((name) => /^\d{8}T/.test(name));

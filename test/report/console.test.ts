@@ -23,7 +23,7 @@ describe('renderConsoleSummary', () => {
     });
     const lines = text.split('\n');
 
-    expect(lines[0]).toBe('demo: PARTIAL (exit 2) · 3.3 s');
+    expect(lines[0]).toBe('demo: INCOMPLETE, 1 RECORD FAILED (exit 2) · 3.3 s');
     expect(lines).toContain('  action    done  failed  total');
     expect(lines).toContain('  + create     1       0      1');
     expect(lines).toContain('  ~ update     0       1      1');

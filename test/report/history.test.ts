@@ -106,21 +106,24 @@ describe('writeReport with a run history', () => {
     });
   };
 
-  it('records every run (dry runs too), prunes past the policy and rebuilds index.html, all 0600', async () => {
+  it('records every run (dry runs too), prunes real syncs and dry runs apart past the policy and rebuilds index.html, all 0600', async () => {
     await write(T0);
     await write(T0 + DAY, { outcome: 'dry_run', dryRun: true });
-    const third = await write(T0 + 2 * DAY, { records: [aRecord({ outcome: 'failed', error: 'boom' })], outcome: 'partial' });
+    // keep: 2 real syncs; the dry run is counted apart.
+    expect((await write(T0 + 2 * DAY, { records: [aRecord({ outcome: 'failed', error: 'boom' })], outcome: 'partial' })).pruned).toEqual([]);
+    const third = await write(T0 + 2 * DAY + 1000, { records: [aRecord({ outcome: 'failed', error: 'boom' })], outcome: 'partial' });
 
     expect(third.pruned).toEqual([runId(T0)]);
     expect(third.files.index).toBe(join(root, 'index.html'));
     expect(((await stat(third.files.index!)).mode & 0o777).toString(8)).toBe('600');
     const history = await readHistory(root);
     expect(history.map((run) => [run.runId, run.outcome, run.counts.failures])).toEqual([
+      [runId(T0 + 2 * DAY + 1000), 'partial', 1],
       [runId(T0 + 2 * DAY), 'partial', 1],
       [runId(T0 + DAY), 'dry_run', 0],
       [runId(T0), 'success', 0],
     ]);
-    expect(history[0]).toMatchObject({ reportDir: runId(T0 + 2 * DAY), where: expect.stringMatching(/ · GitHub Actions org\/rosters run 77$/) });
+    expect(history[0]).toMatchObject({ reportDir: runId(T0 + 2 * DAY + 1000), where: expect.stringMatching(/ · GitHub Actions org\/rosters run 77$/) });
     const index = await readFile(third.files.index!, 'utf8');
     expect(index).toContain(`${runId(T0)} (pruned)`);
     expect(index).toContain('Retention (<code>policy.reports.keep</code>): the reports of the last 2 run(s) are kept');

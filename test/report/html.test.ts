@@ -85,6 +85,13 @@ describe('renderHtml', () => {
     expect(renderHtml(aReport({ rejectedRows: [] }))).not.toContain('rejected.csv</a>');
   });
 
+  it('counts rejected rows in the heading as the header does, and their problems apart', () => {
+    const twoProblems = aRejectedRow();
+    twoProblems.problems.push({ ...twoProblems.problems[0]!, column: 'Email', code: 'invalid_email', message: 'Not an email address.' });
+    const html = renderHtml(aReport({ rejectedRows: [twoProblems, aRejectedRow({ provenance: { file: '/data/rosters/experts.csv', row: 9 } })], input: { rowsRead: 10, valid: 8, rejected: 2, filtered: 0, duplicates: 0 } }));
+    expect(html).toContain('<h2>Rejected rows (2) · problems <span class="n">(3)</span></h2>');
+  });
+
   it('shows the outcome badge and the tripped guard with the flag that allows it', () => {
     const html = renderHtml(
       aReport({
@@ -93,7 +100,7 @@ describe('renderHtml', () => {
         guards: [aGuard({ tripped: true, message: '60 deletes planned; the limit is 12.', allowWith: '--allow-deletes 60' })],
       }),
     );
-    expect(html).toContain('<span class="badge refused">refused</span>');
+    expect(html).toContain('<span class="badge refused">refused by a guard, nothing written</span>');
     expect(html).toContain('<span class="exit">exit 3</span>');
     expect(html).toContain('60 deletes planned; the limit is 12. To allow it: <code>--allow-deletes 60</code>');
   });

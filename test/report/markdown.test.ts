@@ -22,7 +22,7 @@ describe('renderMarkdown', () => {
     });
     const md = renderMarkdown(report);
 
-    expect(md).toMatch(/^## rostersync · `demo` — ✅ success \(exit 0\)\n/);
+    expect(md).toMatch(/^## rostersync · `demo` — ✅ done \(exit 0\)\n/);
     expect(md).not.toContain('Dry run');
     expect(md).toContain('sha256 `aaaaaaaaaaaa`');
     expect(md).not.toContain('b'.repeat(52));
@@ -63,7 +63,7 @@ describe('renderMarkdown', () => {
         ],
       }),
     );
-    expect(md).toContain('⛔ refused (exit 3)');
+    expect(md).toContain('⛔ refused by a guard, nothing written (exit 3)');
     expect(md).toContain('> A safety guard refused the run; nothing was written.');
     expect(md).toContain('- ⛔ **tripped** `max_deletes` — 60 deletes planned; the limit is 12. To allow it: `--allow-deletes 60`');
     expect(md).toContain('- ✅ passed `source_drop` — Valid records 60, last run 120.');
@@ -75,7 +75,7 @@ describe('renderMarkdown', () => {
     );
     const md = renderMarkdown(aReport({ outcome: 'partial', exitCode: 2, records: failures }));
 
-    expect(md).toContain('⚠️ partial (exit 2)');
+    expect(md).toContain('⚠️ incomplete, 23 records failed (exit 2)');
     expect(md).toContain(`### Failures (first ${MARKDOWN_LIMITS.failures} of ${failures.length})`);
     expect(md).toContain('| `F-0` | update | 422 | 1 | email &lt;email&gt; is invalid |');
     expect(md).not.toContain(`F-${MARKDOWN_LIMITS.failures} `);

@@ -248,28 +248,32 @@ describe('run-history index', () => {
     }
   }
 
-  it('lists every run with its counts, filters by outcome, charts the trend and links to each kept report', async () => {
+  it('lists every run with its counts, real syncs apart from dry runs, filters by outcome, charts the trend and links to each kept report', async () => {
     const root = join(dir, 'history', 'demo');
     await fourRuns(root);
     const page = await open(join(root, 'index.html'));
 
     const rows = await shownRows(page.page, 'runs');
-    expect(rows.map((row) => row[1]?.split(' ')[0])).toEqual(['partial', 'failed', 'dry', 'success']);
+    expect(rows.map((row) => row[1]?.split(' ')[0])).toEqual(['stopped', 'failed', 'done']);
     // started, outcome, creates, updates, deletes, unchanged, failures, rejects, duration, where, report
     expect(rows[1]?.slice(2, 9)).toEqual(['0', '3', '0', '3,000', '3', '0', '3.3 s']);
-    expect(rows[3]?.[10]).toBe(`${runAt(0).runId} (pruned)`);
+    expect(rows[2]?.[10]).toBe(runAt(0).runId);
+    expect((await shownRows(page.page, 'trials')).map((row) => row[10])).toEqual([runAt(1).runId]);
 
-    await setFilter(page.page, 'outcome', 'dry_run');
-    expect((await shownRows(page.page, 'runs')).map((row) => row[10])).toEqual([runAt(1).runId]);
+    await setFilter(page.page, 'outcome', 'failed');
+    expect((await shownRows(page.page, 'runs')).map((row) => row[10])).toEqual([runAt(2).runId]);
+    await setFilter(page.page, 'outcome', '');
 
     const trend = await inPage<{ lines: number; points: number; updates: string[] }>(
       page.page,
       `({ lines: document.querySelectorAll('svg.trend-chart polyline').length, points: document.querySelectorAll('svg.trend-chart circle').length,
           updates: Array.from(document.querySelectorAll('svg.trend-chart circle[data-series="updates"]')).map((c) => c.getAttribute('data-value')) })`,
     );
-    expect(trend).toEqual({ lines: 5, points: 20, updates: ['1', '2', '3', '4'] });
+    // Real syncs only: the dry run (day 1) is not plotted.
+    expect(trend).toEqual({ lines: 5, points: 15, updates: ['1', '3', '4'] });
 
     // The link opens the run's report from file://.
+    await inPage(page.page, `document.querySelector('#trials').open = true`);
     await Promise.all([page.page.waitForNavigation(), page.page.click(`a[href$="${runAt(1).runId}/report.html"]`)]);
     expect(page.page.url()).toMatch(new RegExp(`^file://.*/${runAt(1).runId}/report\\.html$`));
     expect(await page.page.title()).toBe('rostersync · demo · dry_run');
@@ -280,6 +284,37 @@ describe('run-history index', () => {
     await page.page.screenshot({ path: join(dir, 'index.png'), fullPage: true });
   });
 
+  it('at 1280 px, with plans, dry runs and real syncs mixed: the table fits, and the badge, trend and table are the real syncs', async () => {
+    const root = join(dir, 'history-mixed', 'nightly');
+    const long = 'the service refused 3 records: https://service.example.org/api/external/author-from-group/123456/some-very-long-client-id-without-any-space-at-all-0000000000000000/partial/ answered 422';
+    const runs: Partial<RunReport>[] = [
+      { outcome: 'success' },
+      { outcome: 'dry_run', dryRun: true },
+      { outcome: 'partial', exitCode: 2, message: long, records: [aRecord({ outcome: 'failed', error: 'boom' })] },
+      { outcome: 'warning', input: { rowsRead: 100, valid: 97, rejected: 3, filtered: 0, duplicates: 0 } },
+      { outcome: 'dry_run', dryRun: true },
+      // The newest run of all is a plan that failed on a bad URL: it must not turn the page red.
+      { outcome: 'failed', dryRun: true, exitCode: 5, message: 'cannot reach https://servce.example.org: ENOTFOUND' },
+    ];
+    for (const [day, overrides] of runs.entries()) await writeRun(root, aReport({ ...runAt(day), pipeline: 'nightly', noops: 123_456, ...overrides }), { runs: 30 });
+    const page = await open(join(root, 'index.html'));
+
+    expect(await inPage<string>(page.page, `document.querySelector('h1 .badge').textContent`)).toBe('done, 3 rows rejected');
+    expect((await shownRows(page.page, 'runs')).map((row) => row[10])).toEqual([runAt(3).runId, runAt(2).runId, runAt(0).runId]);
+    expect((await shownRows(page.page, 'trials')).map((row) => row[10])).toEqual([runAt(5).runId, runAt(4).runId, runAt(1).runId]);
+    expect(await inPage<number>(page.page, `document.querySelectorAll('svg.trend-chart circle[data-series="updates"]').length`)).toBe(3);
+    expect(await inPage<boolean>(page.page, `document.querySelector('#trials').open`)).toBe(false);
+
+    // Nothing wider than the screen: no sideways scrolling, every column of the runs table in view.
+    const width = await inPage<{ page: number; table: number }>(
+      page.page,
+      `({ page: document.documentElement.scrollWidth, table: Math.ceil(document.querySelector('#runs table').getBoundingClientRect().right) })`,
+    );
+    expect(width.page).toBeLessThanOrEqual(1280);
+    expect(width.table).toBeLessThanOrEqual(1280);
+    await page.page.screenshot({ path: join(dir, 'history-1280.png'), fullPage: true });
+  });
+
   it('combines the histories of pipelines that ran together, filterable by pipeline', async () => {
     const reports = join(dir, 'combined');
     await fourRuns(join(reports, 'demo'), 'demo');
@@ -288,11 +323,12 @@ describe('run-history index', () => {
     expect(file).toBe(join(reports, 'index.html'));
     const page = await open(file);
 
-    expect(await shownRows(page.page, 'runs')).toHaveLength(8);
+    expect(await shownRows(page.page, 'runs')).toHaveLength(6);
+    expect(await shownRows(page.page, 'trials')).toHaveLength(2);
     expect((await shownRows(page.page, 'latest')).map((row) => row.slice(0, 1))).toEqual([['demo'], ['board']]);
     await setFilter(page.page, 'pipeline', 'board');
     const board = await shownRows(page.page, 'runs');
-    expect(board.map((row) => row[0])).toEqual(['board', 'board', 'board', 'board']);
+    expect(board.map((row) => row[0])).toEqual(['board', 'board', 'board']);
     await setFilter(page.page, 'outcome', 'failed');
     expect(await shownRows(page.page, 'runs')).toHaveLength(1);
     expect(await inPage<number>(page.page, `document.querySelectorAll('svg.trend-chart').length`)).toBe(2);

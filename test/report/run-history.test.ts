@@ -39,12 +39,17 @@ describe('run history of a pipeline', () => {
       ['success', 6, 0, 0],
       ['dry_run', 6, 0, 0],
     ]);
-    // keep: 2 — the dry run's report folder is gone, its line in the history stays.
+    // keep: 2 counts real syncs and plans apart: a third real sync prunes the first, never the dry run.
+    const third = await cli(emu, project.dir, ['sync', project.pipeline]);
+    expect(third.code, third.stderr).toBe(2);
+    const after = await readHistory(root);
     const folders = (await readdir(root)).filter((name) => /^\d{8}T/.test(name));
-    expect(folders.sort()).toEqual([history[1]!.runId, history[0]!.runId].sort());
+    expect(folders.sort()).toEqual([after[0]!.runId, after[1]!.runId, history[2]!.runId].sort());
     const index = await readFile(join(root, 'index.html'), 'utf8');
-    expect(index).toContain(`${history[2]!.runId} (pruned)`);
+    expect(index).toContain(`${history[1]!.runId} (pruned)`);
     expect(index).toContain(`<a href="./${history[0]!.runId}/report.html">`);
+    // The dry run is listed apart, below the real syncs.
+    expect(index.indexOf(history[2]!.runId)).toBeGreaterThan(index.indexOf('id="trials"'));
 
     // The latest report: attempts for successes, the rejected row with its client_id, the limiter in words.
     const report = JSON.parse(await readFile(join(root, history[0]!.runId, 'report.json'), 'utf8')) as RunReport;

@@ -68,7 +68,7 @@ describe('sync of several pipelines at once', () => {
     expect(run.code, run.stderr).toBe(0);
     expect(groupSizes(emu)).toMatchObject({ 'Group alpha': 12, 'Group beta': 7, 'Group gamma': 3 });
     expect(run.stdout).toMatch(/3 pipelines: 3 ok, 0 not · exit 0/);
-    for (const name of ['alpha', 'beta', 'gamma']) expect(run.stdout).toMatch(new RegExp(`${name}\\s+success \\(exit 0\\)`));
+    for (const name of ['alpha', 'beta', 'gamma']) expect(run.stdout).toMatch(new RegExp(`${name}\\s+done \\(exit 0\\)`));
     // Each its own report folder, and one page linking every pipeline's history.
     expect(existsSync(join(dir, 'reports', 'alpha'))).toBe(true);
     expect(existsSync(join(dir, 'reports', 'gamma'))).toBe(true);
@@ -99,8 +99,8 @@ describe('sync of several pipelines at once', () => {
     const run = await cli(emu, dir, ['sync', 'good.yaml', 'shrinking.yaml', 'missing.yaml']);
     expect(run.code).toBe(EXIT.usage);
     expect(groupSizes(emu)).toMatchObject({ 'Group good': 14, 'Group shrinking': 20 });
-    expect(run.stdout).toMatch(/good\s+success \(exit 0\)/);
-    expect(run.stdout).toMatch(/shrinking\s+refused \(exit 3\)/);
+    expect(run.stdout).toMatch(/good\s+done \(exit 0\)/);
+    expect(run.stdout).toMatch(/shrinking\s+refused by a guard, nothing written \(exit 3\)/);
     expect(run.stdout).toMatch(/missing\.yaml\s+error \(exit 1\)/);
     expect(run.stdout).toMatch(/3 pipelines: 1 ok, 2 not · exit 1/);
   });

@@ -293,6 +293,33 @@ describe('sync', () => {
     expect(await readFile(join(dir, 'report.html'), 'utf8')).toContain('<html');
   });
 
+  // policy.rejects: known-bad rows within the tolerance keep the nightly job green (exit 0, outcome
+  // `warning`, words an admin reads right) and are still listed; over it the run exits 2.
+  it.each([
+    { rejects: undefined, bad: 1, code: 2, outcome: 'partial', words: 'DONE, 1 ROW REJECTED' },
+    { rejects: '{ max_count: 2 }', bad: 2, code: 0, outcome: 'warning', words: 'DONE, 2 ROWS REJECTED' },
+    { rejects: '{ max_count: 2 }', bad: 3, code: 2, outcome: 'partial', words: 'DONE, 3 ROWS REJECTED' },
+    { rejects: '{ max_percent: 20 }', bad: 2, code: 0, outcome: 'warning', words: 'DONE, 2 ROWS REJECTED' },
+    { rejects: '{ max_count: 5, max_percent: 10 }', bad: 2, code: 2, outcome: 'partial', words: 'DONE, 2 ROWS REJECTED' },
+  ])('policy.rejects $rejects with $bad bad rows of 10: exit $code, outcome $outcome', async ({ rejects, bad, code, outcome, words }) => {
+    const rows = [...people(10 - bad), ...Array.from({ length: bad }, (_, i) => person(20 + i, { orcid: '0000-0002-1825-0098' }))];
+    const project = await makeProject(rows);
+    if (rejects) await writeFile(project.pipeline, `${await readFile(project.pipeline, 'utf8')}  rejects: ${rejects}\n`);
+    const run = await cli(emu, project.dir, ['sync', project.pipeline, '--create-group']);
+    expect(run.code, run.stderr).toBe(code);
+    expect(run.stdout).toContain(`: ${words} (exit ${code})`);
+    const report = await reportOf(run.stdout);
+    expect(report).toMatchObject({ outcome, exitCode: code, input: { rejected: bad } });
+    expect(report.rejectedRows).toHaveLength(bad);
+    expect(report.message).toContain(rejects ? (code === 0 ? 'within the tolerance' : 'over the tolerance') : 'rejected and not synced');
+    const dir = /json\s+(\S+)\/report\.json/.exec(run.stdout)![1]!;
+    expect((await readFile(join(dir, 'rejected.csv'), 'utf8')).split('\n').filter((line) => line.includes('0000-0002-1825-0098'))).toHaveLength(bad);
+    expect(await readFile(join(dir, 'report.md'), 'utf8')).toContain(words.toLowerCase());
+    // A dry run with the same roster exits as the real run would.
+    const dry = await cli(emu, project.dir, ['sync', project.pipeline, '--dry-run']);
+    expect(dry.code).toBe(code);
+  });
+
   it('writes a failed report when the service refuses the key before planning (exit 4, nothing written)', async () => {
     const project = await makeProject(people(3));
     const reportDir = join(project.dir, 'failed-report');

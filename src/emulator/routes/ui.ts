@@ -6,9 +6,11 @@
  *   The body holds fields by key (custom fields by api_id, values checked like a partial update);
  *   `null` clears a field. An absent record is created (then `name` is required), as an editor
  *   adding a person by hand would.
+ * - `DELETE /_emulator/ui/groups/:group_id/records/:client_id`: delete a record in the UI;
+ * - `DELETE /_emulator/ui/groups/:group_id`: delete a whole group, records and all, as an admin would.
  *
- * Tests use them to prove that fields set in the UI survive a sync, and that records the pipeline
- * does not own are never overwritten.
+ * Tests use them to prove that fields set in the UI survive a sync, that records the pipeline
+ * does not own are never overwritten, and that the drift check notices what was deleted or edited.
  */
 import type { Route, RouteContext } from '../router.js';
 import { badRequest, json, notFound } from '../reply.js';
@@ -56,6 +58,25 @@ export const routes: Route[] = [
         group.records.set(clientId, fullRecord(body));
       }
       return json({ ok: true, created: existing === undefined });
+    },
+  },
+  {
+    method: 'DELETE',
+    pattern: '/_emulator/ui/groups/:group_id/records/:client_id',
+    auth: 'none',
+    handle(ctx) {
+      const group = orgOf(ctx).groups.get(Number(ctx.params.group_id));
+      if (!group?.records.delete(ctx.params.client_id!)) throw notFound(`no record ${ctx.params.client_id} in authors group ${ctx.params.group_id}`);
+      return json({ ok: true });
+    },
+  },
+  {
+    method: 'DELETE',
+    pattern: '/_emulator/ui/groups/:group_id',
+    auth: 'none',
+    handle(ctx) {
+      if (!orgOf(ctx).groups.delete(Number(ctx.params.group_id))) throw notFound(`authors group ${ctx.params.group_id} does not exist`);
+      return json({ ok: true });
     },
   },
 ];

@@ -566,7 +566,7 @@ export class PgStateStore implements StateBackend {
 
   lastSuccessfulRun(): RunRow | undefined {
     const row = this.connection.query<RunDbRow>(
-      `SELECT * FROM ${S}.runs WHERE pipeline = $1 AND NOT dry_run AND outcome IN ('success', 'partial') ORDER BY started_at DESC, seq DESC LIMIT 1`,
+      `SELECT * FROM ${S}.runs WHERE pipeline = $1 AND NOT dry_run AND outcome IN ('success', 'warning', 'partial') ORDER BY started_at DESC, seq DESC LIMIT 1`,
       [this.pipeline],
     )[0];
     return row ? toRun(row) : undefined;
