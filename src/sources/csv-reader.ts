@@ -83,7 +83,7 @@ export async function openCsv({ path, file, options, signal, packRows }: CsvOpen
     startLine: headerRow,
     note: (note) => notes.push(note),
   });
-  const parser = new RosterCsvParser({ file, delimiter, lineOffset: headerRow - 1, headerRow, packRows });
+  const parser = new RosterCsvParser({ file, delimiter, lineOffset: headerRow - 1, headerRow, packRows, note: (note) => notes.push(note) });
   const input = createReadStream(path, { start: headerOffset, highWaterMark: CSV_SAMPLE_BYTES });
   if (signal) addAbortSignal(signal, input);
   pipeline(input, decoder, parser, () => {
