@@ -274,7 +274,7 @@ export class CsvDecoder extends Transform {
         this.settle(this.utf8InLegacy(chunk, start), callback);
         return;
       }
-      callback(null, this.decoder.write(chunk));
+      callback(null, this.decode(chunk));
       return;
     }
     let buf = chunk;
@@ -331,7 +331,24 @@ export class CsvDecoder extends Transform {
     this.encoding = detection.reading.encoding;
     this.decoder = iconv.getDecoder(iconvCodec(this.encoding));
     this.note(`Encoding: switched to ${this.encoding} at ${first} (everything before was plain ASCII). ${detectedNote(this.encoding, detection.reading.same)}`);
-    return this.decoder.write(buf);
+    return this.decode(buf);
+  }
+
+  /** Text held back so a letter and its combining tone marks (Windows-1258) are composed together. */
+  private uncomposed = '';
+
+  /**
+   * Decodes a legacy chunk. Windows-1258 writes Vietnamese as base letters followed by combining
+   * tone marks; they are composed (NFC) here, as the names are typed and compared elsewhere. The
+   * last letter waits for the next chunk, which may hold more of its marks.
+   */
+  private decode(chunk: Buffer | undefined, final = false): string {
+    const text = (chunk ? (this.decoder as { write(chunk: Buffer): string }).write(chunk) : '') + (final ? (this.decoder?.end() ?? '') : '');
+    if (this.encoding !== 'windows-1258') return text;
+    const all = this.uncomposed + text;
+    const cut = final ? all.length : all.search(/\P{M}\p{M}*$/u);
+    this.uncomposed = cut === -1 ? '' : all.slice(cut);
+    return (cut === -1 ? all : all.slice(0, cut)).normalize('NFC');
   }
 
   override _flush(callback: TransformCallback): void {
@@ -342,12 +359,12 @@ export class CsvDecoder extends Transform {
       const start = this.offset;
       this.offset += carry.length;
       this.settle(
-        this.leaveUtf8(carry, start).then((text) => text + (this.decoder?.end() ?? '')),
+        this.leaveUtf8(carry, start).then((text) => text + this.decode(undefined, true)),
         callback,
       );
       return;
     }
-    const rest = this.decoder?.end() ?? '';
+    const rest = this.decoder ? this.decode(undefined, true) : '';
     callback(null, rest.length > 0 ? rest : undefined);
   }
 }

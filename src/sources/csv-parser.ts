@@ -116,18 +116,18 @@ export class RosterCsvParser extends Transform {
     }
     const row = overlong.startLine + this.lineOffset;
     const mb = MAX_QUOTED_CELL_BYTES / 1024 / 1024;
+    const read = `so the rest of the file cannot be read (rows before line ${row} were read)`;
+    const fixQuotes = { hint: `Fix the quoting on line ${row}: put quotes around the whole cell, and double any quote inside it.` };
     callback(
-      overlong.inQuotes
-        ? new SourceError(
-            this.file,
-            `${this.file}: a quote (") opened on line ${row} is still open ${mb} MB later, so the rest of the file cannot be read (rows before line ${row} were read).`,
-            { hint: `Fix the quoting on line ${row}: put quotes around the whole cell, and double any quote inside it.` },
-          )
-        : new SourceError(
-            this.file,
-            `${this.file}: line ${row} runs on for more than ${mb} MB without a line break (and it has no open quote), so it is not a roster row; the rest of the file cannot be read (rows before line ${row} were read).`,
-            { hint: `Look at line ${row}: the file may be damaged, or hold binary data or an embedded document. Export the roster again.` },
-          ),
+      overlong.kind === 'open-quote'
+        ? new SourceError(this.file, `${this.file}: a quote (") opened on line ${row} is still open ${mb} MB later, ${read}.`, fixQuotes)
+        : overlong.kind === 'late-quote'
+          ? new SourceError(this.file, `${this.file}: a quote (") opened on line ${row} is closed only on line ${(overlong.endLine ?? 0) + this.lineOffset}, more than ${mb} MB later, ${read}.`, fixQuotes)
+          : new SourceError(
+              this.file,
+              `${this.file}: line ${row} runs on for more than ${mb} MB without a line break (and it has no open quote), so it is not a roster row; the rest of the file cannot be read (rows before line ${row} were read).`,
+              { hint: `Look at line ${row}: the file may be damaged, or hold binary data or an embedded document. Export the roster again.` },
+            ),
     );
   }
 

@@ -36,8 +36,12 @@ export interface CsvRecordInfo {
 /** Why tokenizing stopped before the end: one record grew past the limit. */
 export interface OverlongRecord {
   startLine: number;
-  /** True when the record is open inside a quoted cell (a quote never closed), false for a long unquoted line. */
-  inQuotes: boolean;
+  /**
+   * `open-quote`: still inside a quoted cell; `late-quote`: a quoted cell that closes only past
+   * the limit (`endLine`); `long-line`: no quote involved, the line itself is that long.
+   */
+  kind: 'open-quote' | 'late-quote' | 'long-line';
+  endLine?: number;
 }
 
 /** Line breaks in text[from, to): `\n`, `\r\n` (once) and a lone `\r`. */
@@ -70,9 +74,12 @@ export class CsvTokenizer {
     const text = this.text.length === 0 ? chunk : this.text + chunk;
     const consumed = this.scan(text, final);
     this.text = consumed === text.length ? '' : text.slice(consumed);
-    if (!final && this.text.length > this.maxRecordChars) return { startLine: this.line, inQuotes: this.opensQuote(this.text) };
+    if (this.overlong) return this.overlong;
+    if (!final && this.text.length > this.maxRecordChars) return { startLine: this.line, kind: this.opensQuote(this.text) ? 'open-quote' : 'long-line' };
     return undefined;
   }
+
+  private overlong: OverlongRecord | undefined;
 
   /** Whether a cut record is inside a quoted cell at its end. */
   private opensQuote(text: string): boolean {
@@ -195,6 +202,15 @@ export class CsvTokenizer {
   }
 
   private emit(fields: string[], startLine: number, endLine: number): void {
+    // A record that completed within one chunk can still be past the limit: refused the same way,
+    // whatever the chunking.
+    let length = fields.length;
+    for (const field of fields) length += field.length;
+    if (length > this.maxRecordChars) {
+      this.overlong ??= { startLine, kind: this.info.multiLine === -1 ? 'long-line' : 'late-quote', endLine };
+      return;
+    }
+    if (this.overlong) return;
     this.info.startLine = startLine;
     this.info.endLine = endLine;
     this.onRecord(fields, this.info);
