@@ -6,7 +6,9 @@
  */
 import { describe, expect, it } from 'vitest';
 import { openSource } from '../../src/sources/index.js';
-import { judge, loadCases, readCase, type OpenSource } from '../fixtures/roster-corpus/cases.js';
+import { readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { CORPUS_DIR, judge, loadCases, readCase, type OpenSource } from '../fixtures/roster-corpus/cases.js';
 
 const cases = loadCases();
 const open = openSource as unknown as OpenSource;
@@ -20,6 +22,13 @@ describe('roster corpus', () => {
       expect(encodings, label).toContain(label);
     }
     expect(cases.filter((entry) => entry.source.startsWith('csv-spectrum')).length).toBe(12);
+  });
+
+  it('has a case for every file of the corpus', () => {
+    const files = new Set(cases.map((entry) => entry.file));
+    for (const folder of ['encodings', 'python-written', 'gnumeric-written', 'quoting', 'xlsx', 'csv-spectrum/csvs']) {
+      for (const name of readdirSync(join(CORPUS_DIR, folder))) expect(files, `${folder}/${name}`).toContain(`${folder}/${name}`);
+    }
   });
 
   it.each(cases.map((entry) => ({ ...entry, name: entry.id })))('$name', async (entry) => {
