@@ -1,10 +1,11 @@
 /**
  * Streaming CSV reader (issue 3, "Readers"). A small sample from the start of the file decides the
  * encoding, the delimiter and where the header line starts (csv-sniff.ts); then the file is
- * streamed through the decoder (csv-decode.ts) and csv-parse (csv-parser.ts) with bounded memory.
+ * streamed through the decoder (csv-decode.ts) and the record reader (csv-records.ts, csv-parser.ts)
+ * with bounded memory.
  *
  * Speed matters (a 1M-row roster must stay close to a bare csv-parse read), so rows are turned into
- * `SourceItem`s inside the parser's own `push`, and the parser stream itself is the async iterable
+ * `SourceItem`s as the tokenizer finds them, and the parser stream itself is the async iterable
  * handed out: no extra async layer and no per-row allocation beyond the row object itself.
  */
 import { open } from 'node:fs/promises';
