@@ -16,7 +16,7 @@ import { SourceError } from './source-error.js';
  * roster line: reading stops with a SourceError instead of pulling the rest of the file into one
  * cell (memory stays bounded).
  */
-export const MAX_QUOTED_CELL_BYTES = 1024 * 1024;
+export const MAX_RECORD_CHARS = 1024 * 1024;
 
 interface RosterCsvParserArgs {
   file: string;
@@ -67,7 +67,7 @@ export class RosterCsvParser extends Transform {
     this.headerRow = args.headerRow;
     this.delimiter = args.delimiter;
     this.note = args.note ?? (() => undefined);
-    this.tokenizer = new CsvTokenizer(args.delimiter.charCodeAt(0), (fields, info) => this.onRecord(fields, info), MAX_QUOTED_CELL_BYTES);
+    this.tokenizer = new CsvTokenizer(args.delimiter.charCodeAt(0), (fields, info) => this.onRecord(fields, info), MAX_RECORD_CHARS);
     this.headerReady = new Promise<void>((resolve, reject) => {
       this.resolveHeader = resolve;
       this.rejectHeader = reject;
@@ -115,7 +115,7 @@ export class RosterCsvParser extends Transform {
       return;
     }
     const row = overlong.startLine + this.lineOffset;
-    const mb = MAX_QUOTED_CELL_BYTES / 1024 / 1024;
+    const mb = MAX_RECORD_CHARS / 1024 / 1024;
     const read = `so the rest of the file cannot be read (rows before line ${row} were read)`;
     const fixQuotes = { hint: `Fix the quoting on line ${row}: put quotes around the whole cell, and double any quote inside it.` };
     callback(
