@@ -81,19 +81,26 @@ export class CsvTokenizer {
 
   private overlong: OverlongRecord | undefined;
 
-  /** Whether a cut record is inside a quoted cell at its end. */
+  /** Whether a cut record is inside a quoted cell at its end (`""` inside quotes is one quote). */
   private opensQuote(text: string): boolean {
     let inQuotes = false;
     let fieldStart = true;
+    let justClosed = false;
     for (let i = 0; i < text.length; i++) {
       const c = text.charCodeAt(i);
       if (c === QUOTE) {
-        if (inQuotes || fieldStart) inQuotes = !inQuotes;
-      } else if (!inQuotes && (c === this.delimiter || c === LF || c === CR)) {
-        fieldStart = true;
+        if (inQuotes) {
+          inQuotes = false;
+          justClosed = true;
+        } else if (fieldStart || justClosed) {
+          inQuotes = true;
+          justClosed = false;
+        }
+        fieldStart = false;
         continue;
       }
-      fieldStart = false;
+      justClosed = false;
+      fieldStart = !inQuotes && (c === this.delimiter || c === LF || c === CR);
     }
     return inQuotes;
   }
@@ -207,7 +214,8 @@ export class CsvTokenizer {
     let length = fields.length;
     for (const field of fields) length += field.length;
     if (length > this.maxRecordChars) {
-      this.overlong ??= { startLine, kind: this.info.multiLine === -1 ? 'long-line' : 'late-quote', endLine };
+      const kind = this.info.unclosed ? 'open-quote' : this.info.multiLine === -1 ? 'long-line' : 'late-quote';
+      this.overlong ??= kind === 'late-quote' ? { startLine, kind, endLine } : { startLine, kind };
       return;
     }
     if (this.overlong) return;
