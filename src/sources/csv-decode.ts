@@ -104,7 +104,13 @@ function mixedError(file: string, near: string): SourceError {
 }
 
 /** `csv.encoding: utf-8` on bytes that are not UTF-8: what they look like, and the fix. */
-async function notUtf8Error(where: SampleWhere, sample: Buffer, line: string): Promise<SourceError> {
+/** The `requested` a decoder gets for a file whose byte-order mark decided the encoding. */
+export const BOM = 'bom';
+
+/** What declared a file UTF-8, for messages: its byte-order mark, or the pipeline. */
+const declaredBy = (requested: string): string => (requested === BOM ? 'its byte-order mark says it is' : 'source.csv.encoding says it is');
+
+async function notUtf8Error(where: SampleWhere, sample: Buffer, line: string, requested: string): Promise<SourceError> {
   const detection = await detectLegacyEncoding(sample);
   const bad = sample[firstInvalidUtf8Index(sample)] ?? 0;
   let looks = '';
@@ -120,7 +126,7 @@ async function notUtf8Error(where: SampleWhere, sample: Buffer, line: string): P
   }
   return new SourceError(
     where.file,
-    `${where.file} is not UTF-8, but source.csv.encoding says it is: ${line} has the byte 0x${bad.toString(16).toUpperCase()}, which UTF-8 does not allow there.${looks}`,
+    `${where.file} is not UTF-8, but ${declaredBy(requested)}: ${line} has the byte 0x${bad.toString(16).toUpperCase()}, which UTF-8 does not allow there.${looks}`,
     { hint: `Re-save the file as "CSV UTF-8", or ${fix}.` },
   );
 }
@@ -143,7 +149,9 @@ function lineOf(where: SampleWhere, line: number): string {
 
 export async function chooseEncoding(requested: string, hasBom: boolean, sample: Buffer, notes: string[], where: SampleWhere): Promise<string> {
   const declared = requested === 'auto' ? undefined : encodingOfLabel(requested);
+  const evidence = utf8Evidence(sample);
   if (hasBom) {
+    if (evidence.invalid) throw await notUtf8Error(where, sample, lineOf(where, evidence.invalid.line), BOM);
     notes.push(
       declared === undefined || declared === UTF8
         ? 'Encoding: UTF-8 (byte-order mark).'
@@ -151,9 +159,8 @@ export async function chooseEncoding(requested: string, hasBom: boolean, sample:
     );
     return UTF8;
   }
-  const evidence = utf8Evidence(sample);
   if (declared === UTF8) {
-    if (evidence.invalid) throw await notUtf8Error(where, sample, lineOf(where, evidence.invalid.line));
+    if (evidence.invalid) throw await notUtf8Error(where, sample, lineOf(where, evidence.invalid.line), requested);
     notes.push('Encoding: UTF-8 (set in the pipeline).');
     return UTF8;
   }
@@ -206,6 +213,7 @@ export class CsvDecoder extends Transform {
     /** The file on disk, read again only to turn a byte offset into a line number for a message. */
     path: string;
     encoding: string;
+    /** The pipeline's `csv.encoding`, or `BOM` when the file's byte-order mark decided. */
     requested: string;
     startOffset: number;
     /** Line number of the line at `startOffset` (the header row). */
@@ -322,7 +330,7 @@ export class CsvDecoder extends Transform {
   /** The UTF-8 stream meets bytes that are not UTF-8 (`buf` starts at file offset `start`). */
   private async leaveUtf8(buf: Buffer, start: number): Promise<string> {
     const where = await this.whereOf(start);
-    if (this.requested !== 'auto') throw await notUtf8Error(where, buf, lineOf(where, utf8Evidence(buf).invalid?.line ?? 1));
+    if (this.requested !== 'auto') throw await notUtf8Error(where, buf, lineOf(where, utf8Evidence(buf).invalid?.line ?? 1), this.requested);
     const evidence = utf8Evidence(buf);
     if (this.sawNonAscii || evidence.utf8) throw mixedError(this.file, lineOf(where, evidence.invalid?.line ?? 1));
     const detection = await detectLegacyEncoding(buf);

@@ -14,7 +14,7 @@ import { addAbortSignal, pipeline } from 'node:stream';
 import type { z } from 'zod';
 import type { csvOptionsSchema } from '../config/pipeline.js';
 import type { OpenedSource, SourceItem } from './types.js';
-import { CsvDecoder, chooseEncoding } from './csv-decode.js';
+import { BOM, CsvDecoder, chooseEncoding } from './csv-decode.js';
 import { decodeAs } from './csv-detect.js';
 import { RosterCsvParser } from './csv-parser.js';
 import { checkNotCsv, chooseDelimiter, countLines, DELIMITERS, DELIMITER_NAMES, detectBom, lineStartOffset, type CsvDelimiter } from './csv-sniff.js';
@@ -79,7 +79,7 @@ export async function openCsv({ path, file, options, signal, packRows }: CsvOpen
     file,
     path,
     encoding,
-    requested,
+    requested: bomLength > 0 ? BOM : requested,
     startOffset: headerOffset,
     startLine: headerRow,
     note: (note) => notes.push(note),
