@@ -121,13 +121,11 @@ export class RosterCsvParser extends Transform {
     callback(
       overlong.kind === 'open-quote'
         ? new SourceError(this.file, `${this.file}: a quote (") opened on line ${row} is still open ${mb} MB later, ${read}.`, fixQuotes)
-        : overlong.kind === 'late-quote'
-          ? new SourceError(this.file, `${this.file}: a quote (") opened on line ${row} is closed only on line ${(overlong.endLine ?? 0) + this.lineOffset}, more than ${mb} MB later, ${read}.`, fixQuotes)
-          : new SourceError(
-              this.file,
-              `${this.file}: line ${row} runs on for more than ${mb} MB without a line break (and it has no open quote), so it is not a roster row; the rest of the file cannot be read (rows before line ${row} were read).`,
-              { hint: `Look at line ${row}: the file may be damaged, or hold binary data or an embedded document. Export the roster again.` },
-            ),
+        : new SourceError(
+            this.file,
+            `${this.file}: line ${row} runs on for more than ${mb} MB without a line break (and it has no open quote), so it is not a roster row; the rest of the file cannot be read (rows before line ${row} were read).`,
+            { hint: `Look at line ${row}: the file may be damaged, or hold binary data or an embedded document. Export the roster again.` },
+          ),
     );
   }
 

@@ -33,15 +33,15 @@ export interface CsvRecordInfo {
   unclosed: boolean;
 }
 
-/** Why tokenizing stopped before the end: one record grew past the limit. */
+/**
+ * Why tokenizing stopped before the end: a record still incomplete past the limit, either inside
+ * a quoted cell (`open-quote`) or with no quote involved, the line itself that long (`long-line`).
+ * (A record that completes within the chunk that takes it past the limit is still read: the
+ * text held is bounded by the limit plus one chunk either way.)
+ */
 export interface OverlongRecord {
   startLine: number;
-  /**
-   * `open-quote`: still inside a quoted cell; `late-quote`: a quoted cell that closes only past
-   * the limit (`endLine`); `long-line`: no quote involved, the line itself is that long.
-   */
-  kind: 'open-quote' | 'late-quote' | 'long-line';
-  endLine?: number;
+  kind: 'open-quote' | 'long-line';
 }
 
 /** Line breaks in text[from, to): `\n`, `\r\n` (once) and a lone `\r`. */
@@ -74,12 +74,9 @@ export class CsvTokenizer {
     const text = this.text.length === 0 ? chunk : this.text + chunk;
     const consumed = this.scan(text, final);
     this.text = consumed === text.length ? '' : text.slice(consumed);
-    if (this.overlong) return this.overlong;
     if (!final && this.text.length > this.maxRecordChars) return { startLine: this.line, kind: this.opensQuote(this.text) ? 'open-quote' : 'long-line' };
     return undefined;
   }
-
-  private overlong: OverlongRecord | undefined;
 
   /** Whether a cut record is inside a quoted cell at its end (`""` inside quotes is one quote). */
   private opensQuote(text: string): boolean {
@@ -209,16 +206,6 @@ export class CsvTokenizer {
   }
 
   private emit(fields: string[], startLine: number, endLine: number): void {
-    // A record that completed within one chunk can still be past the limit: refused the same way,
-    // whatever the chunking.
-    let length = fields.length;
-    for (const field of fields) length += field.length;
-    if (length > this.maxRecordChars) {
-      const kind = this.info.unclosed ? 'open-quote' : this.info.multiLine === -1 ? 'long-line' : 'late-quote';
-      this.overlong ??= kind === 'late-quote' ? { startLine, kind, endLine } : { startLine, kind };
-      return;
-    }
-    if (this.overlong) return;
     this.info.startLine = startLine;
     this.info.endLine = endLine;
     this.onRecord(fields, this.info);
