@@ -13,8 +13,11 @@
  *   node bench/measure.mjs bare-csv <roster.csv>
  *   node bench/measure.mjs bare-csv-columns <roster.csv>
  *   node bench/measure.mjs bare-xlsx <roster.xlsx>
+ *   node bench/measure.mjs read-csv <roster.csv> [<dist dir>]   (the reader alone, from this or another build)
  */
 import { createReadStream } from 'node:fs';
+import { resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
 
 /** The plan as `rostersync plan`/`sync --dry-run` runs it, from the compiled build. */
 async function plan(pipelinePath, stateDir, fieldsFile, reportDir, fastPath = true) {
@@ -42,6 +45,19 @@ async function bareCsv(file, options = {}) {
   return { rows: options.columns ? rows : rows - 1 };
 }
 
+/** rostersync's CSV reader alone (decode, parse, rows as objects), from `dist` (another build's, to compare). */
+async function readCsv(file, dist = '../dist') {
+  const { openSource } = await import(`${dist}/sources/index.js`);
+  const source = await openSource({ file }, { baseDir: process.cwd() });
+  let rows = 0;
+  let errors = 0;
+  for await (const item of source.items) {
+    if (item.kind === 'row') rows++;
+    else errors++;
+  }
+  return { rows, errors };
+}
+
 /** The same WorkbookReader options our reader needs (dates need styles, see src/sources/xlsx-reader.ts). */
 async function bareXlsx(file) {
   const { default: ExcelJS } = await import('exceljs');
@@ -61,10 +77,12 @@ const tasks = {
   'bare-csv': () => bareCsv(args[0]),
   'bare-csv-columns': () => bareCsv(args[0], { columns: true }),
   'bare-xlsx': () => bareXlsx(args[0]),
+  'read-csv': () => readCsv(args[0], args[1] ? pathToFileURL(resolve(args[1])).href : undefined),
 };
 if (!(task in tasks)) throw new Error(`unknown task ${task}`);
 // Modules load before the clock starts, as for every task: only the work is timed.
 if (task.startsWith('plan')) await import('../dist/sync/run-sync.js');
+else if (task === 'read-csv') await import(`${args[1] ? pathToFileURL(resolve(args[1])).href : '../dist'}/sources/index.js`);
 else await import(task === 'bare-xlsx' ? 'exceljs' : 'csv-parse');
 const started = performance.now();
 const figures = await tasks[task]();

@@ -184,6 +184,21 @@ export function renderDoc(results: BenchResults): string {
     }
     lines.push('');
   }
+  const read = results.read;
+  if (read) {
+    lines.push('## 1b. The CSV reader alone');
+    lines.push('');
+    lines.push(
+      `A ${read.rows.toLocaleString('en')}-row roster read through \`openSource\` (decoding, records, rows as objects), against a bare csv-parse read of the same file in the same run; median (min–max) of ${read.runs} runs.`,
+    );
+    lines.push('');
+    lines.push('| reader | time | / bare csv-parse | peak RSS |');
+    lines.push('|---|---:|---:|---:|');
+    lines.push(`| this build | ${cell(read.readMs, 0, ' ms')} | ${cell(read.ratio, 2)} | ${cell(read.readRssMb, 0, ' MB')} |`);
+    if (read.baseline) lines.push(`| baseline build (\`${read.baseline.dist}\`) | ${cell(read.baseline.readMs, 0, ' ms')} | ${cell(read.baseline.ratio, 2)} | ${cell(read.baseline.readRssMb, 0, ' MB')} |`);
+    lines.push(`| bare csv-parse | ${cell(read.bareMs, 0, ' ms')} | 1 | |`);
+    lines.push('');
+  }
   if (faults) {
     lines.push('## 4. Faults');
     lines.push('');
@@ -212,7 +227,8 @@ export function renderDoc(results: BenchResults): string {
   lines.push('```sh');
   lines.push('npm run bench                 # everything (~8 min on 2 cores, plus ~2 min generating bench/data/ on first use)');
   lines.push('npm run bench -- --quick      # a smaller subset with fewer runs (~2 min)');
-  lines.push('npm run bench -- --only=plan  # one section (plan, calls, rate, pacing, faults, duplicates); the others keep their last results');
+  lines.push('npm run bench -- --only=plan  # one section (plan, read, calls, rate, pacing, faults, duplicates); the others keep their last results');
+  lines.push('npm run bench -- --only=read --read-baseline=../old/dist   # the CSV reader, and another build\'s on the same roster');
   lines.push('npm run bench -- --render     # re-render this page from bench/results.json (e.g. after editing bench/analysis.md)');
   lines.push('```');
   lines.push('');

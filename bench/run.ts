@@ -1,5 +1,8 @@
 /**
- * `npm run bench [-- --quick] [-- --only=plan,calls,rate,pacing,faults,duplicates]`: the benchmarks of issues 6 and 13.
+ * `npm run bench [-- --quick] [-- --only=plan,read,calls,rate,pacing,faults,duplicates]`: the benchmarks of reading, planning and pacing.
+ * `--only=plan --plan-cases=csv:100000` runs only the named plan cases.
+ * `--only=read --read-baseline=<dist dir>` also times another build's CSV reader (e.g. the previous
+ * release's dist/) on the same roster, interleaved with this one's.
  * Writes bench/results.json and regenerates the table in docs/benchmarks.md.
  *
  * Every figure is the median of several runs with min and max; every ratio is taken within one
@@ -187,6 +190,47 @@ async function planCase(format: 'csv' | 'xlsx', rows: number, runs: number, fiel
     bareRssMb: spread(bare.map((b) => b.maxRssMb)),
     valid: Number(last['valid']),
     noop: counts.noop.planned ?? 0,
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// 1b. The CSV reader alone: a 100k-row roster read through openSource, against a bare csv-parse
+// read of the same file (and, with --read-baseline, another build's reader), interleaved per run.
+
+export interface ReadCase {
+  rows: number;
+  runs: number;
+  readMs: Spread;
+  bareMs: Spread;
+  /** read / bare, per run. */
+  ratio: Spread;
+  readRssMb: Spread;
+  baseline?: { dist: string; readMs: Spread; ratio: Spread; readRssMb: Spread };
+}
+
+async function readCase(rows: number, runs: number, baselineDist: string | undefined): Promise<ReadCase> {
+  const roster = await ensureRoster('csv', rows);
+  const timeout = 5 * 60_000;
+  const bare: ChildResult[] = [];
+  const read: ChildResult[] = [];
+  const base: ChildResult[] = [];
+  for (let run = 0; run < runs; run++) {
+    log(`read csv ${rows}: run ${run + 1}/${runs}`);
+    bare.push(await runChild(['bare-csv', roster.roster], timeout));
+    read.push(await runChild(['read-csv', roster.roster], timeout));
+    if (read[run]!['rows'] !== rows) throw new Error(`read csv ${rows}: ${String(read[run]!['rows'])} rows read`);
+    if (baselineDist) base.push(await runChild(['read-csv', roster.roster, baselineDist], timeout));
+  }
+  return {
+    rows,
+    runs,
+    readMs: spread(read.map((r) => r.ms)),
+    bareMs: spread(bare.map((b) => b.ms)),
+    ratio: spread(read.map((r, i) => r.ms / bare[i]!.ms)),
+    readRssMb: spread(read.map((r) => r.maxRssMb)),
+    ...(baselineDist
+      ? { baseline: { dist: baselineDist, readMs: spread(base.map((r) => r.ms)), ratio: spread(base.map((r, i) => r.ms / bare[i]!.ms)), readRssMb: spread(base.map((r) => r.maxRssMb)) } }
+      : {}),
   };
 }
 
@@ -414,6 +458,7 @@ export interface BenchResults {
   machine: { nproc: number; cpu: string; memoryGb: number; node: string; platform: string };
   durationSeconds: number;
   plan?: PlanCase[];
+  read?: ReadCase;
   calls?: CallsResult;
   rate?: RateCase[];
   pacing?: PacingCase[];
@@ -443,10 +488,18 @@ async function main(): Promise<void> {
       ? [['csv', 10_000, 3], ['csv', 100_000, 1], ['xlsx', 10_000, 3]]
       : // The large cases run fewer times to keep the whole bench near 15 minutes on 2 cores.
         [['csv', 10_000, 3], ['csv', 100_000, 3], ['csv', 1_000_000, 3], ['xlsx', 10_000, 3], ['xlsx', 100_000, 2]];
+    // `--plan-cases=csv:100000` runs only the named cases (format:rows, comma-separated).
+    const pick = argv.find((a) => a.startsWith('--plan-cases='))?.slice('--plan-cases='.length).split(',');
+    if (pick) cases.splice(0, cases.length, ...cases.filter(([format, rows]) => pick.includes(`${format}:${rows}`)));
     log('plan: building dist/ (the plan is measured as the installed CLI runs it)');
     execFileSync(process.execPath, [join(ROOT, 'scripts', 'build.mjs')], { cwd: ROOT, stdio: 'ignore' });
     results.plan = [];
     for (const [format, rows, runs] of cases) results.plan.push(await planCase(format, rows, runs, fieldsFile));
+  }
+  if (wanted('read')) {
+    const baseline = argv.find((a) => a.startsWith('--read-baseline='))?.slice('--read-baseline='.length);
+    if (!wanted('plan')) execFileSync(process.execPath, [join(ROOT, 'scripts', 'build.mjs')], { cwd: ROOT, stdio: 'ignore' });
+    results.read = await readCase(100_000, quick ? 3 : 5, baseline ? resolve(baseline) : undefined);
   }
   if (wanted('calls')) results.calls = await callsBenchmark(quick ? 300 : 1000, quick ? 1 : 3);
   if (wanted('rate')) {
@@ -468,6 +521,10 @@ async function main(): Promise<void> {
   // A partial run (--only) keeps the other sections of the last full results.
   const previous = only && existsSync(resultsPath) ? (JSON.parse(readFileSync(resultsPath, 'utf8')) as Partial<BenchResults>) : {};
   const merged = { ...previous, ...results } as BenchResults;
+  // Picked plan cases replace theirs among the last results; the other cases stay.
+  if (results.plan && previous.plan && argv.some((a) => a.startsWith('--plan-cases='))) {
+    merged.plan = previous.plan.map((old) => results.plan!.find((fresh) => fresh.format === old.format && fresh.rows === old.rows) ?? old);
+  }
   writeFileSync(resultsPath, `${JSON.stringify(merged, null, 2)}\n`);
   const docPath = join(ROOT, 'docs', 'benchmarks.md');
   writeFileSync(docPath, renderDoc(merged));

@@ -154,9 +154,9 @@ const cases: BadCase[] = [
   // --- rosters that cannot be read: exit 1, nothing written ---------------------------------------
   { name: 'empty CSV', files: { 'roster.csv': 'rosters/empty.csv' }, argv: sync, exit: EXIT.usage, says: [/roster\.csv is empty/] },
   { name: 'CSV holding only a BOM', files: { 'roster.csv': 'rosters/bom-only.csv' }, argv: validate, exit: EXIT.usage, says: [/roster\.csv is empty/] },
-  { name: 'CSV of blank lines only', files: { 'roster.csv': 'rosters/blank-lines-only.csv' }, argv: sync, exit: EXIT.usage, says: [/roster\.csv: the header row \(line \d+\) is empty/] },
+  { name: 'CSV of blank lines only', files: { 'roster.csv': 'rosters/blank-lines-only.csv' }, argv: sync, exit: EXIT.usage, says: [/roster\.csv has no header row: from line 1 on it holds only blank lines/] },
   { name: 'UTF-16 CSV', files: { 'roster.csv': 'rosters/utf16.csv' }, argv: sync, exit: EXIT.usage, says: [/roster\.csv is encoded as UTF-16/, /hint: .*UTF-8/] },
-  { name: 'mixed UTF-8 and Windows-1252 rows', files: { 'roster.csv': 'rosters/mixed-encodings.csv' }, argv: sync, exit: EXIT.usage, says: [/roster\.csv mixes encodings: .*from line \d+/, /hint: Re-save the whole file as UTF-8/] },
+  { name: 'mixed UTF-8 and Windows-1252 rows', files: { 'roster.csv': 'rosters/mixed-encodings.csv' }, argv: sync, exit: EXIT.usage, says: [/roster\.csv mixes encodings: .*from line \d+/, /hint: Re-save the whole file in one encoding/] },
   { name: 'binary file named .csv', files: { 'roster.csv': 'rosters/binary.csv' }, argv: validate, exit: EXIT.usage, says: [/roster\.csv contains NUL bytes/] },
   { name: 'workbook named .csv', files: { 'roster.csv': 'rosters/xlsx-renamed.csv' }, argv: sync, exit: EXIT.usage, says: [/roster\.csv is a zip file/] },
   { name: 'CSV named .xlsx', files: { 'roster.xlsx': 'rosters/csv-renamed.xlsx', 'pipeline.yaml': 'base/pipeline-xlsx.yaml' }, argv: sync, exit: EXIT.usage, says: [/roster\.xlsx is not an Excel workbook/] },
@@ -176,11 +176,11 @@ const cases: BadCase[] = [
   { name: 'blank header cell', files: { 'roster.csv': 'rosters/blank-header-cell.csv' }, argv: validate, exit: EXIT.usage, says: [/roster\.csv/, /column 12/] },
   { name: 'missing required column', files: { 'roster.csv': 'rosters/missing-column.csv' }, argv: sync, exit: EXIT.usage, says: [/mapping\.yaml/, /"Email"/, /roster\.csv/] },
   {
-    name: 'mixed encodings read as UTF-8 are flagged',
+    name: 'mixed encodings under a declared UTF-8 are refused, naming the line',
     files: { 'pipeline.yaml': 'pipelines/explicit-utf8.yaml', 'roster.csv': 'rosters/mixed-encodings.csv' },
     argv: validate,
-    exit: EXIT.ok,
-    says: [/roster\.csv/, /note: The file is not valid UTF-8 from line \d+ on; invalid characters were read as "\uFFFD"/, /csv\.encoding: windows-1252/],
+    exit: EXIT.usage,
+    says: [/roster\.csv is not UTF-8, but source\.csv\.encoding says it is: line \d+ has the byte 0x[0-9A-F]{2}/, /hint: Re-save the file as "CSV UTF-8"/],
   },
 
   // --- rows that cannot be mapped: validate exits 2 naming row and column -------------------------
@@ -391,14 +391,14 @@ const cases: BadCase[] = [
     says: [/roster\.csv contains a NUL byte on line 1002/],
   },
   {
-    name: 'invalid UTF-8 far into a file read as UTF-8 is reported by line',
+    name: 'invalid UTF-8 far into a file declared UTF-8 is refused by line',
     files: {
       'pipeline.yaml': 'pipelines/explicit-utf8.yaml',
       'roster.csv': (path) => writeFileSync(path, Buffer.concat([Buffer.from(baseRows(1000)), Buffer.from('R9999,Ren'), Buffer.from([0xe9]), Buffer.from('e,Late,late@example.org,,X,Junior,Statistics,1,,Available,,Yes\n')])),
     },
     argv: validate,
-    exit: EXIT.ok,
-    says: [/note: The file is not valid UTF-8 from line 1002 on/],
+    exit: EXIT.usage,
+    says: [/roster\.csv is not UTF-8, but source\.csv\.encoding says it is: line 1002 has the byte 0xE9/],
   },
   {
     name: 'a row with 100,000 cells beyond the header',

@@ -4,11 +4,28 @@
  * naming their path) and `pipelines/schema.json`.
  */
 import { z } from 'zod';
+import { EXAMPLE_LABELS, encodingOfLabel, unsupportedLabelReason } from '../sources/encodings.js';
 
 export const csvOptionsSchema = z
   .strictObject({
-    /** `auto`: valid UTF-8 (BOM or not), else Windows-1252. */
-    encoding: z.enum(['auto', 'utf-8', 'windows-1252']).default('auto'),
+    /**
+     * `auto`: a byte-order mark, else valid UTF-8, else a legacy encoding detected with certainty
+     * (the file is refused when it is not certain). Or any label of the WHATWG Encoding Standard
+     * (`windows-1250`, `koi8-r`, `shift_jis`, `gbk`, `big5`, `euc-kr`...): the bytes must not
+     * contradict it, and a byte-order mark still wins.
+     */
+    encoding: z
+      .string()
+      .default('auto')
+      .superRefine((label, ctx) => {
+        if (label === 'auto' || encodingOfLabel(label) !== undefined) return;
+        ctx.addIssue({
+          code: 'custom',
+          message:
+            unsupportedLabelReason(label) ??
+            `"${label}" is not an encoding label of the WHATWG Encoding Standard; use one such as ${EXAMPLE_LABELS.join(', ')} (or auto)`,
+        });
+      }),
     /** `auto` detects comma, semicolon, tab or pipe on a sample of the file. */
     delimiter: z.union([z.literal('auto'), z.enum([',', ';', '\t', '|'])]).default('auto'),
     /** 1-based line of the header row; title lines above it are skipped. */

@@ -1,83 +1,220 @@
 /**
  * Decoding of a CSV file's bytes, apart from sniffing and parsing: which encoding to read the file
- * in (`chooseEncoding`, from the pipeline's setting or the sample), and the stream that decodes
- * it for csv-parse (`CsvDecoder`), refusing a file that mixes UTF-8 and Windows-1252.
+ * in (`chooseEncoding`: a byte-order mark, else the pipeline's `csv.encoding` checked against the
+ * bytes, else UTF-8 or a detected legacy encoding), and the stream that decodes it for the parser
+ * (`CsvDecoder`), which applies the same rules to every later chunk.
+ *
+ * The rules, in order: a BOM wins over everything. A declaration that the bytes contradict
+ * (invalid UTF-8 under `utf-8`, clean UTF-8 lines under a legacy encoding) is refused with the
+ * evidence. Without a declaration, valid UTF-8 is UTF-8; UTF-8 lines mixed with lines that are not
+ * UTF-8 are refused; anything else goes to the detector (csv-detect.ts), whose answer is taken
+ * only when it is clear, else the file is refused with the names read each way.
  */
 import { open } from 'node:fs/promises';
 import { Transform, type TransformCallback } from 'node:stream';
 import { isAscii, isUtf8 } from 'node:buffer';
 import iconv from 'iconv-lite';
-import {
-  classifyUtf8,
-  firstInvalidUtf8Index,
-  firstInvalidUtf8Line,
-  hasUtf8MultibyteSequence,
-  incompleteUtf8Tail,
-  lineBreaksIn,
-  type CsvEncoding,
-} from './csv-sniff.js';
+import { detectLegacyEncoding, namesEachWay, type Detection } from './csv-detect.js';
+import { encodingOfLabel, iconvCodec } from './encodings.js';
+import { firstInvalidUtf8Index, incompleteUtf8Tail, lineBreaksIn } from './csv-sniff.js';
 import { SourceError } from './source-error.js';
 
 /** Bytes per chunk of the decoded stream (the reader's sample size). */
 export const CSV_CHUNK_BYTES = 64 * 1024;
 
-export function chooseEncoding(
-  requested: 'auto' | CsvEncoding,
-  hasBom: boolean,
-  sample: Buffer,
-  notes: string[],
-  where: { file: string; headerRow: number },
-): CsvEncoding {
-  if (requested !== 'auto') {
-    notes.push(`Encoding: ${requested === 'utf-8' ? 'UTF-8' : 'Windows-1252'} (set in the pipeline).`);
-    return requested;
-  }
-  if (hasBom) {
-    notes.push('Encoding: UTF-8 (byte-order mark).');
-    return 'utf-8';
-  }
-  const verdict = classifyUtf8(sample);
-  if (verdict === 'mixed') {
-    const line = where.headerRow - 1 + firstInvalidUtf8Line(sample);
-    throw new SourceError(
-      where.file,
-      `${where.file} mixes encodings: it has UTF-8 text and, from line ${line}, bytes that are not UTF-8 (likely Windows-1252). Read either way, some names would be corrupted.`,
-      { hint: 'Re-save the whole file as UTF-8 ("CSV UTF-8" in Excel), or set source.csv.encoding if you accept one reading.' },
-    );
-  }
-  if (verdict === 'invalid') {
-    notes.push('Encoding: Windows-1252 (detected: the file is not valid UTF-8).');
-    return 'windows-1252';
-  }
-  notes.push(verdict === 'ascii' ? 'Encoding: UTF-8 (the start of the file is plain ASCII).' : 'Encoding: UTF-8 (detected).');
-  return 'utf-8';
+export const UTF8 = 'UTF-8';
+
+/** Where a sample sits in the file, to turn its line numbers into the file's. */
+export interface SampleWhere {
+  file: string;
+  /** Line number of the sample's first line. */
+  firstLine: number;
+}
+
+/** Lines of a sample that are clean UTF-8 with letters beyond ASCII, and lines that are not UTF-8. */
+export interface Utf8Evidence {
+  /** 1-based line within the sample, and its bytes, of the first clean non-ASCII UTF-8 line. */
+  utf8?: { line: number; bytes: Buffer };
+  /** 1-based line within the sample of the first line that is not UTF-8. */
+  invalid?: { line: number; bytes: Buffer };
 }
 
 /**
- * Hands bytes to csv-parse, decoding only when needed. UTF-8 passes through untouched (csv-parse
- * decodes it) after a native validity check per chunk. With `auto`, a file whose start was plain
- * ASCII but turns out not to be UTF-8 further down switches to Windows-1252 from that chunk: every
- * byte before was ASCII, which both encodings read the same, so nothing already read changes.
+ * Sorts the sample's lines into ASCII, clean UTF-8 and not UTF-8. A line of a legacy encoding is
+ * practically never clean UTF-8 (its accented letters would have to come in exact lead and
+ * continuation pairs, as in "Ã©"), so a clean UTF-8 line is UTF-8 text. The sample may stop in
+ * the middle of a character: its unfinished tail is left out.
+ */
+export function utf8Evidence(sample: Buffer): Utf8Evidence {
+  const body = sample.subarray(0, sample.length - incompleteUtf8Tail(sample));
+  const found: Utf8Evidence = {};
+  let line = 1;
+  for (let start = 0; start < body.length; line++) {
+    const newline = body.indexOf(0x0a, start);
+    const end = newline === -1 ? body.length : newline;
+    const bytes = body.subarray(start, end);
+    if (!isAscii(bytes)) {
+      if (isUtf8(bytes)) found.utf8 ??= { line, bytes };
+      else found.invalid ??= { line, bytes };
+      if (found.utf8 && found.invalid) break;
+    }
+    start = end + 1;
+  }
+  return found;
+}
+
+const quoted = (words: readonly string[]): string => words.map((word) => `"${word}"`).join(', ');
+
+/** The line to add to the pipeline for an encoding (every WHATWG name, lower-cased, is a label). */
+export const encodingLine = (encoding: string): string => `encoding: ${encoding.toLowerCase()}`;
+
+/**
+ * A file (or the part from `line` on) that is not UTF-8 and whose encoding the detector cannot
+ * name for sure: the likely encodings, the same names read in each, and the line to add.
+ */
+function undetectedError(where: SampleWhere, sample: Buffer, detection: Detection, fromLine?: string): SourceError {
+  const from = fromLine === undefined ? '' : ` from ${fromLine} on`;
+  if (detection.kind !== 'ambiguous') {
+    return new SourceError(
+      where.file,
+      `${where.file} is not UTF-8${from}, and no encoding known to rostersync reads it as text.`,
+      { hint: `Re-save the file as "CSV UTF-8", or set source.csv.encoding to the encoding it was saved in (a label of the WHATWG Encoding Standard, e.g. ${encodingLine('windows-1250')}).` },
+    );
+  }
+  const ways = namesEachWay(sample, detection.readings.map((reading) => reading.encoding));
+  const readings = ways.map((way) => `  as ${way.encoding}: ${quoted(way.names)}`).join('\n');
+  return new SourceError(
+    where.file,
+    `${where.file} is not UTF-8${from}, and its bytes do not say for sure which encoding it was saved in. The same names read:\n${readings}`,
+    {
+      hint:
+        `Say which one is right in the pipeline, under source.csv (for example "${encodingLine(ways[0]?.encoding ?? 'windows-1252')}"):\n` +
+        ways.map((way) => `  ${encodingLine(way.encoding)}`).join('\n') +
+        '\nor re-save the file as "CSV UTF-8".',
+    },
+  );
+}
+
+function mixedError(file: string, near: string): SourceError {
+  return new SourceError(
+    file,
+    `${file} mixes encodings: it has UTF-8 text and, from ${near}, bytes that are not UTF-8. Read either way, some names would be corrupted.`,
+    { hint: 'Re-save the whole file in one encoding ("CSV UTF-8" in Excel).' },
+  );
+}
+
+/** `csv.encoding: utf-8` on bytes that are not UTF-8: what they look like, and the fix. */
+/** The `requested` a decoder gets for a file whose byte-order mark decided the encoding. */
+export const BOM = 'bom';
+
+/** What declared a file UTF-8, for messages: its byte-order mark, or the pipeline. */
+const declaredBy = (requested: string): string => (requested === BOM ? 'its byte-order mark says it is' : 'source.csv.encoding says it is');
+
+async function notUtf8Error(where: SampleWhere, sample: Buffer, line: string, requested: string): Promise<SourceError> {
+  const detection = await detectLegacyEncoding(sample);
+  const bad = sample[firstInvalidUtf8Index(sample)] ?? 0;
+  let looks = '';
+  let fix = 'set source.csv.encoding to the encoding it was saved in';
+  if (detection.kind === 'accepted') {
+    const [way] = namesEachWay(sample, [detection.reading.encoding]);
+    looks = ` It reads as ${detection.reading.encoding}: ${quoted(way?.names ?? [])}.`;
+    fix = `set "${encodingLine(detection.reading.encoding)}" under source.csv`;
+  } else if (detection.kind === 'ambiguous') {
+    const ways = namesEachWay(sample, detection.readings.map((reading) => reading.encoding));
+    looks = ` It reads as ${ways.map((way) => `${way.encoding} (${quoted(way.names)})`).join(' or ')}.`;
+    fix = `set the right one of ${ways.map((way) => `"${encodingLine(way.encoding)}"`).join(', ')} under source.csv`;
+  }
+  return new SourceError(
+    where.file,
+    `${where.file} is not UTF-8, but ${declaredBy(requested)}: ${line} has the byte 0x${bad.toString(16).toUpperCase()}, which UTF-8 does not allow there.${looks}`,
+    { hint: `Re-save the file as "CSV UTF-8", or ${fix}.` },
+  );
+}
+
+/** A legacy declaration on a file with clean UTF-8 lines: the names both ways, and the fix. */
+function utf8UnderLegacyError(file: string, label: string, encoding: string, utf8Line: Buffer, line: string): SourceError {
+  const [asUtf8, asDeclared] = namesEachWay(utf8Line, [UTF8, encoding], 2);
+  return new SourceError(
+    file,
+    `${file} has UTF-8 text on ${line}, but source.csv.encoding says ${label}: read that way, ${quoted(asUtf8?.names ?? [])} would become ${quoted(asDeclared?.names ?? [])}.`,
+    {
+      hint: `If the whole file is UTF-8 (Excel's "CSV UTF-8"), set "${encodingLine(UTF8)}" or remove the encoding line; if only some rows are UTF-8, re-save the whole file in one encoding.`,
+    },
+  );
+}
+
+function lineOf(where: SampleWhere, line: number): string {
+  return `line ${where.firstLine - 1 + line}`;
+}
+
+export async function chooseEncoding(requested: string, hasBom: boolean, sample: Buffer, notes: string[], where: SampleWhere): Promise<string> {
+  const declared = requested === 'auto' ? undefined : encodingOfLabel(requested);
+  const evidence = utf8Evidence(sample);
+  if (hasBom) {
+    if (evidence.invalid) throw await notUtf8Error(where, sample, lineOf(where, evidence.invalid.line), BOM);
+    notes.push(
+      declared === undefined || declared === UTF8
+        ? 'Encoding: UTF-8 (byte-order mark).'
+        : `Encoding: UTF-8, from the file's byte-order mark, although source.csv.encoding says ${requested}: a byte-order mark always wins (the file was saved as UTF-8, e.g. "CSV UTF-8" in Excel).`,
+    );
+    return UTF8;
+  }
+  if (declared === UTF8) {
+    if (evidence.invalid) throw await notUtf8Error(where, sample, lineOf(where, evidence.invalid.line), requested);
+    notes.push('Encoding: UTF-8 (set in the pipeline).');
+    return UTF8;
+  }
+  if (declared !== undefined) {
+    if (evidence.utf8) throw utf8UnderLegacyError(where.file, requested, declared, evidence.utf8.bytes, lineOf(where, evidence.utf8.line));
+    notes.push(`Encoding: ${declared} (set in the pipeline).`);
+    return declared;
+  }
+  if (!evidence.invalid) {
+    notes.push(evidence.utf8 ? 'Encoding: UTF-8 (detected).' : 'Encoding: UTF-8 (the start of the file is plain ASCII).');
+    return UTF8;
+  }
+  if (evidence.utf8) throw mixedError(where.file, lineOf(where, evidence.invalid.line));
+  const detection = await detectLegacyEncoding(sample);
+  if (detection.kind !== 'accepted') throw undetectedError(where, sample, detection);
+  notes.push(detectedNote(detection.reading.encoding, detection.reading.same));
+  return detection.reading.encoding;
+}
+
+function detectedNote(encoding: string, same: readonly string[]): string {
+  const shown = same.slice(0, 3).join(', ') + (same.length > 3 ? ` and ${same.length - 3} more` : '');
+  const alike = same.length > 0 ? `; ${shown} read it the same` : '';
+  return `Encoding: ${encoding} (detected: the file is not UTF-8${alike}). Set "${encodingLine(encoding)}" under source.csv to be sure.`;
+}
+
+/**
+ * Hands text to the parser. UTF-8 is checked natively per chunk and passed on as bytes; a legacy
+ * encoding goes through iconv-lite's streaming decoder (which keeps a double-byte character split
+ * between chunks whole). Every chunk is held to the rules of `chooseEncoding`: with `auto`, a file
+ * whose start was plain ASCII but turns out not to be UTF-8 further down is detected from that
+ * chunk (everything before was ASCII, which every candidate reads the same, so nothing already
+ * read changes), or refused.
  */
 export class CsvDecoder extends Transform {
-  private mode: 'utf-8' | 'utf-8-unchecked' | 'windows-1252';
+  private encoding: string;
+  private decoder: { write(chunk: Buffer): string; end(): string | undefined } | undefined;
   private carry: Buffer | undefined;
   private sawNonAscii = false;
-  /** Byte offset in the file of the next chunk, for notes. */
+  /** Byte offset in the file of the next chunk, for messages. */
   private offset: number;
   private readonly file: string;
   private readonly path: string;
   private readonly startOffset: number;
   private readonly startLine: number;
-  private readonly requested: 'auto' | CsvEncoding;
+  private readonly requested: string;
   private readonly note: (text: string) => void;
 
   constructor(args: {
     file: string;
     /** The file on disk, read again only to turn a byte offset into a line number for a message. */
     path: string;
-    encoding: CsvEncoding;
-    requested: 'auto' | CsvEncoding;
+    encoding: string;
+    /** The pipeline's `csv.encoding`, or `BOM` when the file's byte-order mark decided. */
+    requested: string;
     startOffset: number;
     /** Line number of the line at `startOffset` (the header row). */
     startLine: number;
@@ -86,7 +223,8 @@ export class CsvDecoder extends Transform {
     super({ highWaterMark: CSV_CHUNK_BYTES });
     this.file = args.file;
     this.path = args.path;
-    this.mode = args.encoding;
+    this.encoding = args.encoding;
+    if (args.encoding !== UTF8) this.decoder = iconv.getDecoder(iconvCodec(args.encoding));
     this.requested = args.requested;
     this.offset = args.startOffset;
     this.startOffset = args.startOffset;
@@ -116,29 +254,16 @@ export class CsvDecoder extends Transform {
     return this.startLine + breaks;
   }
 
-  /** Calls back with what `make` builds from the line of `byteOffset` (or without a line, if the file cannot be read again). */
-  private withLine<T>(byteOffset: number, make: (line: string) => T, done: (value: T) => void): void {
-    this.lineAt(byteOffset).then(
-      (line) => done(make(`line ${line}`)),
-      () => done(make(`byte ${byteOffset}`)),
-    );
+  /** Where a chunk sits, for `chooseEncoding`'s messages: its first line's number in the file. */
+  private async whereOf(chunkOffset: number): Promise<SampleWhere> {
+    return { file: this.file, firstLine: await this.lineAt(chunkOffset).catch(() => 0) };
   }
 
-  /**
-   * With `auto`, a file that turns out to hold both UTF-8 text and bytes that are not UTF-8 is
-   * refused: read either way, some names would be corrupted, and nothing tells which reading is
-   * right. (An explicit `csv.encoding` is the operator's answer.)
-   */
-  private mixed(at: number, callback: TransformCallback): void {
-    this.withLine(
-      at,
-      (where) =>
-        new SourceError(
-          this.file,
-          `${this.file} mixes encodings: it has UTF-8 text and bytes that are not UTF-8 (near ${where}). Read either way, some names would be corrupted.`,
-          { hint: 'Re-save the whole file as UTF-8 ("CSV UTF-8" in Excel), or set source.csv.encoding if you accept one reading.' },
-        ),
-      callback,
+  /** Runs `work`, handing its value, or the error it throws, to the stream's callback. */
+  private settle(work: Promise<string | Buffer | undefined>, callback: TransformCallback): void {
+    work.then(
+      (value) => callback(null, value),
+      (error: unknown) => callback(error as Error),
     );
   }
 
@@ -147,23 +272,17 @@ export class CsvDecoder extends Transform {
     // a binary or damaged part, refused too rather than read into a cell.
     const nul = chunk.indexOf(0);
     if (nul !== -1) {
-      this.withLine(
-        this.offset + (this.carry?.length ?? 0) + nul,
-        (where) =>
-          new SourceError(this.file, `${this.file} contains a NUL byte on ${where}: that part is binary data or damaged, not CSV text.`, {
-            hint: 'Look at that line in a text editor; export the roster again as "CSV UTF-8", or remove the damaged part.',
-          }),
-        callback,
-      );
+      this.settle(this.nulError(this.offset + (this.carry?.length ?? 0) + nul), callback);
       return;
     }
-    if (this.mode === 'windows-1252') {
-      if (this.requested === 'auto' && hasUtf8MultibyteSequence(chunk)) {
-        this.mixed(this.offset, callback);
+    if (this.decoder !== undefined) {
+      const start = this.offset;
+      this.offset += chunk.length;
+      if (!isAscii(chunk) && utf8Evidence(chunk).utf8) {
+        this.settle(this.utf8InLegacy(chunk, start), callback);
         return;
       }
-      this.offset += chunk.length;
-      callback(null, iconv.decode(chunk, 'windows-1252'));
+      callback(null, this.decode(chunk));
       return;
     }
     let buf = chunk;
@@ -171,7 +290,7 @@ export class CsvDecoder extends Transform {
       buf = Buffer.concat([this.carry, chunk]);
       this.carry = undefined;
     }
-    if (this.mode === 'utf-8-unchecked' || isAscii(buf)) {
+    if (isAscii(buf)) {
       this.offset += buf.length;
       callback(null, buf);
       return;
@@ -179,51 +298,81 @@ export class CsvDecoder extends Transform {
     const tail = incompleteUtf8Tail(buf);
     const body = tail === 0 ? buf : buf.subarray(0, buf.length - tail);
     if (isUtf8(body)) {
-      // The held-back tail may be a Windows-1252 letter, not a UTF-8 lead byte: only the checked
-      // body says whether the file has shown non-ASCII UTF-8 yet.
+      // The held-back tail may be a legacy letter, not a UTF-8 lead byte: only the checked body
+      // says whether the file has shown non-ASCII UTF-8 yet.
       this.sawNonAscii ||= !isAscii(body);
       if (tail > 0) this.carry = Buffer.from(buf.subarray(buf.length - tail));
       this.offset += body.length;
       callback(null, body);
       return;
     }
-    if (this.requested === 'auto') {
-      if (this.sawNonAscii || hasUtf8MultibyteSequence(buf)) {
-        this.mixed(this.offset + firstInvalidUtf8Index(buf), callback);
-        return;
-      }
-      this.mode = 'windows-1252';
-      let first = 0;
-      while (first < buf.length && (buf[first] as number) < 0x80) first++;
-      const start = this.offset;
-      this.offset += buf.length;
-      this.withLine(
-        start + first,
-        (where) => `Encoding: switched to Windows-1252 at ${where} (the file is not valid UTF-8 there; everything before was plain ASCII).`,
-        (note) => {
-          this.note(note);
-          callback(null, iconv.decode(buf, 'windows-1252'));
-        },
-      );
-      return;
-    }
-    this.mode = 'utf-8-unchecked';
-    this.withLine(
-      this.offset + firstInvalidUtf8Index(buf),
-      (where) =>
-        `The file is not valid UTF-8 from ${where} on; invalid characters were read as "\uFFFD". ` +
-        'Re-save the file as UTF-8, or set csv.encoding: windows-1252 if it is a Windows export.',
-      (note) => {
-        this.note(note);
-        callback(null, buf);
-      },
-    );
+    const start = this.offset;
+    this.offset += buf.length;
+    this.settle(this.leaveUtf8(buf, start), callback);
+  }
+
+  private async nulError(at: number): Promise<never> {
+    const line = await this.lineAt(at).then((n) => `line ${n}`, () => `byte ${at}`);
+    throw new SourceError(this.file, `${this.file} contains a NUL byte on ${line}: that part is binary data or damaged, not CSV text.`, {
+      hint: 'Look at that line in a text editor; export the roster again as "CSV UTF-8", or remove the damaged part.',
+    });
+  }
+
+  /** A chunk of a legacy-encoded file with clean UTF-8 lines: refused, as at the start of the file. */
+  private async utf8InLegacy(chunk: Buffer, start: number): Promise<never> {
+    const where = await this.whereOf(start);
+    const evidence = utf8Evidence(chunk);
+    const line = evidence.utf8 ? lineOf(where, evidence.utf8.line) : 'this part';
+    if (this.requested === 'auto') throw mixedError(this.file, line);
+    throw utf8UnderLegacyError(this.file, this.requested, this.encoding, evidence.utf8?.bytes ?? chunk, line);
+  }
+
+  /** The UTF-8 stream meets bytes that are not UTF-8 (`buf` starts at file offset `start`). */
+  private async leaveUtf8(buf: Buffer, start: number): Promise<string> {
+    const where = await this.whereOf(start);
+    if (this.requested !== 'auto') throw await notUtf8Error(where, buf, lineOf(where, utf8Evidence(buf).invalid?.line ?? 1), this.requested);
+    const evidence = utf8Evidence(buf);
+    if (this.sawNonAscii || evidence.utf8) throw mixedError(this.file, lineOf(where, evidence.invalid?.line ?? 1));
+    const detection = await detectLegacyEncoding(buf);
+    const first = lineOf(where, evidence.invalid?.line ?? 1);
+    if (detection.kind !== 'accepted') throw undetectedError(where, buf, detection, first);
+    this.encoding = detection.reading.encoding;
+    this.decoder = iconv.getDecoder(iconvCodec(this.encoding));
+    this.note(`Encoding: switched to ${this.encoding} at ${first} (everything before was plain ASCII). ${detectedNote(this.encoding, detection.reading.same)}`);
+    return this.decode(buf);
+  }
+
+  /** Text held back so a letter and its combining tone marks (Windows-1258) are composed together. */
+  private uncomposed = '';
+
+  /**
+   * Decodes a legacy chunk. Windows-1258 writes Vietnamese as base letters followed by combining
+   * tone marks; they are composed (NFC) here, as the names are typed and compared elsewhere. The
+   * last letter waits for the next chunk, which may hold more of its marks.
+   */
+  private decode(chunk: Buffer | undefined, final = false): string {
+    const text = (chunk ? (this.decoder as { write(chunk: Buffer): string }).write(chunk) : '') + (final ? (this.decoder?.end() ?? '') : '');
+    if (this.encoding !== 'windows-1258') return text;
+    const all = this.uncomposed + text;
+    const cut = final ? all.length : all.search(/\P{M}\p{M}*$/u);
+    this.uncomposed = cut === -1 ? '' : all.slice(cut);
+    return (cut === -1 ? all : all.slice(0, cut)).normalize('NFC');
   }
 
   override _flush(callback: TransformCallback): void {
     const carry = this.carry;
     this.carry = undefined;
-    if (carry === undefined) callback();
-    else callback(null, this.mode === 'windows-1252' ? iconv.decode(carry, 'windows-1252') : carry);
+    if (this.decoder === undefined && carry !== undefined) {
+      // The file ends inside what began as a UTF-8 character: those bytes are not UTF-8.
+      const start = this.offset;
+      this.offset += carry.length;
+      this.settle(
+        this.leaveUtf8(carry, start).then((text) => text + this.decode(undefined, true)),
+        callback,
+      );
+      return;
+    }
+    const rest = this.decoder ? this.decode(undefined, true) : '';
+    callback(null, rest.length > 0 ? rest : undefined);
   }
 }

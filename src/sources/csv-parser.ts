@@ -1,20 +1,22 @@
 /**
- * csv-parse's `Parser`, emitting rostersync's `SourceItem`s (rows with provenance, or errors that
- * name the line) instead of string arrays.
+ * The CSV records of a roster (csv-records.ts) as rostersync's `SourceItem`s: rows with
+ * provenance, or errors that name the line, the cell and the cause.
  */
-import { Parser, type CsvError } from 'csv-parse';
-import type { TransformCallback } from 'node:stream';
+import { Transform, type TransformCallback } from 'node:stream';
+import { StringDecoder } from 'node:string_decoder';
 import { PackedRow } from './cells-text.js';
 import { CELL_SEPARATOR, type CellValue, type SourceItem } from './types.js';
 import type { CsvDelimiter } from './csv-sniff.js';
+import { CsvTokenizer, type CsvRecordInfo } from './csv-records.js';
 import { headerNames, truncate } from './headers.js';
 import { SourceError } from './source-error.js';
 
 /**
- * A quoted cell longer than this is taken as a quote that was never closed: reading stops with a
- * SourceError instead of pulling the rest of the file into one cell (memory stays bounded).
+ * A record longer than this (in characters) is a quote that was never closed, or a line that is no
+ * roster line: reading stops with a SourceError instead of pulling the rest of the file into one
+ * cell (memory stays bounded).
  */
-export const MAX_QUOTED_CELL_BYTES = 1024 * 1024;
+export const MAX_RECORD_CHARS = 1024 * 1024;
 
 interface RosterCsvParserArgs {
   file: string;
@@ -24,21 +26,18 @@ interface RosterCsvParserArgs {
   /** Physical lines skipped before the stream starts (title lines above the header). */
   lineOffset: number;
   headerRow: number;
+  /** Adds a note to the source's notes (read after the rows). */
+  note?: (text: string) => void;
 }
 
-/**
- * csv-parse's `Parser`, emitting `SourceItem`s instead of string arrays. Records are converted in
- * `push`, which csv-parse calls synchronously for each record, so `this.info` is live: `lines` is
- * the line on which the record ends and `empty_lines` the blank lines skipped so far.
- *
- * Line numbers: a record starts on the line after the previous record ended, plus any blank lines
- * skipped in between. csv-parse counts a CRLF inside a quoted field as two lines, so for records
- * spanning lines (rare, checked only then) the CRLFs inside fields are subtracted.
- */
 /** Cells beyond the header that a message quotes; the rest are counted. */
 const EXTRA_CELLS_SHOWN = 3;
 
-export class RosterCsvParser extends Parser {
+/**
+ * Text in, `SourceItem`s out. Records are converted as the tokenizer finds them, so a row costs
+ * its cells and one item; line numbers are physical lines, counted by the tokenizer.
+ */
+export class RosterCsvParser extends Transform {
   headers: string[] = [];
   headerLine = 0;
   readonly headerReady: Promise<void>;
@@ -50,31 +49,25 @@ export class RosterCsvParser extends Parser {
   private readonly lineOffset: number;
   private readonly headerRow: number;
   private readonly delimiter: string;
+  private readonly note: (text: string) => void;
+  private notedTextAfterQuote = false;
+  private readonly tokenizer: CsvTokenizer;
+  private readonly utf8 = new StringDecoder('utf8');
   private headerDone = false;
-  private prevEnd = 0;
-  private prevEmpty = 0;
-  private crlfOvercount = 0;
-  private spanStart = 0;
-  private spanEnd = 0;
+  private failure: Error | undefined;
   private resolveHeader!: () => void;
   private rejectHeader!: (error: unknown) => void;
   private resolveFirst!: (seen: boolean) => void;
 
   constructor(args: RosterCsvParserArgs) {
-    super({
-      delimiter: args.delimiter,
-      // Quotes inside unquoted fields (`Dr. "Bob" Smith`) are kept as text; a quote that opens a
-      // field and swallows following lines is caught in recordToItem.
-      relax_quotes: true,
-      relax_column_count: true,
-      skip_empty_lines: true,
-      skip_records_with_error: true,
-    });
+    super({ readableObjectMode: true, decodeStrings: false });
     this.file = args.file;
     this.packRows = args.packRows ?? false;
     this.lineOffset = args.lineOffset;
     this.headerRow = args.headerRow;
     this.delimiter = args.delimiter;
+    this.note = args.note ?? (() => undefined);
+    this.tokenizer = new CsvTokenizer(args.delimiter.charCodeAt(0), (fields, info) => this.onRecord(fields, info), MAX_RECORD_CHARS);
     this.headerReady = new Promise<void>((resolve, reject) => {
       this.resolveHeader = resolve;
       this.rejectHeader = reject;
@@ -83,39 +76,22 @@ export class RosterCsvParser extends Parser {
     this.firstItemOrEnd = new Promise<boolean>((resolve) => {
       this.resolveFirst = resolve;
     });
-    this.on('skip', (error: CsvError) => this.onSkip(error));
     this.on('error', (error) => {
       this.rejectHeader(error);
       this.resolveFirst(false);
     });
   }
 
-  /** Bytes handed to the parser so far (csv-parse's `info.bytes` stops at the last delimiter it saw). */
-  private fed = 0;
-
-  override _transform(chunk: Buffer, encoding: BufferEncoding, callback: TransformCallback): void {
-    // csv-parse advances `info.bytes` at each delimiter outside quotes. A megabyte fed without one
-    // is a quote that was never closed (a file with NUL bytes, the other way to get there, was
-    // refused before parsing): stop instead of pulling the rest of the file into one cell.
-    if (this.fed - this.info.bytes > MAX_QUOTED_CELL_BYTES) {
-      const row = this.prevEnd + 1 + (this.info.empty_lines - this.prevEmpty) + this.lineOffset;
-      callback(
-        new SourceError(
-          this.file,
-          `${this.file}: a quote (") opened on line ${row} is still open ${MAX_QUOTED_CELL_BYTES / 1024 / 1024} MB later, ` +
-            `so the rest of the file cannot be read (rows before line ${row} were read).`,
-          { hint: `Fix the quoting on line ${row}: put quotes around the whole cell, and double any quote inside it.` },
-        ),
-      );
-      return;
-    }
-    this.fed += typeof chunk === 'string' ? Buffer.byteLength(chunk) : chunk.length;
-    super._transform(chunk, encoding, callback);
+  override _transform(chunk: Buffer | string, _encoding: BufferEncoding, callback: TransformCallback): void {
+    this.feed(typeof chunk === 'string' ? chunk : this.utf8.write(chunk), false, callback);
   }
 
-  // csv-parse calls push(record) per record and push(null) at the end.
-  override push(chunk: unknown, encoding?: BufferEncoding): boolean {
-    if (chunk === null) {
+  override _flush(callback: TransformCallback): void {
+    this.feed(this.utf8.end(), true, (error) => {
+      if (error) {
+        callback(error);
+        return;
+      }
       if (!this.headerDone) {
         this.rejectHeader(
           new SourceError(this.file, `${this.file} has no header row: from line ${this.headerRow} on it holds only blank lines.`, {
@@ -124,57 +100,85 @@ export class RosterCsvParser extends Parser {
         );
       }
       this.resolveFirst(false);
-      return super.push(null, encoding);
+      callback();
+    });
+  }
+
+  private feed(text: string, final: boolean, callback: TransformCallback): void {
+    const overlong = this.tokenizer.push(text, final);
+    if (this.failure) {
+      callback(this.failure);
+      return;
     }
-    const item = this.recordToItem(chunk as string[]);
-    if (item === undefined) return true;
+    if (overlong === undefined) {
+      callback();
+      return;
+    }
+    const row = overlong.startLine + this.lineOffset;
+    const mb = MAX_RECORD_CHARS / 1024 / 1024;
+    const read = `so the rest of the file cannot be read (rows before line ${row} were read)`;
+    const fixQuotes = { hint: `Fix the quoting on line ${row}: put quotes around the whole cell, and double any quote inside it.` };
+    callback(
+      overlong.kind === 'open-quote'
+        ? new SourceError(this.file, `${this.file}: a quote (") opened on line ${row} is still open ${mb} MB later, ${read}.`, fixQuotes)
+        : new SourceError(
+            this.file,
+            `${this.file}: line ${row} runs on for more than ${mb} MB without a line break (and it has no open quote), so it is not a roster row; the rest of the file cannot be read (rows before line ${row} were read).`,
+            { hint: `Look at line ${row}: the file may be damaged, or hold binary data or an embedded document. Export the roster again.` },
+          ),
+    );
+  }
+
+  private onRecord(fields: string[], info: Readonly<CsvRecordInfo>): void {
+    if (this.failure) return;
+    const item = this.recordToItem(fields, info);
+    if (item === undefined) return;
     this.resolveFirst(true);
-    return super.push(item);
+    this.push(item);
   }
 
-  /**
-   * Sets `spanStart`/`spanEnd` to the physical lines of the record csv-parse just finished, and
-   * keeps the bookkeeping for the next one. Fields, not a returned object: this runs per row.
-   */
-  private measureSpan(record: readonly string[] | undefined): void {
-    const info = this.info;
-    const start = this.prevEnd + 1 + (info.empty_lines - this.prevEmpty);
-    let end = info.lines - this.crlfOvercount;
-    if (end > start && record !== undefined) {
-      for (const field of record) {
-        for (let at = field.indexOf('\r\n'); at !== -1; at = field.indexOf('\r\n', at + 2)) this.crlfOvercount++;
-      }
-      end = Math.max(start, info.lines - this.crlfOvercount);
-    }
-    this.prevEnd = end;
-    this.prevEmpty = info.empty_lines;
-    this.spanStart = start;
-    this.spanEnd = end;
-  }
-
-  private recordToItem(record: string[]): SourceItem | undefined {
-    this.measureSpan(record);
-    const start = this.spanStart;
-    const end = this.spanEnd;
-    const row = start + this.lineOffset;
+  private recordToItem(record: string[], info: Readonly<CsvRecordInfo>): SourceItem | undefined {
+    const row = info.startLine + this.lineOffset;
+    const end = info.endLine + this.lineOffset;
     if (!this.headerDone) {
-      this.acceptHeader(record, row);
+      this.acceptHeader(record, row, info);
       return undefined;
     }
-    if (end > start) {
-      // A field that still starts with a quote was never properly closed: csv-parse (relaxed) kept
-      // reading until some later quote, swallowing the lines in between into one cell.
-      for (const field of record) {
-        if (field.charCodeAt(0) === 0x22 && (field.includes('\n') || field.includes('\r'))) {
-          return this.errorItem(
-            row,
-            `Lines ${row}–${end + this.lineOffset} were read as one row because a quote (") opened on line ${row} ` +
-              `is closed only on line ${end + this.lineOffset}. Fix the quoting on line ${row} (put quotes around the whole cell, ` +
-              'and double any quote inside it) and read the file again.',
-            field,
-          );
-        }
-      }
+    if (info.unclosed) {
+      return this.errorItem(
+        row,
+        `A quote (") opened on line ${row} is never closed, so ${end > row ? `lines ${row}–${end}` : `line ${row}`} could not be read. ` +
+          'Fix the quoting on that line (put quotes around the whole cell, and double any quote inside it).',
+        undefined,
+      );
+    }
+    if (info.multiLine !== -1 && (info.textAfterQuote !== -1 || record.length > this.headers.length || this.swallowedLine(record[info.multiLine] as string))) {
+      // A quote that was never closed where it should have been: the lines up to some later quote
+      // were read as one cell (they hold delimiters like rows of their own, or the cell ends oddly).
+      return this.errorItem(
+        row,
+        `Lines ${row}–${end} were read as one row because a quote (") opened on line ${row} ` +
+          `is closed only on line ${end}. Fix the quoting on line ${row} (put quotes around the whole cell, ` +
+          'and double any quote inside it) and read the file again.',
+        record[info.multiLine],
+      );
+    }
+    if (info.strayQuote !== -1) {
+      const column = info.strayQuote;
+      return this.errorItem(
+        row,
+        `Line ${row}, column ${column + 1} (${JSON.stringify(this.headers[column] ?? '')}): the cell's closing quote (") is followed by more text and then another quote, ` +
+          'which spreadsheet programs and CSV readers split in different ways, so the row is not read. ' +
+          'Fix the quoting: put quotes around the whole cell, and double every quote inside it.',
+        record[column],
+      );
+    }
+    if (info.textAfterQuote !== -1 && !this.notedTextAfterQuote) {
+      this.notedTextAfterQuote = true;
+      this.note(
+        `Line ${row}, column ${info.textAfterQuote + 1}: text follows the cell's closing quote (as in "Smith, John" Jr); ` +
+          'it was read as Excel and Python read it, joined to the cell (Smith, John Jr), here and in any later cell like it.',
+      );
     }
     const headers = this.headers;
     const count = headers.length;
@@ -222,9 +226,32 @@ export class RosterCsvParser extends Parser {
     return { kind: 'row', row: this.packRows ? new PackedRow(text, provenance, headers) : { values, provenance } };
   }
 
-  private acceptHeader(record: string[], line: number): void {
+  /** A line of a multi-line cell that holds as many delimiters as a row: a row swallowed by an open quote. */
+  private swallowedLine(cell: string): boolean {
+    const needed = Math.max(1, this.headers.length - 1);
+    for (const line of cell.split(/\r\n|\n|\r/).slice(1)) if (line.split(this.delimiter).length - 1 >= needed) return true;
+    return false;
+  }
+
+  private acceptHeader(record: string[], line: number, info: Readonly<CsvRecordInfo>): void {
     this.headerDone = true;
     this.headerLine = line;
+    const bad = info.unclosed ? record.length - 1 : info.strayQuote !== -1 ? info.strayQuote : info.textAfterQuote !== -1 ? info.textAfterQuote : info.multiLine;
+    if (bad !== -1 && (info.unclosed || info.strayQuote !== -1 || info.textAfterQuote !== -1 || record[bad]?.includes(this.delimiter))) {
+      // Column names decide where every value goes: a header whose quoting is malformed is refused
+      // rather than read one way among several.
+      const cause = info.unclosed
+        ? `a quote (") opened in column ${bad + 1} is never closed`
+        : info.multiLine !== -1 && info.endLine > info.startLine
+          ? `a quote (") opened in column ${info.multiLine + 1} runs on to line ${info.endLine + this.lineOffset}`
+          : `column ${bad + 1} has text after its closing quote (")`;
+      this.failWith(
+        new SourceError(this.file, `${this.file}: the header row (line ${line}) has malformed quoting: ${cause}: ${JSON.stringify(truncate(record[bad] ?? '', 60))}.`, {
+          hint: `Fix the quotes in the header on line ${line}: a column name is either unquoted, or quoted whole with any quote inside doubled ("" for ").`,
+        }),
+      );
+      return;
+    }
     try {
       this.headers = headerNames(
         record.map((cell) => {
@@ -235,28 +262,13 @@ export class RosterCsvParser extends Parser {
       );
       this.resolveHeader();
     } catch (error) {
-      this.rejectHeader(error);
+      this.failWith(error as Error);
     }
   }
 
-  private onSkip(error: CsvError): void {
-    // With relax_quotes the only error left is a quote still open at the end of the file.
-    this.measureSpan(undefined);
-    const row = this.spanStart + this.lineOffset;
-    const last = this.spanEnd + this.lineOffset;
-    const message =
-      error.code === 'CSV_QUOTE_NOT_CLOSED'
-        ? `A quote (") opened on line ${row} is never closed, so ${last > row ? `lines ${row}–${last}` : `line ${row}`} could not be read. ` +
-          'Fix the quoting on that line (put quotes around the whole cell, and double any quote inside it).'
-        : `Line ${row} could not be read: ${error.message}`;
-    if (!this.headerDone) {
-      this.headerDone = true;
-      this.rejectHeader(new SourceError(this.file, `${this.file}: the header row could not be read. ${message}`));
-      return;
-    }
-    const item = this.errorItem(row, message, undefined);
-    this.resolveFirst(true);
-    super.push(item);
+  private failWith(error: Error): void {
+    this.failure = error;
+    this.rejectHeader(error);
   }
 
   private errorItem(row: number, message: string, raw: string | undefined): SourceItem {

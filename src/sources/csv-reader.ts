@@ -1,22 +1,23 @@
 /**
  * Streaming CSV reader (issue 3, "Readers"). A small sample from the start of the file decides the
  * encoding, the delimiter and where the header line starts (csv-sniff.ts); then the file is
- * streamed through the decoder (csv-decode.ts) and csv-parse (csv-parser.ts) with bounded memory.
+ * streamed through the decoder (csv-decode.ts) and the record reader (csv-records.ts, csv-parser.ts)
+ * with bounded memory.
  *
  * Speed matters (a 1M-row roster must stay close to a bare csv-parse read), so rows are turned into
- * `SourceItem`s inside the parser's own `push`, and the parser stream itself is the async iterable
+ * `SourceItem`s as the tokenizer finds them, and the parser stream itself is the async iterable
  * handed out: no extra async layer and no per-row allocation beyond the row object itself.
  */
 import { open } from 'node:fs/promises';
 import { createReadStream } from 'node:fs';
 import { addAbortSignal, pipeline } from 'node:stream';
-import iconv from 'iconv-lite';
 import type { z } from 'zod';
 import type { csvOptionsSchema } from '../config/pipeline.js';
 import type { OpenedSource, SourceItem } from './types.js';
-import { CsvDecoder, chooseEncoding } from './csv-decode.js';
+import { BOM, CsvDecoder, chooseEncoding } from './csv-decode.js';
+import { decodeAs } from './csv-detect.js';
 import { RosterCsvParser } from './csv-parser.js';
-import { checkNotCsv, chooseDelimiter, countLines, detectBom, lineStartOffset } from './csv-sniff.js';
+import { checkNotCsv, chooseDelimiter, countLines, DELIMITERS, DELIMITER_NAMES, detectBom, lineStartOffset, type CsvDelimiter } from './csv-sniff.js';
 import { SourceError } from './source-error.js';
 
 export type CsvOptions = z.input<typeof csvOptionsSchema>;
@@ -39,7 +40,6 @@ export interface CsvOpenArgs {
 }
 
 export async function openCsv({ path, file, options, signal, packRows }: CsvOpenArgs): Promise<OpenedSource> {
-  const headerRow = options?.header_row ?? 1;
   const notes: string[] = [];
 
   const { sample, size } = await readSample(path, CSV_SAMPLE_BYTES);
@@ -53,26 +53,38 @@ export async function openCsv({ path, file, options, signal, packRows }: CsvOpen
   const bomLength = bom?.length ?? 0;
   if (bomLength === size) throw emptyFile(file);
 
+  // Excel's `sep=;` first line names the delimiter; the header is the line after it.
+  const sep = sepLine(sample, bomLength, file);
+  const headerRow = sep ? Math.max(options?.header_row ?? 1, 2) : (options?.header_row ?? 1);
   const headerOffset = await findHeaderOffset(path, sample, size, bomLength, headerRow, file);
-  if (headerRow > 1) notes.push(`Skipped ${headerRow - 1} line(s) above the header row (line ${headerRow}).`);
+  if (sep) notes.push(`Line 1 is Excel's "sep=${sep}" line: the delimiter it names is used, and the header is read from line ${headerRow}.`);
+  else if (headerRow > 1) notes.push(`Skipped ${headerRow - 1} line(s) above the header row (line ${headerRow}).`);
 
   // Detection looks at the header line and what follows, not at the title lines above it.
   const headerSample = headerOffset === 0 ? sample : (await readSample(path, CSV_SAMPLE_BYTES, headerOffset)).sample;
   const sampleIsWholeFile = headerOffset + headerSample.length >= size;
-  const encoding = chooseEncoding(options?.encoding ?? 'auto', bomLength > 0, headerSample, notes, { file, headerRow });
-  const text = encoding === 'utf-8' ? headerSample.toString('utf8') : iconv.decode(headerSample, 'windows-1252');
-  const delimiter = chooseDelimiter(options?.delimiter ?? 'auto', text, sampleIsWholeFile, notes);
+  const requested = options?.encoding ?? 'auto';
+  const encoding = await chooseEncoding(requested, bomLength > 0, headerSample, notes, { file, firstLine: headerRow });
+  const requestedDelimiter = options?.delimiter ?? 'auto';
+  if (sep && requestedDelimiter !== 'auto' && requestedDelimiter !== sep) {
+    throw new SourceError(
+      file,
+      `${file} starts with "sep=${sep}", Excel's line naming the delimiter, but source.csv.delimiter says ${JSON.stringify(requestedDelimiter)}.`,
+      { hint: `Remove csv.delimiter from the pipeline (the file says which it uses), or set it to ${JSON.stringify(sep)}.` },
+    );
+  }
+  const delimiter = sep ?? chooseDelimiter(requestedDelimiter, decodeAs(headerSample, encoding), sampleIsWholeFile, notes);
 
   const decoder = new CsvDecoder({
     file,
     path,
     encoding,
-    requested: options?.encoding ?? 'auto',
+    requested: bomLength > 0 ? BOM : requested,
     startOffset: headerOffset,
     startLine: headerRow,
     note: (note) => notes.push(note),
   });
-  const parser = new RosterCsvParser({ file, delimiter, lineOffset: headerRow - 1, headerRow, packRows });
+  const parser = new RosterCsvParser({ file, delimiter, lineOffset: headerRow - 1, headerRow, packRows, note: (note) => notes.push(note) });
   const input = createReadStream(path, { start: headerOffset, highWaterMark: CSV_SAMPLE_BYTES });
   if (signal) addAbortSignal(signal, input);
   pipeline(input, decoder, parser, () => {
@@ -100,6 +112,20 @@ export async function openCsv({ path, file, options, signal, packRows }: CsvOpen
     notes,
     items: { [Symbol.asyncIterator]: () => parser[Symbol.asyncIterator]() as AsyncIterator<SourceItem> },
   };
+}
+
+/** The delimiter named by an Excel `sep=X` first line, if the file has one. */
+function sepLine(sample: Buffer, from: number, file: string): CsvDelimiter | undefined {
+  const match = /^sep=(.)(?:\r\n|\n|\r)/i.exec(sample.subarray(from, from + 16).toString('latin1'));
+  if (!match) return undefined;
+  const named = match[1] as string;
+  const delimiter = DELIMITERS.find((candidate) => candidate === named);
+  if (delimiter === undefined) {
+    throw new SourceError(file, `${file} starts with "sep=${named}", Excel's line naming the delimiter, but rostersync reads only ${DELIMITERS.map((d) => DELIMITER_NAMES[d]).join(', ')} delimiters.`, {
+      hint: 'Save the file again from Excel with a comma or semicolon as the list separator.',
+    });
+  }
+  return delimiter;
 }
 
 function emptyFile(file: string): SourceError {

@@ -3,10 +3,9 @@
  * (never per row): files that are not CSV at all, byte-order marks, UTF-8 validity, the delimiter,
  * and where the header line starts. Decoding is csv-decode.ts; parsing is csv-parser.ts.
  */
-import { isAscii, isUtf8 } from 'node:buffer';
+import { isUtf8 } from 'node:buffer';
 import { SourceError } from './source-error.js';
 
-export type CsvEncoding = 'utf-8' | 'windows-1252';
 export type CsvDelimiter = ',' | ';' | '\t' | '|';
 
 /** Candidates in order of preference when two score the same. */
@@ -44,36 +43,6 @@ export function incompleteUtf8Tail(buf: Buffer): number {
     return needed > back ? back : 0;
   }
   return 0;
-}
-
-/** UTF-8 verdict on a sample that may stop in the middle of a character. */
-export function classifyUtf8(sample: Buffer): 'ascii' | 'utf-8' | 'invalid' | 'mixed' {
-  if (isAscii(sample)) return 'ascii';
-  const body = sample.subarray(0, sample.length - incompleteUtf8Tail(sample));
-  if (isUtf8(body)) return 'utf-8';
-  return hasUtf8MultibyteSequence(body) ? 'mixed' : 'invalid';
-}
-
-/**
- * True when the bytes hold at least one well-formed multi-byte UTF-8 sequence. Windows-1252 text
- * almost never does (it would read as "Ã©"-style mojibake), so invalid UTF-8 that also has one is
- * a file whose rows were saved in two encodings: decoding it either way would corrupt names.
- */
-export function hasUtf8MultibyteSequence(buf: Buffer): boolean {
-  for (let i = 0; i < buf.length; i++) {
-    const lead = buf[i]!;
-    const length = lead >= 0xc2 && lead <= 0xdf ? 2 : lead >= 0xe0 && lead <= 0xef ? 3 : lead >= 0xf0 && lead <= 0xf4 ? 4 : 0;
-    if (length === 0 || i + length > buf.length) continue;
-    let ok = true;
-    for (let k = 1; k < length; k++) if ((buf[i + k]! & 0xc0) !== 0x80) ok = false;
-    if (ok) return true;
-  }
-  return false;
-}
-
-/** 1-based line (within `buf`) of the first byte that breaks UTF-8. */
-export function firstInvalidUtf8Line(buf: Buffer): number {
-  return 1 + lineBreaksIn(buf.subarray(0, firstInvalidUtf8Index(buf)));
 }
 
 /** Byte index of the first byte that breaks UTF-8 (`buf.length` when none does). */

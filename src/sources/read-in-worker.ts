@@ -1,6 +1,6 @@
 /**
  * Reading a roster on the other core. A nightly plan of a large roster is two chains of work of
- * about the same size: reading (decoding, csv-parse, cells) and planning (row keys, lookups,
+ * about the same size: reading (decoding, records, cells) and planning (row keys, lookups,
  * duplicates). In one thread they add up; here the reader runs in a worker thread
  * (read-worker.ts) and the main thread plans the rows as they arrive.
  *
@@ -179,7 +179,7 @@ export async function openSourceInWorker(config: SourceConfig, options: OpenSour
  */
 function startWorker(workerData: { config: SourceConfig; baseDir: string; readAhead: number }): Worker {
   const here = import.meta.url;
-  // The reader keeps little alive (a batch, csv-parse's buffers): a young generation of 8 MB
+  // The reader keeps little alive (a batch, the tokenizer's text): a young generation of 8 MB
   // instead of the default measured 20 MB less peak RSS at 1M rows, at the same speed.
   const resourceLimits = { maxYoungGenerationSizeMb: 8 };
   if (!here.endsWith('.ts')) return new Worker(new URL('./read-worker.js', here), { workerData, resourceLimits });

@@ -45,14 +45,12 @@ describe('NUL bytes', () => {
 });
 
 describe('invalid UTF-8 is reported by line', () => {
-  it('with csv.encoding utf-8, the note names the line of the first bad byte', async () => {
+  it('with csv.encoding utf-8, bytes that are not UTF-8 are refused, naming the line of the first one', async () => {
     const content = Buffer.concat([Buffer.from(`ID,Name,Email\n${rows(3000)}`), Buffer.from([0x33, 0x30, 0x30, 0x31, 0x2c, 0x52, 0x65, 0x6e, 0xe9, 0x65, 0x2c, 0x78, 0x0a])]);
-    const { source } = await readAll('late-invalid.csv', content, { encoding: 'utf-8' });
-    const note = source.notes.find((n) => n.includes('not valid UTF-8'));
-    expect(note).toBe(
-      'The file is not valid UTF-8 from line 3002 on; invalid characters were read as "\uFFFD". Re-save the file as UTF-8, or set csv.encoding: windows-1252 if it is a Windows export.',
-    );
-    expect(note).not.toMatch(/byte/);
+    const error = await readAll('late-invalid.csv', content, { encoding: 'utf-8' }).catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(SourceError);
+    expect((error as SourceError).message).toMatch(/is not UTF-8, but source\.csv\.encoding says it is: line 3002 has the byte 0xE9/);
+    expect((error as SourceError).message).toContain('"Renée"');
   });
 });
 

@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest';
 import type { SourceConfig } from '../../src/config/pipeline.js';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { fixturesDir, readFixture } from './read-all.js';
+import { SourceError } from '../../src/sources/source-error.js';
+import { fixturesDir, openError, readFixture } from './read-all.js';
 
 describe('CSV reader: encodings', () => {
   it.each([
@@ -14,12 +15,13 @@ describe('CSV reader: encodings', () => {
     },
     {
       file: 'cp1252.csv',
-      note: 'Windows-1252 (detected',
+      csv: { encoding: 'cp1252' },
+      note: 'windows-1252 (set in the pipeline',
       headers: ['Name', 'Email', 'City', 'Notes'],
       first: { Name: 'José Müller', Email: 'jose@example.org', City: 'Düsseldorf', Notes: '“Prefers email”' },
     },
-  ])('$file decodes as $note', async ({ file, note, headers, first }) => {
-    const { source, rows, errors } = await readFixture({ file });
+  ])('$file decodes as $note', async ({ file, note, headers, first, ...options }) => {
+    const { source, rows, errors } = await readFixture({ file, ...('csv' in options ? { csv: options.csv as SourceConfig['csv'] } : {}) });
     expect(source.headers).toEqual(headers);
     expect(source.notes.join('\n')).toContain(note);
     expect(errors).toEqual([]);
@@ -27,7 +29,7 @@ describe('CSV reader: encodings', () => {
   });
 
   it('reads every Windows-1252 character: ü ß € curly quotes', async () => {
-    const { rows } = await readFixture({ file: 'cp1252.csv' });
+    const { rows } = await readFixture({ file: 'cp1252.csv', csv: { encoding: 'windows-1252', delimiter: 'auto', header_row: 1 } });
     expect(rows.map((row) => [row.values.Name, row.values.City, row.values.Notes])).toEqual([
       ['José Müller', 'Düsseldorf', '“Prefers email”'],
       ['Anna Groß', 'Straße 5', 'Budget 100 €'],
@@ -35,11 +37,18 @@ describe('CSV reader: encodings', () => {
     ]);
   });
 
-  it('honours an explicit encoding over detection', async () => {
+  it('without a declaration, refuses a file whose legacy encoding is not certain, showing the names each way', async () => {
+    const error = (await openError({ file: 'cp1252.csv' })) as SourceError;
+    expect(error).toBeInstanceOf(SourceError);
+    expect(error.message).toMatch(/is not UTF-8, and its bytes do not say for sure/);
+    expect(error.message).toContain('as windows-1252: "Zoë"');
+    expect(error.hint).toContain('encoding: windows-1252');
+  });
+
+  it('a byte-order mark wins over a declared encoding, and the notes say so', async () => {
     const { rows, source } = await readFixture({ file: 'utf8-bom.csv', csv: { encoding: 'windows-1252', delimiter: 'auto', header_row: 1 } });
-    // UTF-8 bytes of "é" read as Windows-1252 give "Ã©": the setting was obeyed.
-    expect(rows[0]?.values.Affiliation).toBe('UniversitÃ© de Paris');
-    expect(source.notes.join('\n')).toContain('set in the pipeline');
+    expect(rows[0]?.values.Affiliation).toBe('Université de Paris');
+    expect(source.notes.join('\n')).toContain('although source.csv.encoding says windows-1252: a byte-order mark always wins');
   });
 
   it('switches to Windows-1252 when invalid UTF-8 appears after a plain-ASCII sample', async () => {
@@ -52,7 +61,7 @@ describe('CSV reader: encodings', () => {
     expect(firstNonAscii).toBeGreaterThan(64 * 1024); // past the detection sample
     // Said by line (issue 12): people find lines, not byte offsets, in an editor.
     const line = 1 + bytes.subarray(0, firstNonAscii).filter((byte) => byte === 0x0a).length;
-    expect(source.notes.join('\n')).toContain(`switched to Windows-1252 at line ${line} `);
+    expect(source.notes.join('\n')).toContain(`switched to windows-1252 at line ${line} `);
   });
 });
 

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { classifyUtf8, detectBom, detectDelimiter, incompleteUtf8Tail, lineStartOffset } from '../../src/sources/csv-sniff.js';
+import { detectBom, detectDelimiter, incompleteUtf8Tail, lineStartOffset } from '../../src/sources/csv-sniff.js';
+import { utf8Evidence } from '../../src/sources/csv-decode.js';
 
 describe('detectDelimiter', () => {
   it.each([
@@ -35,12 +36,13 @@ describe('byte-level helpers', () => {
   it.each([
     { name: 'ascii', bytes: Buffer.from('abc'), tail: 0, verdict: 'ascii' },
     { name: 'complete é', bytes: Buffer.from('café'), tail: 0, verdict: 'utf-8' },
-    { name: 'é cut after its lead byte', bytes: Buffer.from('café').subarray(0, 4), tail: 1, verdict: 'utf-8' },
-    { name: '€ cut after two of three bytes', bytes: Buffer.from('x€').subarray(0, 3), tail: 2, verdict: 'utf-8' },
+    { name: 'é cut after its lead byte', bytes: Buffer.from('café').subarray(0, 4), tail: 1, verdict: 'ascii' },
+    { name: '€ cut after two of three bytes', bytes: Buffer.from('x€').subarray(0, 3), tail: 2, verdict: 'ascii' },
     { name: 'Windows-1252 é', bytes: Buffer.from([0x63, 0x61, 0x66, 0xe9, 0x2c]), tail: 0, verdict: 'invalid' },
   ])('$name: tail $tail, $verdict', ({ bytes, tail, verdict }) => {
     expect(incompleteUtf8Tail(bytes)).toBe(tail);
-    expect(classifyUtf8(bytes)).toBe(verdict);
+    const evidence = utf8Evidence(bytes);
+    expect(evidence.invalid ? 'invalid' : evidence.utf8 ? 'utf-8' : 'ascii').toBe(verdict);
   });
 
   it.each([

@@ -25,11 +25,12 @@ describe('mixed encodings', () => {
     expect(rows).toEqual([{ ID: '1', Name: 'Société' }]);
   });
 
-  it('reads a mixed file when the pipeline sets the encoding explicitly', async () => {
+  it('refuses UTF-8 text under a declared Windows-1252, showing the names both ways', async () => {
     const file = join(dir, 'mixed-explicit.csv');
     writeFileSync(file, Buffer.concat([Buffer.from('ID,Name\n1,'), utf8, Buffer.from('\n')]));
-    const source = await openSource({ file, csv: { encoding: 'windows-1252', delimiter: 'auto', header_row: 1 } }, { baseDir: dir });
-    expect(source.notes.join(' ')).toContain('set in the pipeline');
+    await expect(openSource({ file, csv: { encoding: 'windows-1252', delimiter: 'auto', header_row: 1 } }, { baseDir: dir })).rejects.toThrow(
+      'has UTF-8 text on line 2, but source.csv.encoding says windows-1252: read that way, "Société" would become "SociÃ©tÃ©".',
+    );
   });
 
   async function readAll(file: string) {
@@ -65,6 +66,6 @@ describe('mixed encodings', () => {
     const accented = names.filter((n) => n.includes('Ren'));
     expect(accented).toHaveLength(6);
     for (const name of accented) expect(name.endsWith('René')).toBe(true);
-    expect(notes.join(' ')).toContain('switched to Windows-1252');
+    expect(notes.join(' ')).toContain('switched to windows-1252');
   });
 });

@@ -11,6 +11,7 @@ import { formatIsoCell, formatSerial, textValue, type Converted } from './cell-v
 import type { FormatKind } from './number-formats.js';
 import { decodeExcelEscapes, StringItemText } from './shared-strings.js';
 import { xmlStream, type XmlStream } from './xml.js';
+import { SourceError } from '../source-error.js';
 import type { ZipPackage } from './zip-package.js';
 
 export interface ParsedCell {
@@ -41,16 +42,23 @@ export interface MergeFindings {
   count: number;
 }
 
+/** The last column and row a worksheet can have (XFD1048576). */
+export const MAX_COLUMN = 16_384;
+export const MAX_ROW = 1_048_576;
+
 /** Column number of a reference such as `AB12` (0 when it has no letters). */
 export function columnOfReference(reference: string): number {
   let column = 0;
-  for (let i = 0; i < reference.length; i++) {
+  for (let i = 0; i < reference.length && column <= MAX_COLUMN; i++) {
     const code = reference.charCodeAt(i) | 0x20; // lower-case letters too
     if (code < 97 || code > 122) break;
     column = column * 26 + (code - 96);
   }
   return column;
 }
+
+const CELL_REFERENCE = /^[A-Za-z]{1,3}[1-9][0-9]{0,6}$/;
+const ROW_NUMBER = /^[1-9][0-9]{0,6}$/;
 
 export class SheetRows {
   readonly merges: MergeFindings = { ranges: [], count: 0 };
@@ -75,11 +83,14 @@ export class SheetRows {
   private hasInline = false;
   private readonly inline = new StringItemText();
 
+  private readonly file: string;
+
   constructor(
     zip: ZipPackage,
-    part: string,
+    private readonly part: string,
     private readonly context: SheetContext,
   ) {
+    this.file = zip.file;
     this.chunks = zip.text(part, false)[Symbol.asyncIterator]();
     this.xml = xmlStream(zip.file, part, {
       open: (name, attributes) => this.openTag(name, attributes),
@@ -118,8 +129,11 @@ export class SheetRows {
     switch (name) {
       case 'c': {
         const reference = attributes.r;
-        const column = reference === undefined ? 0 : columnOfReference(reference);
-        this.column = column > 0 ? column : this.column + 1;
+        if (reference !== undefined && (!CELL_REFERENCE.test(reference) || columnOfReference(reference) > MAX_COLUMN || Number(reference.replace(/^[A-Za-z]+/, '')) > MAX_ROW)) {
+          throw this.beyondSheet(`a cell reference "${reference.slice(0, 20)}"`);
+        }
+        this.column = reference === undefined ? this.column + 1 : columnOfReference(reference);
+        if (this.column > MAX_COLUMN) throw this.beyondSheet(`more than ${MAX_COLUMN} cells in row ${this.rowNumber}`);
         this.cellType = attributes.t ?? 'n';
         this.cellStyle = attributes.s === undefined ? 0 : Number(attributes.s);
         this.cellValue = '';
@@ -141,8 +155,10 @@ export class SheetRows {
         this.inline.reset();
         return;
       case 'row': {
-        const number = attributes.r === undefined ? Number.NaN : Number(attributes.r);
-        this.rowNumber = Number.isInteger(number) && number > 0 ? number : this.rowNumber + 1;
+        const reference = attributes.r;
+        if (reference !== undefined && (!ROW_NUMBER.test(reference) || Number(reference) > MAX_ROW)) throw this.beyondSheet(`a row number "${reference.slice(0, 20)}"`);
+        this.rowNumber = reference === undefined ? this.rowNumber + 1 : Number(reference);
+        if (this.rowNumber > MAX_ROW) throw this.beyondSheet(`more than ${MAX_ROW} rows`);
         this.column = 0;
         this.cells = [];
         return;
@@ -158,6 +174,13 @@ export class SheetRows {
       default:
         if (this.inInline) this.inline.open(name);
     }
+  }
+
+  /** A reference no worksheet can hold: refused before anything is sized by it. */
+  private beyondSheet(what: string): SourceError {
+    return new SourceError(this.file, `${this.file} is damaged or hostile: its part ${this.part} has ${what}, beyond XFD${MAX_ROW}, the last cell a worksheet can have.`, {
+      hint: 'Open the workbook in Excel and save it again, or export the roster again from the program that made it.',
+    });
   }
 
   private closeTag(name: string): void {
@@ -192,8 +215,16 @@ export class SheetRows {
     switch (this.cellType) {
       case 's': {
         if (!this.hasValue) return { value: null };
-        const shared = this.context.sharedStrings[Number(text)];
-        if (shared === undefined) return { problem: `refers to shared string ${text.trim()}, which the workbook does not have (the file is damaged)` };
+        // A plain decimal index, as Excel writes it: Number() would also take "", " ", "-0", "0x1"
+        // and "1e0", and the row would sync with another cell's text.
+        const shared = /^[0-9]{1,10}$/.test(text) ? this.context.sharedStrings[Number(text)] : undefined;
+        if (shared === undefined) {
+          return {
+            problem: /^[0-9]{1,10}$/.test(text)
+              ? `refers to shared string ${text}, which the workbook does not have (it has ${this.context.sharedStrings.length}; the file is damaged)`
+              : `refers to shared string ${JSON.stringify(text.slice(0, 20))}, which is not a shared-string number (the file is damaged)`,
+          };
+        }
         return { value: textValue(shared) };
       }
       case 'inlineStr':

@@ -1,9 +1,12 @@
 /**
- * Streaming XML for workbook parts (saxes). Element and attribute names are given without their
- * namespace prefix, so `x:row` (written by some .NET tools) reads like `row`. Entities are decoded
+ * Streaming XML for workbook parts (saxes, namespace-aware). Elements are matched by namespace
+ * and local name: an element of SpreadsheetML (transitional or strict) or of the package
+ * relationships reaches the handlers by its local name, whatever its prefix (`x:row`, written by
+ * some .NET tools, reads like `row`); any other element, such as Excel's extension
+ * `<x15:workbookPr>`, arrives as `{namespace}local` and matches nothing. Entities are decoded
  * once, by the parser, and never again.
  */
-import { SaxesParser } from 'saxes';
+import { SaxesParser, type SaxesTagNS } from 'saxes';
 import { SourceError } from '../source-error.js';
 
 export interface XmlHandlers {
@@ -18,34 +21,74 @@ export interface XmlStream {
   end(): void;
 }
 
-export function localName(name: string): string {
-  const colon = name.indexOf(':');
-  return colon === -1 ? name : name.slice(colon + 1);
+/** Namespaces whose elements are read by local name. '' is an element with no namespace at all. */
+const READ_NAMESPACES = new Set([
+  'http://schemas.openxmlformats.org/spreadsheetml/2006/main',
+  'http://purl.oclc.org/ooxml/spreadsheetml/main',
+  'http://schemas.openxmlformats.org/package/2006/relationships',
+  '',
+]);
+
+/** The officeDocument relationships namespace (`r:id`), transitional and strict. */
+const RELATIONSHIP_NAMESPACES = new Set([
+  'http://schemas.openxmlformats.org/officeDocument/2006/relationships',
+  'http://purl.oclc.org/ooxml/officeDocument/relationships',
+]);
+
+const XMLNS = 'http://www.w3.org/2000/xmlns/';
+
+/**
+ * Deeper than any writer nests a workbook part (a rich-text run in a cell is 6 levels down;
+ * extension lists add a few): a part nested deeper is refused before the parser's stack grows.
+ */
+export const MAX_XML_DEPTH = 64;
+
+/** The name a handler sees for an element: its local name in the namespaces read, else `{uri}local`. */
+function elementName(tag: SaxesTagNS): string {
+  return READ_NAMESPACES.has(tag.uri) ? tag.local : `{${tag.uri}}${tag.local}`;
 }
 
-/** The attribute whose local name is `name` (e.g. `r:id` for `id`), whatever its prefix. */
-export function attribute(attributes: Record<string, string>, name: string, prefixed = false): string | undefined {
-  if (!prefixed) {
-    const plain = attributes[name];
-    if (plain !== undefined) return plain;
+/**
+ * Attributes by name: unqualified ones by their name, relationship ones as `r:name` (whatever
+ * their prefix), others as `{uri}local`. Namespace declarations are left out.
+ */
+function attributesOf(tag: SaxesTagNS): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const key in tag.attributes) {
+    const attribute = tag.attributes[key]!;
+    if (attribute.uri === '') out[attribute.local] = attribute.value;
+    else if (RELATIONSHIP_NAMESPACES.has(attribute.uri)) out[`r:${attribute.local}`] = attribute.value;
+    else if (attribute.uri !== XMLNS) out[`{${attribute.uri}}${attribute.local}`] = attribute.value;
   }
-  for (const key in attributes) {
-    const colon = key.indexOf(':');
-    if (colon !== -1 && key.slice(colon + 1) === name && key.slice(0, colon) !== 'xmlns') return attributes[key];
-  }
-  return undefined;
+  return out;
+}
+
+/** An unqualified attribute, or (`relationship`) the officeDocument relationships one (`r:id`). */
+export function attribute(attributes: Record<string, string>, name: string, relationship = false): string | undefined {
+  return relationship ? attributes[`r:${name}`] : attributes[name];
 }
 
 export function xmlStream(file: string, part: string, handlers: XmlHandlers): XmlStream {
-  const parser = new SaxesParser({ position: true });
+  const parser = new SaxesParser({ position: true, xmlns: true });
+  let depth = 0;
   parser.on('error', (error) => {
     throw new SourceError(file, `${file} is damaged: its part ${part} is not well-formed XML (${error.message}).`, {
       hint: 'Open the workbook in Excel (which may repair it) and save it again.',
       cause: error,
     });
   });
-  parser.on('opentag', (tag) => handlers.open(localName(tag.name), tag.attributes as Record<string, string>));
-  parser.on('closetag', (tag) => handlers.close(localName(tag.name)));
+  parser.on('opentag', (tag) => {
+    if (++depth > MAX_XML_DEPTH) {
+      throw new SourceError(file, `${file} is damaged or hostile: its part ${part} nests elements more than ${MAX_XML_DEPTH} deep (line ${parser.line}), deeper than any spreadsheet program writes.`, {
+        hint: 'Open the workbook in Excel and save it again, or export the roster again from the program that made it.',
+      });
+    }
+    handlers.open(elementName(tag), attributesOf(tag));
+  });
+  parser.on('closetag', (tag) => {
+    depth--;
+    handlers.close(elementName(tag));
+  });
   parser.on('text', (text) => handlers.text(text));
   parser.on('cdata', (text) => handlers.text(text));
   return {
