@@ -50,6 +50,8 @@ export interface ProjectOptions {
   guards?: { max_deletes?: number; max_delete_percent?: number; max_source_drop_percent?: number };
   maxRps?: number;
   concurrency?: number;
+  /** `policy.drift_sample`; the pipeline's default (a few GETs each real sync) when left out. */
+  driftSample?: number;
 }
 
 export async function makeProject(rows: RosterRow[], options: ProjectOptions = {}): Promise<Project> {
@@ -74,6 +76,7 @@ export async function makeProject(rows: RosterRow[], options: ProjectOptions = {
       `  burst: 20`,
       `  concurrency: ${options.concurrency ?? 4}`,
       `  guards: { max_deletes: ${guards.max_deletes}, max_delete_percent: ${guards.max_delete_percent}, max_source_drop_percent: ${guards.max_source_drop_percent} }`,
+      ...(options.driftSample !== undefined ? [`  drift_sample: ${options.driftSample}`] : []),
       '',
     ].join('\n'),
   );
