@@ -58,7 +58,7 @@ const SEPARATORS = [';', ',', '/', '|'] as const;
 
 /** Header words naming each record field; a header equal to one, once normalised, is sure. */
 const FIELD_NAMES: Record<StandardTarget | 'client_id' | 'first' | 'last', string[]> = {
-  client_id: ['id', 'personid', 'reviewerid', 'boardid', 'memberid', 'expertid', 'recordid', 'identifier', 'code'],
+  client_id: ['id', 'no', 'number', 'personid', 'reviewerid', 'boardid', 'memberid', 'expertid', 'recordid', 'identifier', 'code'],
   name: ['name', 'fullname', 'reviewer', 'reviewername', 'person', 'expert', 'membername', 'displayname'],
   first: ['firstname', 'givenname', 'forename', 'first', 'given'],
   last: ['lastname', 'surname', 'familyname', 'last', 'family'],
@@ -175,8 +175,11 @@ export function matchColumns(headers: string[], sample: ColumnSample, customFiel
     for (const c of m.columns) taken.add(c);
     takenFields.add(m.target.kind === 'field' ? m.target.field : m.target.kind === 'custom' ? `custom:${m.target.field}` : m.target.kind);
   };
-  const named = (kind: keyof typeof FIELD_NAMES): string | undefined =>
+  // The header is a known name ("E-mail"), else one of its words is ("Home institution").
+  const exactly = (kind: keyof typeof FIELD_NAMES): string | undefined =>
     headers.find((h) => !taken.has(h) && FIELD_NAMES[kind].includes(normalise(h)));
+  const named = (kind: keyof typeof FIELD_NAMES): string | undefined =>
+    exactly(kind) ?? headers.find((h) => !taken.has(h) && words(h).some((w) => FIELD_NAMES[kind].includes(w)));
   const byShape = (test: (v: string) => boolean): string | undefined =>
     headers.find((h) => !taken.has(h) && values(h).length > 0 && share(values(h), test) >= 0.8);
 
@@ -219,24 +222,27 @@ export function matchColumns(headers: string[], sample: ColumnSample, customFiel
   }
 
   // Name: one column, or first and last name columns joined.
-  const first = named('first');
-  const last = named('last');
-  const nameColumn = named('name');
+  // First and last name only by their exact names: "Last review" is no surname.
+  const first = exactly('first');
+  const last = exactly('last');
+  const nameColumn = exactly('name') ?? (first && last ? undefined : named('name'));
   if (nameColumn) {
     const lastFirst = share(values(nameColumn), (v) => LAST_FIRST.test(v.trim())) >= 0.5;
     take({
       columns: [nameColumn],
       target: { kind: 'field', field: 'name' },
-      sure: true,
+      sure: nameColumn === exactly('name') || lastFirst,
       reason: lastFirst ? 'named like a name; most cells are "Last, First"' : 'named like a name',
       transforms: lastFirst ? ['last_first', 'collapse_whitespace'] : ['collapse_whitespace'],
     });
   } else if (first && last) {
     take({ columns: [first, last], target: { kind: 'field', field: 'name' }, sure: true, reason: 'first and last name columns, joined', transforms: ['collapse_whitespace'] });
   }
-  const affiliation = named('affiliations');
+  const affiliationExact = exactly('affiliations');
+  const affiliation = affiliationExact ?? named('affiliations');
   if (affiliation) {
-    take({ columns: [affiliation], target: { kind: 'field', field: 'affiliations' }, sure: true, reason: 'named like an affiliation', transforms: ['collapse_whitespace'] });
+    const sure = affiliation === affiliationExact;
+    take({ columns: [affiliation], target: { kind: 'field', field: 'affiliations' }, sure, reason: sure ? 'named like an affiliation' : 'a word of its name names an affiliation', transforms: ['collapse_whitespace'] });
   }
 
   // Custom fields: the best-named column for each field, checked against the field's kind.
