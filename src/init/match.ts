@@ -214,9 +214,13 @@ export function matchColumns(headers: string[], sample: ColumnSample, customFiel
   // client_id: a column named like an id whose cells are all present and distinct.
   const unique = (h: string): boolean => values(h).length > 0 && new Set(values(h)).size === values(h).length;
   const idColumn = named('client_id') ?? headers.find((h) => !taken.has(h) && /(^|[^a-z])id$/i.test(h.trim()) && unique(h));
+  // Without an id or an email column, the first column of distinct cells ("#") is the best guess.
+  const firstUnique = emailColumn ? undefined : headers.find((h) => !taken.has(h) && unique(h));
   if (idColumn) {
     const sure = unique(idColumn);
     take({ columns: [idColumn], target: { kind: 'client_id' }, sure, reason: sure ? 'named like an id, every sampled cell distinct' : 'named like an id, but some sampled cells repeat' });
+  } else if (firstUnique) {
+    take({ columns: [firstUnique], target: { kind: 'client_id' }, sure: false, reason: 'no column is named like an id; the first one whose sampled cells are all distinct' });
   } else {
     doubts.push('No column looks like a stable id: client_id uses the emails column; set client_id.column to the roster\'s own id if it has one.');
   }
@@ -252,6 +256,9 @@ export function matchColumns(headers: string[], sample: ColumnSample, customFiel
       if (taken.has(header)) continue;
       const name = nameScore(header, field.name);
       const fit = kindFit(field, values(header));
+      // Option labels that are almost never the field's options say the column is something else.
+      const isOption = field.data_kind === 'single_option' || field.data_kind === 'multi_option';
+      if (isOption && fit < 0.3) continue;
       const score = name + fit * 0.3;
       // Sure only when the header is the field's own name and the cells fit its kind.
       if (score >= 0.6) candidates.push({ header, field, score, sure: name === 1 && fit >= 0.5 });

@@ -70,6 +70,17 @@ describe('matchColumns: one column at a time', () => {
     expect(none.doubts.join('\n')).toContain('No column looks like a stable id');
   });
 
+  it('without an id or email column, the first column of distinct cells is a guessed client_id', () => {
+    const { matches } = matchColumns(['#', 'first name', 'last name'], { '#': ['1', '2'], 'first name': ['Ada', 'Ada'], 'last name': ['L', 'T'] }, []);
+    expect(matches.find((m) => m.target.kind === 'client_id')).toMatchObject({ columns: ['#'], sure: false });
+  });
+
+  it('a column whose labels are not the options of a like-named option field is left out', () => {
+    const board: CustomField[] = [{ api_id: 'r', name: 'Board role', data_kind: 'single_option', options: [{ api_id: 'r1', option: 'Editor-in-Chief' }] }] as CustomField[];
+    const { unmapped } = matchColumns(['ID', 'role'], { ID: ['1', '2'], role: ['PC member', 'senior PC member'] }, board);
+    expect(unmapped.map((u) => u.column)).toEqual(['role']);
+  });
+
   it('labels with no option are doubts, not silent guesses', () => {
     const { doubts } = matchColumns(['ID', 'Level'], { ID: ['1', '2'], Level: ['Jr', 'Guru'] }, FIELDS);
     expect(doubts.join('\n')).toContain('"Guru"');

@@ -54,4 +54,5 @@ export const INIT_CASES = [
   { name: 'editorial-active', roster: 'samples/editorial.xlsx', sheet: 'Active reviewers', expected: 'test/fixtures/init/editorial-active-reviewers.expected.yaml' },
   { name: 'editorial-board', roster: 'samples/editorial.xlsx', sheet: 'Editorial board', expected: 'test/fixtures/init/editorial-board.expected.yaml' },
   { name: 'pc-2026', roster: 'test/fixtures/init/public/pc-2026.csv', expected: 'test/fixtures/init/public/pc-2026.expected.yaml' },
+  { name: 'pc-easychair', roster: 'test/fixtures/init/public/pc-easychair.csv', expected: 'test/fixtures/init/public/pc-easychair.expected.yaml' },
 ] as const;
