@@ -73,9 +73,19 @@ function describeTarget(m: ColumnMatch): string {
   return `skip rows where it is "${t.equals}"`;
 }
 
-/** Asks yes/no about each guess; a "no" leaves the column out of the mapping. */
+/**
+ * Asks yes/no about each guess; a "no" leaves the column out of the mapping. Answers are read as
+ * a stream of lines, so answers typed (or pasted) ahead are kept; the end of input writes nothing.
+ */
 async function confirmGuesses(result: MatchResult, output: NodeJS.WritableStream): Promise<MatchResult> {
-  const rl = createInterface({ input: process.stdin, output });
+  const rl = createInterface({ input: process.stdin, terminal: false });
+  const lines = rl[Symbol.asyncIterator]();
+  const ask = async (question: string): Promise<string> => {
+    output.write(question);
+    const line = await lines.next();
+    if (line.done) throw new UserFacingError('init stopped: the input ended before every question was answered; nothing was written.', { hint: 'Run it again, or pass --yes to take the best guesses.' });
+    return String(line.value);
+  };
   try {
     const matches: ColumnMatch[] = [];
     const unmapped = [...result.unmapped];
@@ -84,7 +94,7 @@ async function confirmGuesses(result: MatchResult, output: NodeJS.WritableStream
         matches.push(m);
         continue;
       }
-      const answer = (await rl.question(`Column ${m.columns.join(' + ')} → ${describeTarget(m)} (${m.reason})? [Y/n] `)).trim().toLowerCase();
+      const answer = (await ask(`Column ${m.columns.join(' + ')} → ${describeTarget(m)} (${m.reason})? [Y/n] `)).trim().toLowerCase();
       if (answer === 'n' || answer === 'no') unmapped.push(...m.columns.map((column) => ({ column, reason: 'you declined the proposed match' })));
       else matches.push({ ...m, sure: true, reason: `${m.reason} (confirmed)` });
     }
