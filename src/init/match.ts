@@ -222,7 +222,11 @@ export function matchColumns(headers: string[], sample: ColumnSample, customFiel
   } else if (firstUnique) {
     take({ columns: [firstUnique], target: { kind: 'client_id' }, sure: false, reason: 'no column is named like an id; the first one whose sampled cells are all distinct' });
   } else {
-    doubts.push('No column looks like a stable id: client_id uses the emails column; set client_id.column to the roster\'s own id if it has one.');
+    doubts.push(
+      emailColumn
+        ? 'No column looks like a stable id: client_id uses the emails column (people change address); set client_id.column to the roster\'s own id if it has one.'
+        : 'No column looks like a stable id and there is no email column: set client_id.column in the mapping before validating.',
+    );
   }
 
   // Name: one column, or first and last name columns joined.
