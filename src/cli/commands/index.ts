@@ -38,6 +38,11 @@ export const lazyCommands: readonly LazyCommand[] = [
     load: async () => (await import('./validate.js')).validateCommand,
   },
   {
+    command: 'init <roster>',
+    describe: 'Propose a pipeline and a mapping for a roster, from its columns and the custom fields',
+    load: async () => (await import('./init.js')).initCommand,
+  },
+  {
     command: 'state <command>',
     describe: "Inspect or repair a pipeline's inventory (never writes to the service)",
     load: async () => (await import('./state.js')).stateCommand,

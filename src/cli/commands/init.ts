@@ -1,0 +1,120 @@
+/**
+ * `rostersync init <roster>`: reads a roster and the service's custom fields (or a saved listing)
+ * and writes a commented pipeline and mapping proposed by src/init/. On a terminal it asks about
+ * each guess; `--yes` takes every best guess; anywhere else it refuses rather than guess silently.
+ */
+import { existsSync } from 'node:fs';
+import { basename, dirname, extname, resolve } from 'node:path';
+import { createInterface } from 'node:readline/promises';
+import { loadFieldsFile } from '../../config/fields-file.js';
+import { EXIT, UserFacingError } from '../../errors.js';
+import { matchColumns, type ColumnMatch, type MatchResult } from '../../init/match.js';
+import { readRosterSample } from '../../init/read-roster.js';
+import { renderMapping, renderPipeline, writeNew } from '../../init/write-files.js';
+import { action, type CommandFactory } from '../command.js';
+import { callOptions, connectService, withServiceOptions, type ServiceArgs } from '../service-options.js';
+
+interface InitArgs extends ServiceArgs {
+  roster?: string;
+  'fields-file'?: string;
+  sheet?: string;
+  pipeline?: string;
+  mapping?: string;
+  yes?: boolean;
+  force?: boolean;
+}
+
+export const initCommand: CommandFactory = (ctx) => ({
+  command: 'init <roster>',
+  describe: 'Propose a pipeline and a mapping for a roster, from its columns and the custom fields',
+  builder: (yargs) =>
+    withServiceOptions(yargs)
+      .positional('roster', { type: 'string', describe: 'Roster file (CSV or XLSX)' })
+      .option('fields-file', { type: 'string', describe: 'Saved custom-fields listing (`rostersync fields --json`) instead of asking the service' })
+      .option('sheet', { type: 'string', describe: 'XLSX: the sheet to read (default: the first)' })
+      .option('pipeline', { type: 'string', describe: 'Pipeline file to write (default: <roster name>.pipeline.yaml)' })
+      .option('mapping', { type: 'string', describe: 'Mapping file to write (default: <roster name>.mapping.yaml)' })
+      .option('yes', { type: 'boolean', default: false, describe: 'Take every best guess without asking' })
+      .option('force', { type: 'boolean', default: false, describe: 'Overwrite existing pipeline and mapping files' })
+      .example('$0 init exports/reviewers.csv --fields-file fields.json --yes', 'write reviewers.pipeline.yaml and reviewers.mapping.yaml'),
+  handler: action(ctx, async (args: InitArgs) => {
+    const { io } = ctx;
+    const roster = resolve(io.cwd, String(args.roster));
+    const stem = basename(roster, extname(roster));
+    const pipelinePath = resolve(io.cwd, args.pipeline ?? `${stem}.pipeline.yaml`);
+    const mappingPath = resolve(io.cwd, args.mapping ?? `${stem}.mapping.yaml`);
+    for (const path of [pipelinePath, mappingPath]) {
+      if (!args.force && existsSync(path)) {
+        throw new UserFacingError(`${path} exists; init does not overwrite it.`, { hint: 'Pass --force to replace it, or name other files with --pipeline and --mapping.' });
+      }
+    }
+    const interactive = process.stdin.isTTY === true && (io.stdout as NodeJS.WriteStream).isTTY === true;
+    if (!args.yes && !interactive) {
+      throw new UserFacingError('init asks about each uncertain match, but this is not a terminal.', { hint: 'Pass --yes to take the best guesses (they are marked GUESS in the files and listed).' });
+    }
+
+    const sample = await readRosterSample(roster, dirname(roster), args.sheet);
+    const listing = args['fields-file'] !== undefined ? loadFieldsFile(resolve(io.cwd, args['fields-file'])) : await connectService(args, io).client.listCustomFields(callOptions(io));
+    let result = matchColumns(sample.headers, sample.sample, listing.author_from_group);
+    if (!args.yes) result = await confirmGuesses(result, io.stdout);
+
+    writeNew(mappingPath, renderMapping(basename(roster), result), args.force === true);
+    writeNew(pipelinePath, renderPipeline({ pipeline: pipelinePath, mapping: mappingPath, roster }, sample), args.force === true);
+    io.stdout.write(renderSummary(result, pipelinePath, mappingPath, sample.notes));
+    return EXIT.ok;
+  }),
+});
+
+function describeTarget(m: ColumnMatch): string {
+  const t = m.target;
+  if (t.kind === 'client_id') return 'client_id';
+  if (t.kind === 'field') return `fields.${t.field}`;
+  if (t.kind === 'custom') return `custom field "${t.field}"`;
+  return `skip rows where it is "${t.equals}"`;
+}
+
+/**
+ * Asks yes/no about each guess; a "no" leaves the column out of the mapping. Answers are read as
+ * a stream of lines, so answers typed (or pasted) ahead are kept; the end of input writes nothing.
+ */
+async function confirmGuesses(result: MatchResult, output: NodeJS.WritableStream): Promise<MatchResult> {
+  const rl = createInterface({ input: process.stdin, terminal: false });
+  const lines = rl[Symbol.asyncIterator]();
+  const ask = async (question: string): Promise<string> => {
+    output.write(question);
+    const line = await lines.next();
+    if (line.done) throw new UserFacingError('init stopped: the input ended before every question was answered; nothing was written.', { hint: 'Run it again, or pass --yes to take the best guesses.' });
+    return String(line.value);
+  };
+  try {
+    const matches: ColumnMatch[] = [];
+    const unmapped = [...result.unmapped];
+    for (const m of result.matches) {
+      if (m.sure) {
+        matches.push(m);
+        continue;
+      }
+      const answer = (await ask(`Column ${m.columns.join(' + ')} → ${describeTarget(m)} (${m.reason})? [Y/n] `)).trim().toLowerCase();
+      if (answer === 'n' || answer === 'no') unmapped.push(...m.columns.map((column) => ({ column, reason: 'you declined the proposed match' })));
+      else matches.push({ ...m, sure: true, reason: `${m.reason} (confirmed)` });
+    }
+    return { ...result, matches, unmapped };
+  } finally {
+    rl.close();
+  }
+}
+
+function renderSummary(result: MatchResult, pipeline: string, mapping: string, notes: string[]): string {
+  const out = [`Wrote ${pipeline}`, `Wrote ${mapping}`, ''];
+  for (const note of notes) out.push(`note: ${note}`);
+  for (const m of result.matches) out.push(`  ${m.sure ? 'sure ' : 'GUESS'}  ${m.columns.join(' + ')} → ${describeTarget(m)}`);
+  for (const u of result.unmapped) out.push(`  left   ${u.column}: ${u.reason}`);
+  const unsure = result.matches.filter((m) => !m.sure);
+  if (unsure.length || result.doubts.length) {
+    out.push('', 'Unsure (check these before the first sync):');
+    for (const m of unsure) out.push(`  - ${m.columns.join(' + ')} → ${describeTarget(m)}: ${m.reason}`);
+    for (const d of result.doubts) out.push(`  - ${d}`);
+  }
+  out.push('', 'Set target.group.owner_team in the pipeline, then run `rostersync validate` on it.');
+  return `${out.join('\n')}\n`;
+}

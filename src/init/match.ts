@@ -1,0 +1,356 @@
+/**
+ * Pure column matching for `rostersync init`: from a roster's headers, a sample of its cells and
+ * the service's custom fields, proposes which column feeds which record field or custom field,
+ * with the transforms, splits, date formats and `values:` maps the mapping language offers
+ * (docs/mapping.md). Every proposal says whether it is sure or a guess, and why, so the CLI can
+ * ask about the guesses and print them.
+ */
+import type { CustomField } from '../client/index.js';
+import type { TransformName } from '../mapping/schema.js';
+
+export type StandardTarget = 'name' | 'emails' | 'orcids' | 'affiliations';
+
+/** Where a column goes. `skip_if` marks a status column whose value skips a row. */
+export type Target =
+  | { kind: 'client_id' }
+  | { kind: 'field'; field: StandardTarget }
+  | { kind: 'custom'; field: string }
+  | { kind: 'skip_if'; equals: string };
+
+export interface ColumnMatch {
+  /** One column, or two for a name made of first and last name columns. */
+  columns: string[];
+  target: Target;
+  sure: boolean;
+  /** Why this match: the evidence a person would want before accepting it. */
+  reason: string;
+  transforms?: TransformName[];
+  split?: string[];
+  decimal?: ',';
+  date_formats?: string[];
+  values?: Record<string, string>;
+}
+
+export interface MatchResult {
+  matches: ColumnMatch[];
+  /** Columns left out of the mapping, with the reason. */
+  unmapped: { column: string; reason: string }[];
+  /** Things the person should check, beyond the guessed matches (labels with no option...). */
+  doubts: string[];
+}
+
+/** Cells of one column as text, empty cells left out. */
+export type ColumnSample = Record<string, string[]>;
+
+const EMAIL = /^[^\s@,;]+@[^\s@,;]+\.[^\s@,;]+$/;
+const ORCID = /^(https?:\/\/(www\.)?orcid\.org\/)?\d{4}[\s-]?\d{4}[\s-]?\d{4}[\s-]?\d{3}[\dXx]$/;
+const LAST_FIRST = /^[^\d,]+,\s*[^\d,]+$/;
+const ISO_DATE = /^\d{4}-\d{2}-\d{2}$/;
+const NUMBER = /^-?\d+([.,]\d+)?$/;
+/** Excel serial dates between 1960 and 2060. */
+const SERIAL = /^\d{5}$/;
+const TEXT_DATES: { re: RegExp; sep: string }[] = [
+  { re: /^(\d{1,2})\.(\d{1,2})\.(\d{4})$/, sep: '.' },
+  { re: /^(\d{1,2})\/(\d{1,2})\/(\d{4})$/, sep: '/' },
+  { re: /^(\d{1,2})-(\d{1,2})-(\d{4})$/, sep: '-' },
+];
+const SEPARATORS = [';', ',', '/', '|'] as const;
+
+/** Header words naming each record field; a header equal to one, once normalised, is sure. */
+const FIELD_NAMES: Record<StandardTarget | 'client_id' | 'first' | 'last', string[]> = {
+  client_id: ['id', 'no', 'number', 'personid', 'reviewerid', 'boardid', 'memberid', 'expertid', 'recordid', 'identifier', 'code'],
+  name: ['name', 'fullname', 'reviewer', 'reviewername', 'person', 'expert', 'membername', 'displayname'],
+  first: ['firstname', 'givenname', 'forename', 'first', 'given'],
+  last: ['lastname', 'surname', 'familyname', 'last', 'family'],
+  emails: ['email', 'emails', 'mail', 'emailaddress', 'emailaddresses', 'contact'],
+  orcids: ['orcid', 'orcidid', 'orcids'],
+  affiliations: ['affiliation', 'affiliations', 'institution', 'organisation', 'organization', 'university', 'employer', 'department', 'institute'],
+};
+/** Words people use for the same custom field (matched against the field's name). */
+const SYNONYMS: string[][] = [
+  ['notes', 'remarks', 'comments', 'comment', 'note', 'remark'],
+  ['level', 'seniority', 'grade', 'rank'],
+  ['areas', 'topics', 'subjects', 'expertise', 'keywords', 'fields'],
+];
+const STATUS_HEADERS = ['active', 'status', 'state', 'enabled', 'current'];
+const NEGATIVE_STATUS = ['no', 'inactive', 'false', 'n', 'retired', 'former', 'disabled', '0'];
+
+export function normalise(header: string): string {
+  return header.toLowerCase().normalize('NFKD').replace(/[^a-z0-9]/g, '');
+}
+
+function words(text: string): string[] {
+  return text.toLowerCase().split(/[^a-z0-9]+/).filter(Boolean);
+}
+
+function share(values: string[], test: (v: string) => boolean): number {
+  return values.length === 0 ? 0 : values.filter(test).length / values.length;
+}
+
+/** Separators that split a cell into several pieces each passing `piece`. */
+function splitsInto(values: string[], piece: (v: string) => boolean): string[] {
+  const used = new Set<string>();
+  for (const value of values) {
+    for (const sep of SEPARATORS) {
+      const parts = value.split(sep).map((p) => p.trim()).filter(Boolean);
+      if (parts.length > 1 && parts.every(piece)) used.add(sep);
+    }
+  }
+  return SEPARATORS.filter((s) => used.has(s));
+}
+
+function isEmailCell(v: string): boolean {
+  return EMAIL.test(v.trim()) || splitsInto([v], (p) => EMAIL.test(p)).length > 0;
+}
+function isOrcidCell(v: string): boolean {
+  return ORCID.test(v.trim()) || splitsInto([v], (p) => ORCID.test(p)).length > 0;
+}
+
+/** The text date format of a column, when its text dates say which one (day > 12 decides). */
+export function dateFormatsOf(values: string[]): { formats: string[]; ambiguous: boolean } | undefined {
+  for (const { re, sep } of TEXT_DATES) {
+    const hits = values.map((v) => re.exec(v.trim())).filter((m): m is RegExpExecArray => m !== null);
+    if (hits.length === 0) continue;
+    const dayFirst = hits.some((m) => Number(m[1]) > 12);
+    const monthFirst = hits.some((m) => Number(m[2]) > 12);
+    const format = monthFirst && !dayFirst ? `MM${sep}DD${sep}YYYY` : `DD${sep}MM${sep}YYYY`;
+    return { formats: [format], ambiguous: dayFirst === monthFirst };
+  }
+  return undefined;
+}
+
+function isDateCell(v: string): boolean {
+  const t = v.trim();
+  return ISO_DATE.test(t) || SERIAL.test(t) || TEXT_DATES.some(({ re }) => re.test(t));
+}
+
+/**
+ * A label's likely option: the same label ignoring case, else an option that starts with it or
+ * of which it is an abbreviation (its letters in order, first letter the same: "Jr" → "Junior"), or
+ * the one option holding every word of it. Several candidates give none: a guess must be unique.
+ */
+export function optionFor(label: string, options: string[]): string | undefined {
+  const l = label.trim().toLowerCase();
+  const exact = options.find((o) => o.toLowerCase() === l);
+  if (exact) return exact;
+  // "Board member" → "Editorial Board Member": every word of the label is a word of one option.
+  const labelWords = words(l);
+  const byWords = options.filter((o) => labelWords.length > 1 && labelWords.every((w) => words(o).includes(w)));
+  if (byWords.length === 1) return byWords[0];
+  const candidates = options.filter((o) => {
+    const low = o.toLowerCase();
+    if (low.startsWith(l) && l.length >= 2) return true;
+    if (low[0] !== l[0]) return false;
+    let i = 0;
+    for (const ch of low) if (ch === l[i]) i++;
+    return i === l.length;
+  });
+  return candidates.length === 1 ? candidates[0] : undefined;
+}
+
+/** How well a header names a custom field: 1 same name, 0.7 a containing or synonym name, 0 none. */
+export function nameScore(header: string, fieldName: string): number {
+  const h = normalise(header);
+  const f = normalise(fieldName);
+  if (h === f) return 1;
+  const hw = words(header);
+  const fw = words(fieldName);
+  const acronym = fw.map((w) => w[0]).join('');
+  if (h.length >= 2 && h === acronym) return 0.7;
+  const syn = (w: string): string[] => SYNONYMS.find((s) => s.includes(w)) ?? [w];
+  const hits = hw.filter((w) => fw.some((x) => syn(w).includes(x) || x === w || (w.length >= 4 && (x.startsWith(w) || w.startsWith(x)))));
+  if (hw.length > 0 && hits.length === hw.length) return 0.7;
+  return hits.length > 0 ? 0.4 : 0;
+}
+
+/** Proposes a mapping for every column. Pure: the same input always gives the same answer. */
+export function matchColumns(headers: string[], sample: ColumnSample, customFields: CustomField[]): MatchResult {
+  const matches: ColumnMatch[] = [];
+  const doubts: string[] = [];
+  const taken = new Set<string>();
+  const takenFields = new Set<string>();
+  const values = (column: string): string[] => sample[column] ?? [];
+  const take = (m: ColumnMatch): void => {
+    matches.push(m);
+    for (const c of m.columns) taken.add(c);
+    takenFields.add(m.target.kind === 'field' ? m.target.field : m.target.kind === 'custom' ? `custom:${m.target.field}` : m.target.kind);
+  };
+  // The header is a known name ("E-mail"), else one of its words is ("Home institution").
+  const exactly = (kind: keyof typeof FIELD_NAMES): string | undefined =>
+    headers.find((h) => !taken.has(h) && FIELD_NAMES[kind].includes(normalise(h)));
+  const named = (kind: keyof typeof FIELD_NAMES): string | undefined =>
+    exactly(kind) ?? headers.find((h) => !taken.has(h) && words(h).some((w) => FIELD_NAMES[kind].includes(w)));
+  const byShape = (test: (v: string) => boolean): string | undefined =>
+    headers.find((h) => !taken.has(h) && values(h).length > 0 && share(values(h), test) >= 0.8);
+
+  // Emails and ORCID iDs first: their shape is unmistakable, whatever the header says.
+  const emailColumn = byShape(isEmailCell) ?? named('emails');
+  if (emailColumn) {
+    const split = splitsInto(values(emailColumn), (p) => EMAIL.test(p));
+    const sure = share(values(emailColumn), isEmailCell) >= 0.8;
+    take({
+      columns: [emailColumn],
+      target: { kind: 'field', field: 'emails' },
+      sure,
+      reason: sure ? `${pct(values(emailColumn), isEmailCell)} of cells are email addresses${split.length ? `, some several in a cell (split on ${split.join(' ')})` : ''}` : 'the header names emails, but few cells are addresses',
+      transforms: split.length ? ['trim', 'lower', 'email', 'dedupe'] : ['trim', 'lower', 'email'],
+      ...(split.length ? { split } : {}),
+    });
+  }
+  const orcidColumn = byShape(isOrcidCell) ?? named('orcids');
+  if (orcidColumn) {
+    const split = splitsInto(values(orcidColumn), (p) => ORCID.test(p));
+    const sure = share(values(orcidColumn), isOrcidCell) >= 0.8;
+    take({
+      columns: [orcidColumn],
+      target: { kind: 'field', field: 'orcids' },
+      sure,
+      reason: sure ? `${pct(values(orcidColumn), isOrcidCell)} of cells are ORCID iDs (bare, spaced or URLs)` : 'the header names ORCID iDs, but few cells are',
+      transforms: split.length ? ['orcid', 'dedupe'] : ['orcid'],
+      ...(split.length ? { split } : {}),
+    });
+  }
+
+  // client_id: a column named like an id whose cells are all present and distinct.
+  const unique = (h: string): boolean => values(h).length > 0 && new Set(values(h)).size === values(h).length;
+  const idColumn = named('client_id') ?? headers.find((h) => !taken.has(h) && /(^|[^a-z])id$/i.test(h.trim()) && unique(h));
+  // Without an id or an email column, the first column of distinct cells ("#") is the best guess.
+  const firstUnique = emailColumn ? undefined : headers.find((h) => !taken.has(h) && unique(h));
+  if (idColumn) {
+    const sure = unique(idColumn);
+    take({ columns: [idColumn], target: { kind: 'client_id' }, sure, reason: sure ? 'named like an id, every sampled cell distinct' : 'named like an id, but some sampled cells repeat' });
+  } else if (firstUnique) {
+    take({ columns: [firstUnique], target: { kind: 'client_id' }, sure: false, reason: 'no column is named like an id; the first one whose sampled cells are all distinct' });
+  } else {
+    doubts.push(
+      emailColumn
+        ? 'No column looks like a stable id: client_id uses the emails column (people change address); set client_id.column to the roster\'s own id if it has one.'
+        : 'No column looks like a stable id and there is no email column: set client_id.column in the mapping before validating.',
+    );
+  }
+
+  // Name: one column, or first and last name columns joined.
+  // First and last name only by their exact names: "Last review" is no surname.
+  const first = exactly('first');
+  const last = exactly('last');
+  const nameColumn = exactly('name') ?? (first && last ? undefined : named('name'));
+  if (nameColumn) {
+    const lastFirst = share(values(nameColumn), (v) => LAST_FIRST.test(v.trim())) >= 0.5;
+    take({
+      columns: [nameColumn],
+      target: { kind: 'field', field: 'name' },
+      sure: nameColumn === exactly('name') || lastFirst,
+      reason: lastFirst ? 'named like a name; most cells are "Last, First"' : 'named like a name',
+      transforms: lastFirst ? ['last_first', 'collapse_whitespace'] : ['collapse_whitespace'],
+    });
+  } else if (first && last) {
+    take({ columns: [first, last], target: { kind: 'field', field: 'name' }, sure: true, reason: 'first and last name columns, joined', transforms: ['collapse_whitespace'] });
+  }
+  const affiliationExact = exactly('affiliations');
+  const affiliation = affiliationExact ?? named('affiliations');
+  if (affiliation) {
+    const sure = affiliation === affiliationExact;
+    take({ columns: [affiliation], target: { kind: 'field', field: 'affiliations' }, sure, reason: sure ? 'named like an affiliation' : 'a word of its name names an affiliation', transforms: ['collapse_whitespace'] });
+  }
+
+  // Custom fields: the best-named column for each field, checked against the field's kind.
+  const candidates: { header: string; field: CustomField; score: number; sure: boolean }[] = [];
+  for (const field of customFields) {
+    for (const header of headers) {
+      if (taken.has(header)) continue;
+      const name = nameScore(header, field.name);
+      const fit = kindFit(field, values(header));
+      // Option labels that are almost never the field's options say the column is something else.
+      const isOption = field.data_kind === 'single_option' || field.data_kind === 'multi_option';
+      if (isOption && fit < 0.3) continue;
+      const score = name + fit * 0.3;
+      // Sure only when the header is the field's own name and the cells fit its kind.
+      if (score >= 0.6) candidates.push({ header, field, score, sure: name === 1 && fit >= 0.5 });
+    }
+  }
+  candidates.sort((a, b) => b.score - a.score);
+  for (const { header, field, sure } of candidates) {
+    if (taken.has(header) || takenFields.has(`custom:${field.name}`)) continue;
+    take(customMatch(header, field, values(header), sure, doubts));
+  }
+
+  // Status columns: a row whose status is the negative one is skipped, as the samples' mappings do.
+  for (const header of headers) {
+    if (taken.has(header) || !STATUS_HEADERS.includes(normalise(header))) continue;
+    const negative = [...new Set(values(header))].find((v) => NEGATIVE_STATUS.includes(v.trim().toLowerCase()));
+    if (negative !== undefined) {
+      take({ columns: [header], target: { kind: 'skip_if', equals: negative }, sure: false, reason: `a status column; rows whose value is "${negative}" are skipped` });
+    }
+  }
+
+  const unmapped = headers.filter((h) => !taken.has(h)).map((column) => ({ column, reason: 'no record field or custom field matches its name or its values' }));
+  return { matches, unmapped, doubts };
+}
+
+/** 0..1: how well a column's cells fit a custom field's data_kind. */
+function kindFit(field: CustomField, cells: string[]): number {
+  if (cells.length === 0) return 0;
+  switch (field.data_kind) {
+    case 'number':
+      return share(cells, (v) => NUMBER.test(v.trim()));
+    case 'date':
+      return share(cells, isDateCell);
+    case 'single_option':
+    case 'multi_option': {
+      const options = (field.options ?? []).map((o) => o.option);
+      const pieces = field.data_kind === 'multi_option' ? cells.flatMap((c) => c.split(/[;,/|]/).map((p) => p.trim()).filter(Boolean)) : cells;
+      return share(pieces, (p) => optionFor(p, options) !== undefined);
+    }
+    default:
+      return 0.5;
+  }
+}
+
+function customMatch(header: string, field: CustomField, cells: string[], sure: boolean, doubts: string[]): ColumnMatch {
+  const match: ColumnMatch = {
+    columns: [header],
+    target: { kind: 'custom', field: field.name },
+    sure,
+    reason: `${normalise(header) === normalise(field.name) ? 'same name' : `name close to "${field.name}"`}, cells fit a ${field.data_kind} field`,
+  };
+  if (field.data_kind === 'number' && cells.some((v) => /^-?\d+,\d+$/.test(v.trim()))) match.decimal = ',';
+  if (field.data_kind === 'date') {
+    const text = dateFormatsOf(cells);
+    if (text) {
+      match.date_formats = text.formats;
+      if (text.ambiguous) {
+        match.sure = false;
+        doubts.push(`Column "${header}": no day above 12 in the sample, so ${text.formats[0]} is a guess; check the order of day and month.`);
+      }
+    }
+  }
+  if (field.data_kind === 'single_option' || field.data_kind === 'multi_option') {
+    const options = (field.options ?? []).map((o) => o.option);
+    let labels = [...new Set(cells.map((c) => c.trim()))];
+    if (field.data_kind === 'multi_option') {
+      const split = splitsInto(cells, (p) => optionFor(p, options) !== undefined);
+      if (split.length) match.split = split;
+      labels = [...new Set(cells.flatMap((c) => (split.length ? c.split(new RegExp(`[${split.map((s) => `\\${s}`).join('')}]`)) : [c]).map((p) => p.trim()).filter(Boolean)))];
+    }
+    const values: Record<string, string> = {};
+    const unknown: string[] = [];
+    for (const label of labels) {
+      const option = optionFor(label, options);
+      if (option === undefined) unknown.push(label);
+      else if (option.toLowerCase() !== label.toLowerCase()) values[label] = option;
+    }
+    if (Object.keys(values).length) {
+      match.values = values;
+      match.sure = false;
+      match.reason += `; labels mapped by abbreviation (${Object.entries(values).map(([k, v]) => `${k} → ${v}`).join(', ')})`;
+    }
+    if (unknown.length) {
+      doubts.push(`Column "${header}": ${unknown.map((u) => `"${u}"`).join(', ')} match no option of "${field.name}" (${options.join(', ')}); add them to values: or those rows are rejected.`);
+    }
+  }
+  return match;
+}
+
+function pct(cells: string[], test: (v: string) => boolean): string {
+  return `${Math.round(share(cells, test) * 100)} %`;
+}

@@ -1,0 +1,64 @@
+/**
+ * Reads the start of a roster for `rostersync init` with the ordinary readers (their encoding and
+ * delimiter sniffing), finding the header row below any title lines: the first line whose cell
+ * count is that of the rows under it.
+ */
+import type { SourceConfig } from '../config/pipeline.js';
+import { openSource } from '../sources/index.js';
+import type { ColumnSample } from './match.js';
+
+/** Rows sampled per column: enough to see the shapes, few enough to read any file at once. */
+const SAMPLE_ROWS = 500;
+/** Title lines looked through for the header row. */
+const MAX_HEADER_ROW = 10;
+
+export interface RosterSample {
+  /** The source section to write to the pipeline (relative file set by the writer). */
+  source: SourceConfig;
+  headers: string[];
+  sample: ColumnSample;
+  notes: string[];
+}
+
+export async function readRosterSample(file: string, baseDir: string, sheet?: string): Promise<RosterSample> {
+  const isXlsx = /\.xls[xm]$/i.test(file);
+  let firstTry: RosterSample | undefined;
+  for (let headerRow = 1; headerRow <= MAX_HEADER_ROW; headerRow++) {
+    const source: SourceConfig = isXlsx
+      ? ({ file, xlsx: { sheet: sheet ?? 1, header_row: headerRow } } as SourceConfig)
+      : ({ file, csv: { encoding: 'auto', delimiter: 'auto', header_row: headerRow } } as SourceConfig);
+    const opened = await openSource(source, { baseDir });
+    const sample: ColumnSample = Object.fromEntries(opened.headers.map((h) => [h, []]));
+    let rows = 0;
+    let errors = 0;
+    for await (const item of opened.items) {
+      if (item.kind === 'row') {
+        rows++;
+        for (const [column, value] of Object.entries(item.row.values)) {
+          if (value !== null && value !== '' && sample[column]) sample[column].push(String(value));
+        }
+      } else errors++;
+      if (rows + errors >= SAMPLE_ROWS) break;
+    }
+    const result: RosterSample = { source: withSheet(source, opened.sheet), headers: opened.headers, sample, notes: opened.notes };
+    firstTry ??= result;
+    // Title lines make a one-cell header above rows of many cells, which the reader rejects.
+    if (errors <= rows && opened.headers.length > 1) return result;
+  }
+  return firstTry!;
+}
+
+function withSheet(source: SourceConfig, sheet: string | undefined): SourceConfig {
+  if (!source.xlsx || sheet === undefined) return source;
+  return { ...source, xlsx: { ...source.xlsx, sheet } };
+}
+
+/** The detected encoding and delimiter, from the reader's notes, to write down in the pipeline. */
+export function detectedCsvOptions(notes: string[]): { encoding?: 'windows-1252'; delimiter?: string } {
+  const out: { encoding?: 'windows-1252'; delimiter?: string } = {};
+  if (notes.some((n) => /^Encoding: Windows-1252/.test(n))) out.encoding = 'windows-1252';
+  const delimiter = notes.map((n) => /^Delimiter: (\w+)/.exec(n)?.[1]).find(Boolean);
+  const byName: Record<string, string> = { semicolon: ';', tab: '\t', pipe: '|' };
+  if (delimiter && byName[delimiter]) out.delimiter = byName[delimiter];
+  return out;
+}
