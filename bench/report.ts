@@ -224,6 +224,7 @@ export function renderDoc(results: BenchResults): string {
   }
   lines.push('## How to rerun');
   lines.push('');
+  lines.push('<!-- doc-test: skip benchmarks take minutes of measurement; run by hand -->');
   lines.push('```sh');
   lines.push('npm run bench                 # everything (~8 min on 2 cores, plus ~2 min generating bench/data/ on first use)');
   lines.push('npm run bench -- --quick      # a smaller subset with fewer runs (~2 min)');

@@ -27,7 +27,8 @@ try {
     const mapping = join(dir, `${c.name}.mapping.yaml`);
     const sheet = 'sheet' in c ? ['--sheet', c.sheet] : [];
     const out = outputSink();
-    const code = await main(['init', c.roster, ...sheet, '--fields-file', fields, '--yes', '--pipeline', join(dir, `${c.name}.pipeline.yaml`), '--mapping', mapping], {
+    const encoding = 'encoding' in c ? ['--encoding', c.encoding] : [];
+    const code = await main(['init', c.roster, ...sheet, ...encoding, '--fields-file', fields, '--yes', '--pipeline', join(dir, `${c.name}.pipeline.yaml`), '--mapping', mapping], {
       stdout: out.stream,
       stderr: out.stream,
       env: {},
@@ -36,7 +37,7 @@ try {
     if (code !== 0) throw new Error(`init ${c.roster} exited ${code}:\n${out.text()}`);
     const isXlsx = c.roster.endsWith('.xlsx');
     const headerRow = c.name === 'legacy-export' ? 2 : 1;
-    const source = await openSource(isXlsx ? { file: c.roster, xlsx: { sheet: 'sheet' in c ? c.sheet : 1, header_row: headerRow } } : { file: c.roster, csv: { encoding: 'auto', delimiter: 'auto', header_row: headerRow } }, { baseDir: ROOT });
+    const source = await openSource(isXlsx ? { file: c.roster, xlsx: { sheet: 'sheet' in c ? c.sheet : 1, header_row: headerRow } } : { file: c.roster, csv: { encoding: 'encoding' in c ? c.encoding : 'auto', delimiter: 'auto', header_row: headerRow } }, { baseDir: ROOT });
     const actual = columnView(mapping, source.headers);
     const expected = columnView(join(ROOT, c.expected), source.headers);
     const misses = source.headers.filter((h) => actual[h] !== expected[h]);

@@ -20,13 +20,17 @@ export interface RosterSample {
   notes: string[];
 }
 
-export async function readRosterSample(file: string, baseDir: string, sheet?: string): Promise<RosterSample> {
+/**
+ * `encoding`: a label the user gave (`init --encoding`), for a file whose bytes do not tell which
+ * legacy encoding it was saved in: the reader refuses to guess, and so does init.
+ */
+export async function readRosterSample(file: string, baseDir: string, sheet?: string, encoding?: string): Promise<RosterSample> {
   const isXlsx = /\.xls[xm]$/i.test(file);
   let firstTry: RosterSample | undefined;
   for (let headerRow = 1; headerRow <= MAX_HEADER_ROW; headerRow++) {
     const source: SourceConfig = isXlsx
       ? ({ file, xlsx: { sheet: sheet ?? 1, header_row: headerRow } } as SourceConfig)
-      : ({ file, csv: { encoding: 'auto', delimiter: 'auto', header_row: headerRow } } as SourceConfig);
+      : ({ file, csv: { encoding: encoding ?? 'auto', delimiter: 'auto', header_row: headerRow } } as SourceConfig);
     const opened = await openSource(source, { baseDir });
     const sample: ColumnSample = Object.fromEntries(opened.headers.map((h) => [h, []]));
     let rows = 0;
@@ -54,9 +58,12 @@ function withSheet(source: SourceConfig, sheet: string | undefined): SourceConfi
 }
 
 /** The detected encoding and delimiter, from the reader's notes, to write down in the pipeline. */
-export function detectedCsvOptions(notes: string[]): { encoding?: 'windows-1252'; delimiter?: string } {
-  const out: { encoding?: 'windows-1252'; delimiter?: string } = {};
-  if (notes.some((n) => /^Encoding: Windows-1252/.test(n))) out.encoding = 'windows-1252';
+export function detectedCsvOptions(notes: string[], given?: string): { encoding?: string; delimiter?: string } {
+  const out: { encoding?: string; delimiter?: string } = {};
+  // The reader's note on a detected legacy encoding names the exact line to write.
+  const detected = notes.map((n) => /Set "encoding: ([^"]+)" under source\.csv/.exec(n)?.[1]).find(Boolean);
+  const encoding = given ?? detected;
+  if (encoding !== undefined) out.encoding = encoding;
   const delimiter = notes.map((n) => /^Delimiter: (\w+)/.exec(n)?.[1]).find(Boolean);
   const byName: Record<string, string> = { semicolon: ';', tab: '\t', pipe: '|' };
   if (delimiter && byName[delimiter]) out.delimiter = byName[delimiter];

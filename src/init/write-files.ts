@@ -80,7 +80,7 @@ export function renderPipeline(paths: PipelinePaths, roster: RosterSample): stri
     out.push('  xlsx:', `    sheet: ${typeof xlsx.sheet === 'string' ? q(xlsx.sheet) : xlsx.sheet}`);
     if (xlsx.header_row > 1) out.push(`    header_row: ${xlsx.header_row}   # the rows above are titles`);
   } else if (csv) {
-    const detected = detectedCsvOptions(roster.notes);
+    const detected = detectedCsvOptions(roster.notes, csv.encoding === 'auto' ? undefined : csv.encoding);
     if (detected.encoding || detected.delimiter || csv.header_row > 1) {
       out.push('  csv:   # as detected; `auto` would detect them again on every run');
       if (detected.encoding) out.push(`    encoding: ${detected.encoding}`);

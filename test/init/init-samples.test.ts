@@ -30,9 +30,9 @@ afterAll(async () => {
   await emulator?.close();
 });
 
-async function headersOf(roster: string, sheet?: string, headerRow = 1): Promise<string[]> {
+async function headersOf(roster: string, sheet?: string, headerRow = 1, encoding = 'auto'): Promise<string[]> {
   const source = await openSource(
-    roster.endsWith('.xlsx') ? { file: roster, xlsx: { sheet: sheet ?? 1, header_row: headerRow } } : { file: roster, csv: { encoding: 'auto', delimiter: 'auto', header_row: headerRow } },
+    roster.endsWith('.xlsx') ? { file: roster, xlsx: { sheet: sheet ?? 1, header_row: headerRow } } : { file: roster, csv: { encoding, delimiter: 'auto', header_row: headerRow } },
     { baseDir: ROOT },
   );
   source.close?.();
@@ -44,7 +44,8 @@ describe('init --yes on each roster', () => {
     const pipeline = join(dir, `${c.name}.pipeline.yaml`);
     const mapping = join(dir, `${c.name}.mapping.yaml`);
     const sheet = 'sheet' in c ? ['--sheet', c.sheet] : [];
-    const init = await runCli(['init', c.roster, ...sheet, '--fields-file', fieldsFile, '--yes', '--pipeline', pipeline, '--mapping', mapping]);
+    const encoding = 'encoding' in c ? ['--encoding', c.encoding] : [];
+    const init = await runCli(['init', c.roster, ...sheet, ...encoding, '--fields-file', fieldsFile, '--yes', '--pipeline', pipeline, '--mapping', mapping]);
     expect(init.stderr).toBe('');
     expect(init.code).toBe(0);
 
@@ -55,7 +56,7 @@ describe('init --yes on each roster', () => {
     const counts = (JSON.parse(validate.stdout) as { counts: { valid: number } }).counts;
     expect(counts.valid).toBeGreaterThan(0);
 
-    const headers = await headersOf(c.roster, 'sheet' in c ? c.sheet : undefined, c.name === 'legacy-export' ? 2 : 1);
+    const headers = await headersOf(c.roster, 'sheet' in c ? c.sheet : undefined, c.name === 'legacy-export' ? 2 : 1, 'encoding' in c ? c.encoding : 'auto');
     const actual = columnView(mapping, headers);
     const expected = columnView(join(ROOT, c.expected), headers);
     const misses = KNOWN_MISSES[c.name] ?? [];
@@ -102,8 +103,16 @@ describe('init refusals and the service listing', () => {
     expect(statSync(pipeline).isFile()).toBe(true);
   });
 
+  it('a legacy file whose bytes do not tell its encoding is refused, naming the --encoding flags', async () => {
+    const run = await runCli(['init', 'samples/legacy-export.csv', '--fields-file', fieldsFile, '--yes', '--pipeline', join(dir, 'e.p.yaml'), '--mapping', join(dir, 'e.m.yaml')]);
+    expect(run.code).toBe(1);
+    expect(run.stderr).toContain('do not say for sure which encoding it was saved in');
+    expect(run.stderr).toContain('--encoding windows-1252');
+    expect(existsSync(join(dir, 'e.p.yaml'))).toBe(false);
+  });
+
   it('prints what it was unsure of', async () => {
-    const { stdout } = await runCli(['init', 'samples/legacy-export.csv', '--fields-file', fieldsFile, '--yes', '--pipeline', join(dir, 'u.p.yaml'), '--mapping', join(dir, 'u.m.yaml')]);
+    const { stdout } = await runCli(['init', 'samples/legacy-export.csv', '--encoding', 'windows-1252', '--fields-file', fieldsFile, '--yes', '--pipeline', join(dir, 'u.p.yaml'), '--mapping', join(dir, 'u.m.yaml')]);
     expect(stdout).toContain('Unsure (check these before the first sync):');
     expect(stdout).toContain('"Prof"');
     expect(stdout).toMatch(/Level → custom field "Expertise level"/);

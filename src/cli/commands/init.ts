@@ -18,6 +18,7 @@ interface InitArgs extends ServiceArgs {
   roster?: string;
   'fields-file'?: string;
   sheet?: string;
+  encoding?: string;
   pipeline?: string;
   mapping?: string;
   yes?: boolean;
@@ -32,6 +33,7 @@ export const initCommand: CommandFactory = (ctx) => ({
       .positional('roster', { type: 'string', describe: 'Roster file (CSV or XLSX)' })
       .option('fields-file', { type: 'string', describe: 'Saved custom-fields listing (`rostersync fields --json`) instead of asking the service' })
       .option('sheet', { type: 'string', describe: 'XLSX: the sheet to read (default: the first)' })
+      .option('encoding', { type: 'string', describe: 'CSV: the encoding the roster was saved in (a WHATWG label such as windows-1250), when its bytes do not tell' })
       .option('pipeline', { type: 'string', describe: 'Pipeline file to write (default: <roster name>.pipeline.yaml)' })
       .option('mapping', { type: 'string', describe: 'Mapping file to write (default: <roster name>.mapping.yaml)' })
       .option('yes', { type: 'boolean', default: false, describe: 'Take every best guess without asking' })
@@ -53,7 +55,7 @@ export const initCommand: CommandFactory = (ctx) => ({
       throw new UserFacingError('init asks about each uncertain match, but this is not a terminal.', { hint: 'Pass --yes to take the best guesses (they are marked GUESS in the files and listed).' });
     }
 
-    const sample = await readRosterSample(roster, dirname(roster), args.sheet);
+    const sample = await readRosterSample(roster, dirname(roster), args.sheet, args.encoding).catch(askForEncoding);
     const listing = args['fields-file'] !== undefined ? loadFieldsFile(resolve(io.cwd, args['fields-file'])) : await connectService(args, io).client.listCustomFields(callOptions(io));
     let result = matchColumns(sample.headers, sample.sample, listing.author_from_group);
     if (!args.yes) result = await confirmGuesses(result, io.stdout);
@@ -64,6 +66,19 @@ export const initCommand: CommandFactory = (ctx) => ({
     return EXIT.ok;
   }),
 });
+
+/**
+ * The reader refuses a legacy file whose encoding its bytes do not tell; its hint names the
+ * pipeline's `encoding:` lines, which init writes itself, so the user is told the flag instead.
+ */
+function askForEncoding(error: unknown): never {
+  if (!(error instanceof UserFacingError) || !/which encoding it was saved in/.test(error.message)) throw error;
+  const labels = [...new Set([...(error.hint ?? '').matchAll(/encoding: ([\w-]+)/g)].map((m) => m[1]!))];
+  throw new UserFacingError(error.message, {
+    hint: `Tell init which one is right, and it writes it into the pipeline: ${labels.map((label) => `--encoding ${label}`).join(', or ')}; or re-save the file as "CSV UTF-8".`,
+    cause: error,
+  });
+}
 
 function describeTarget(m: ColumnMatch): string {
   const t = m.target;
