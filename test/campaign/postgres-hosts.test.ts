@@ -34,7 +34,7 @@ describe('two hosts contend for one pipeline in PostgreSQL', () => {
       const hostA = await makeProject(roster, { maxRps: 30, concurrency: 2 });
       const hostB = await cloneProject(hostA.dir);
       const url = await server().createDatabase('hosts');
-      const env = (host: string) => ({ ...serviceEnv(emu), ROSTERSYNC_STATE_URL: url, PGPASSWORD: server().password, ROSTERSYNC_HOSTNAME: host });
+      const env = (host: string) => ({ ...serviceEnv(emu), ROSTERSYNC_STATE_URL: url, PGPASSWORD: server().password, ROSTERSYNC_HOSTNAME: host, ROSTERSYNC_LOG_FORMAT: 'human' });
       expect((await cli(emu, hostA.dir, ['state', 'migrate', hostA.pipeline], env('host-a'))).code).toBe(0);
 
       const a = new WarmChild();
