@@ -214,7 +214,13 @@ export function loadPipeline(path: string): ResolvedPipeline {
     if (!overlayFormat) problems.push({ path, message: `cannot tell the format of "${overlay.file}" from its extension; write it as { file: ..., format: csv }` });
     else if (overlayFormat === 'xlsx' && overlay.csv) problems.push({ path: `${path}.csv`, message: 'CSV options given for an xlsx overlay' });
     else if (overlayFormat === 'csv' && overlay.xlsx) problems.push({ path: `${path}.xlsx`, message: 'xlsx options given for a CSV overlay' });
-    else overlays.push({ ...overlay, file: overlayFile, format: overlayFormat });
+    else {
+      // A CSV overlay named by its file alone is read in the encoding the pipeline declares
+      // (src/sources/layers.ts): guessing could refuse a short file or pick another code page.
+      const declared = format === 'csv' ? config.source.csv?.encoding : undefined;
+      const inherit = overlayFormat === 'csv' && overlay.csv === undefined && declared !== undefined && declared !== 'auto';
+      overlays.push({ ...overlay, ...(inherit ? { sourceEncoding: declared } : {}), file: overlayFile, format: overlayFormat });
+    }
   });
   const fallbackName = basename(file, extname(file));
   const name = config.name ?? fallbackName;

@@ -5,7 +5,8 @@
  * its error columns. Which row replaces which is decided by client_id, so after mapping: see
  * `overlays` in src/mapping/roster.ts.
  */
-import { open } from 'node:fs/promises';
+import { isUtf8 } from 'node:buffer';
+import { open, readFile } from 'node:fs/promises';
 import { basename } from 'node:path';
 import type { SourceFileConfig } from '../config/pipeline.js';
 import { openSource, type OpenSourceOptions } from './open-source.js';
@@ -18,6 +19,12 @@ export const REJECTED_ERROR_COLUMNS = ['error_row', 'error_codes', 'error_messag
 /** An overlay as the pipeline names it, its path resolved and its format known. */
 export interface ResolvedOverlay extends SourceFileConfig {
   format: 'csv' | 'xlsx';
+  /**
+   * The encoding `source.csv` declares, for a CSV overlay named by its file alone: a rejected.csv
+   * is written in the source's own encoding. A file that is valid UTF-8 (a "CSV UTF-8" re-save) is
+   * read as UTF-8; any other is read in this encoding rather than guessed.
+   */
+  sourceEncoding?: string;
 }
 
 /** How far down a rejected.csv's header line is looked for (its title lines are few and short). */
@@ -31,11 +38,13 @@ const HEADER_SCAN_LINES = 20;
  * file reads as the roster it was cut from.
  */
 export async function openOverlay(overlay: ResolvedOverlay, options: OpenSourceOptions): Promise<OpenedSource> {
-  let config: SourceFileConfig = overlay;
+  const { sourceEncoding, ...file } = overlay;
+  const encoding = sourceEncoding === undefined || isUtf8(await readFile(overlay.file).catch(() => Buffer.alloc(0))) ? 'auto' : sourceEncoding;
+  let config: SourceFileConfig = encoding === 'auto' || file.csv ? file : { ...file, csv: { encoding, delimiter: 'auto', header_row: 1 } };
   const csv = overlay.csv;
   if (overlay.format === 'csv' && csv?.header_row === undefined) {
     const headerRow = await rejectedCsvHeaderRow(overlay.file);
-    if (headerRow !== undefined) config = { ...overlay, csv: { encoding: 'auto', delimiter: 'auto', ...csv, header_row: headerRow } };
+    if (headerRow !== undefined) config = { ...file, csv: { encoding, delimiter: 'auto', ...csv, header_row: headerRow } };
   }
   const opened = await openSource(config, options).catch((error: unknown) => {
     // The reader's advice names source.file; an overlay is found under source.overlays.
