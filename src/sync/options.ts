@@ -52,6 +52,8 @@ export interface RunOptions {
   random?: () => number;
   /** How alerts are delivered (attempts, waits, timeout, sleep, dispatcher): tests shorten them. */
   notify?: DeliveryOptions;
+  /** `--mask`: the report files (report.md/html/json, the job summary, rejected.csv) carry no roster values or names. */
+  mask?: boolean;
   /** `rostersync plan --out`: save the plan (a dry run) for a later `rostersync apply`. */
   savePlanTo?: string;
 }

@@ -11,6 +11,7 @@ import { reportDirFor, reportRootFor } from '../report/location.js';
 import { parseKeep } from '../report/retention.js';
 import type { RunReport } from '../report/types.js';
 import { writeReportOrFallback } from '../report/fallback.js';
+import { maskReport } from '../report/mask.js';
 import { dialectFor } from '../report/rejected-csv.js';
 import { writeReport, type WrittenReport } from '../report/write.js';
 import { notifyRun } from '../notify/index.js';
@@ -25,7 +26,7 @@ export interface RecordInput {
   report: RunReport;
   /** Valid records of the roster (0 when the run stopped before reading it). */
   validRecords: number;
-  options: Pick<RunOptions, 'reportDir' | 'cwd' | 'env' | 'logger' | 'notify'>;
+  options: Pick<RunOptions, 'reportDir' | 'cwd' | 'env' | 'logger' | 'notify' | 'mask'>;
 }
 
 export async function recordRun(input: RecordInput): Promise<WrittenReport> {
@@ -55,7 +56,8 @@ export async function recordRun(input: RecordInput): Promise<WrittenReport> {
     );
   }
   report.notes.push(...(await notifyFor(pipeline, report, options)));
-  const written = await writeReportOrFallback(report, reportOptions(pipeline, report, options));
+  // The files may leave the machine (CI artifacts, the job summary): masked as the console is.
+  const written = await writeReportOrFallback(options.mask ? maskReport(report) : report, reportOptions(pipeline, report, options));
   if (stateProblem) written.warnings.push(stateProblem);
   return written;
 }

@@ -2,7 +2,9 @@
  * `rostersync demo` (what `npm start` runs): starts the emulator in-process with its built-in
  * fixture (the organization whose custom fields the sample mappings name), syncs `pipelines/demo.yaml` into it, then syncs again to show that an unchanged
  * roster makes zero write calls. State goes to a fresh temporary directory, so every demo starts
- * from an empty service, and the reports go under the pipeline's report directory.
+ * from an empty service, and the reports go to `reports/` in the current directory (or `--dir`):
+ * never beside the pipeline, which after a global install is the package folder, read-only for
+ * a user who is not root.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -21,6 +23,7 @@ interface DemoArgs {
   pipeline?: string;
   fixture?: string;
   'api-key'?: string;
+  dir?: string;
   [flag: string]: unknown;
 }
 
@@ -31,7 +34,8 @@ export const demoCommand: CommandFactory = (ctx) => ({
     y
       .option('pipeline', { type: 'string', default: join(PROJECT_ROOT, 'pipelines/demo.yaml'), describe: 'Pipeline to run' })
       .option('fixture', { type: 'string', describe: 'Emulator fixture (default: the built-in demo organization)' })
-      .option('api-key', { type: 'string', default: DEMO_KEY, describe: 'Key of the fixture organization (not a secret: emulator only)' }),
+      .option('api-key', { type: 'string', default: DEMO_KEY, describe: 'Key of the fixture organization (not a secret: emulator only)' })
+      .option('dir', { type: 'string', default: '.', describe: 'Folder that receives the reports (under reports/)' }),
   handler: action(ctx, async (args: DemoArgs) => {
     const out = ctx.io.stdout;
     const emulator = await startEmulator(args.fixture ? { fixturePath: resolve(ctx.io.cwd, args.fixture) } : {});
@@ -43,7 +47,8 @@ export const demoCommand: CommandFactory = (ctx) => ({
         service: { baseUrl: emulator.url, apiKey: String(args['api-key']) },
         stateDir,
         // The demo's state is throw-away: never the shared database ROSTERSYNC_STATE_URL may name.
-        env: { ...ctx.io.env, ROSTERSYNC_STATE_URL: '' },
+        // Its reports (and their run history) go where the user is, whatever the pipeline says.
+        env: { ...ctx.io.env, ROSTERSYNC_STATE_URL: '', ROSTERSYNC_REPORT_DIR: resolve(ctx.io.cwd, String(args.dir), 'reports') },
         cwd: ctx.io.cwd,
         ...(ctx.io.signal ? { signal: ctx.io.signal } : {}),
       };

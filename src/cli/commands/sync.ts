@@ -19,6 +19,7 @@ import { useColor } from '../color.js';
 import { writeNotice } from '../stderr.js';
 import { progressReporter } from '../progress.js';
 import { cliLogger, serviceConfigFrom, withConnectionOptions, type ConnectionArgs } from '../service-options.js';
+import { maskReport } from '../../report/mask.js';
 
 /** Parsed flags; optional in the type because yargs hands handlers an index-signature object. */
 interface RunArgs extends ConnectionArgs {
@@ -111,11 +112,11 @@ function refreshOption(value: string | boolean | undefined): RunOptions['refresh
   throw new UserFacingError(`--refresh=${String(value)} is not a refresh mode`, { hint: 'Use --refresh (planned keys) or --refresh=all (every owned key).' });
 }
 
-export function printResult(result: RunResult, args: { json?: boolean }, io: CliIo): number {
+export function printResult(result: RunResult, args: { json?: boolean; mask?: boolean }, io: CliIo): number {
   // E.g. the report went to a fallback directory: said on stderr whatever the output format.
   for (const warning of result.written.warnings) writeNotice(io, 'warn', warning);
   if (args.json) {
-    io.stdout.write(`${JSON.stringify(result.report, null, 2)}\n`);
+    io.stdout.write(`${JSON.stringify(args.mask ? maskReport(result.report) : result.report, null, 2)}\n`);
     return result.exitCode;
   }
   const color = useColor(io.stdout, io.env);
@@ -177,7 +178,7 @@ export const planCommand: CommandFactory = (ctx) => ({
       .positional('pipeline', { type: 'string', demandOption: true, describe: 'Pipeline file' })
       .option('out', { type: 'string', describe: 'Save the plan to this file for `rostersync apply`' })
       .option('refresh', { type: 'string', describe: 'Also GET remote records: --refresh (planned keys) or --refresh=all' })
-      .option('mask', { type: 'boolean', default: false, describe: 'Mask personal data: print every field value as (masked)' })
+      .option('mask', { type: 'boolean', default: false, describe: 'Mask personal data: every field value and name is (masked) on the console and in the report files' })
       .option('diff-limit', { type: 'number', default: DEFAULT_DIFF_LIMIT, describe: 'Records the diff prints before pointing at the report (0: all)' })
       .option('detailed-exitcode', { type: 'boolean', default: false, describe: 'Exit 0 when nothing would change, 2 when something would (or rows were rejected)' })
       .example('$0 plan pipelines/reviewers.yaml', 'the field-by-field diff of the next sync')
@@ -193,6 +194,7 @@ export const planCommand: CommandFactory = (ctx) => ({
         refresh: refreshOption(args.refresh),
         ...guardRunOptions(args),
         ...(args.out ? { savePlanTo: args.out } : {}),
+        ...(args.mask ? { mask: true } : {}),
       },
       printPlan,
     ),

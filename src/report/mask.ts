@@ -1,0 +1,59 @@
+/**
+ * `--mask` for the files a run writes: the report a CI job uploads or shows (report.md,
+ * report.html, report.json, the job summary, rejected.csv) leaves the machine, so it carries the
+ * same masking as the console's plan diff: every roster or service value becomes `(masked)`
+ * (lists keep their length, so a reader still sees how many), names are masked, and e-mail-shaped
+ * strings in free text are redacted. client_ids, field names, counts and outcomes stay: they are
+ * what a drift check is read for.
+ */
+import type { CellValue } from '../sources/types.js';
+import { redactEmails } from './format.js';
+import type { FieldChange, RunReport } from './types.js';
+
+export const MASKED = '(masked)';
+
+type Value = FieldChange['after'];
+
+function maskValue<T extends Value>(value: T): T {
+  if (value === undefined || value === null) return value;
+  return (Array.isArray(value) ? value.map(() => MASKED) : MASKED) as T;
+}
+
+function maskCell(value: CellValue): CellValue {
+  return value === null || value === '' ? value : MASKED;
+}
+
+function maskChange(change: FieldChange): FieldChange {
+  return {
+    ...change,
+    ...('before' in change ? { before: maskValue(change.before) } : {}),
+    ...('after' in change ? { after: maskValue(change.after) } : {}),
+    ...('remote' in change ? { remote: maskValue(change.remote) } : {}),
+  };
+}
+
+const maskName = <T extends { name?: string }>(entry: T): T => (entry.name === undefined ? entry : { ...entry, name: MASKED });
+
+export function maskReport(report: RunReport): RunReport {
+  return {
+    ...report,
+    ...(report.message !== undefined ? { message: redactEmails(report.message) } : {}),
+    records: report.records.map((record) => ({
+      ...record,
+      changes: record.changes.map(maskChange),
+      ...(record.error !== undefined ? { error: redactEmails(record.error) } : {}),
+    })),
+    rejectedRows: report.rejectedRows.map((row) => ({
+      ...maskName(row),
+      values: Object.fromEntries(Object.entries(row.values).map(([column, value]) => [column, maskCell(value)])),
+      problems: row.problems.map((problem) => ({
+        ...problem,
+        message: redactEmails(problem.message),
+        ...(problem.value !== undefined ? { value: MASKED } : {}),
+        ...(problem.hint !== undefined ? { hint: redactEmails(problem.hint) } : {}),
+      })),
+    })),
+    ...(report.filteredRows ? { filteredRows: report.filteredRows.map(maskName) } : {}),
+    notes: report.notes.map(redactEmails),
+  };
+}
