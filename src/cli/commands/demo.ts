@@ -27,6 +27,12 @@ interface DemoArgs {
   [flag: string]: unknown;
 }
 
+/** `--dir`, else the container's ROSTERSYNC_REPORT_DIR (its /reports volume), else ./reports. */
+function demoReportDir(dir: string | undefined, cwd: string, env: NodeJS.ProcessEnv): string {
+  if (dir !== undefined) return resolve(cwd, dir, 'reports');
+  return env.ROSTERSYNC_REPORT_DIR ? resolve(cwd, env.ROSTERSYNC_REPORT_DIR) : resolve(cwd, 'reports');
+}
+
 export const demoCommand: CommandFactory = (ctx) => ({
   command: 'demo',
   describe: 'Sync the sample roster into an in-process emulator and print the report (what `npm start` runs)',
@@ -35,7 +41,7 @@ export const demoCommand: CommandFactory = (ctx) => ({
       .option('pipeline', { type: 'string', default: join(PROJECT_ROOT, 'pipelines/demo.yaml'), describe: 'Pipeline to run' })
       .option('fixture', { type: 'string', describe: 'Emulator fixture (default: the built-in demo organization)' })
       .option('api-key', { type: 'string', default: DEMO_KEY, describe: 'Key of the fixture organization (not a secret: emulator only)' })
-      .option('dir', { type: 'string', default: '.', describe: 'Folder that receives the reports (under reports/)' }),
+      .option('dir', { type: 'string', describe: 'Folder that receives the reports, under reports/ (default: the current directory, or ROSTERSYNC_REPORT_DIR when set, as in the container image)' }),
   handler: action(ctx, async (args: DemoArgs) => {
     const out = ctx.io.stdout;
     const emulator = await startEmulator(args.fixture ? { fixturePath: resolve(ctx.io.cwd, args.fixture) } : {});
@@ -48,7 +54,7 @@ export const demoCommand: CommandFactory = (ctx) => ({
         stateDir,
         // The demo's state is throw-away: never the shared database ROSTERSYNC_STATE_URL may name.
         // Its reports (and their run history) go where the user is, whatever the pipeline says.
-        env: { ...ctx.io.env, ROSTERSYNC_STATE_URL: '', ROSTERSYNC_REPORT_DIR: resolve(ctx.io.cwd, String(args.dir), 'reports') },
+        env: { ...ctx.io.env, ROSTERSYNC_STATE_URL: '', ROSTERSYNC_REPORT_DIR: demoReportDir(args.dir, ctx.io.cwd, ctx.io.env) },
         cwd: ctx.io.cwd,
         ...(ctx.io.signal ? { signal: ctx.io.signal } : {}),
       };
