@@ -13,15 +13,14 @@
  * Cost: `policy.drift_sample` GET calls per run (5 by default), at the pipeline's rate; picking the
  * sample walks the inventory's ids once.
  */
-import pLimit from 'p-limit';
 import type { CallOptions, ServiceClient } from '../client/client.js';
-import { NotFoundError } from '../client/errors.js';
 import { EXIT, UserFacingError } from '../errors.js';
 import type { RosterIds } from '../mapping/roster.js';
-import { canonicalJson, hashJson, projectFields, sameValue } from '../plan/canonical.js';
+import { canonicalJson, hashJson, sameValue } from '../plan/canonical.js';
 import type { ClassifiedRecord } from '../plan/classify.js';
 import type { Fields } from '../plan/types.js';
 import type { StateBackend } from '../state/backend.js';
+import { fetchRemote } from './remote-records.js';
 
 export interface DriftFound {
   sampled: number;
@@ -56,20 +55,7 @@ export async function checkDrift(input: DriftCheckInput): Promise<DriftFound> {
     input.random,
   );
   const applied = input.store.lastApplied(sample);
-  const remote = new Map<string, Fields | null>();
-  const limit = pLimit(4);
-  await Promise.all(
-    sample.map((clientId) =>
-      limit(async () => {
-        try {
-          remote.set(clientId, projectFields(await input.client.getAuthor(input.groupId, clientId, input.call), input.managedFields, input.setFields));
-        } catch (error) {
-          if (error instanceof NotFoundError) remote.set(clientId, null);
-          else throw error;
-        }
-      }),
-    ),
-  );
+  const remote = await fetchRemote({ client: input.client, groupId: input.groupId, managedFields: input.managedFields, setFields: input.setFields, clientIds: sample, call: input.call, concurrency: 4 });
   const found: DriftFound = { sampled: sample.length, calls: sample.length, deleted: [], changed: [], recheck: [], remote: new Map() };
   for (const clientId of sample) {
     const fields = applied.get(clientId);

@@ -5,12 +5,10 @@
  * against the inventory, and, with --refresh, fetches remote records. It never writes to the
  * service; of the state it only reads.
  */
-import pLimit from 'p-limit';
 import { createHash } from 'node:crypto';
 import { stat } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import type { CallOptions, ServiceClient } from '../client/client.js';
-import { NotFoundError } from '../client/errors.js';
 import type { ResolvedPipeline } from '../config/load.js';
 import { compileMapping } from '../mapping/compile.js';
 import { mapRoster, type FastPath, type RosterSummary } from '../mapping/roster.js';
@@ -22,7 +20,6 @@ import { ConfigError } from '../config-error.js';
 import type { BuildPlanInput } from '../plan/build.js';
 import { RosterClassifier } from '../plan/classify.js';
 import type { RowKeyRepairs } from '../plan/row-key-repairs.js';
-import { projectFields } from '../plan/canonical.js';
 import type { Fields } from '../plan/types.js';
 import type { RunReport } from '../report/types.js';
 import { openSource, sha256File } from '../sources/index.js';
@@ -35,6 +32,7 @@ import { withinPrefixes } from '../state/sharing.js';
 import type { StateBackend } from '../state/backend.js';
 import { HASH_BATCH, mayHaveWritten } from '../state/store.js';
 import { checkDrift, driftNote, GroupGoneError } from './drift.js';
+import { fetchRemote } from './remote-records.js';
 import type { RunOptions } from './options.js';
 
 export interface GatheredInput {
@@ -240,7 +238,7 @@ export async function gatherPlanInput(input: {
     const change = before ? identityChange(record.clientId, before, after) : undefined;
     if (change) identityChanges.push(change);
   }
-  let remote = options.refresh && groupId !== null ? await fetchRemote({ client, groupId, managedFields: compiled.managedFields, setFields: compiled.setFields, clientIds: needApplied, call }) : undefined;
+  let remote = options.refresh && groupId !== null ? await fetchRemote({ client, groupId, managedFields: compiled.managedFields, setFields: compiled.setFields, clientIds: needApplied, call, concurrency: 8 }) : undefined;
   if (options.refresh && groupId === null) notes.push('--refresh skipped: the target group does not exist yet.');
   // The drift check of real runs; --refresh reads more than it would.
   let drift: RunReport['drift'];
@@ -418,31 +416,3 @@ function knownRowsFastPath(input: {
   };
 }
 
-/**
- * Remote records (--refresh) projected on the managed fields; null for a record the service does
- * not have (404), so the plan recreates it.
- */
-async function fetchRemote(input: {
-  client: ServiceClient;
-  groupId: number;
-  managedFields: string[];
-  setFields: ReadonlySet<string>;
-  clientIds: string[];
-  call: CallOptions;
-}): Promise<Map<string, Fields | null>> {
-  const limit = pLimit(8);
-  const remote = new Map<string, Fields | null>();
-  await Promise.all(
-    input.clientIds.map((clientId) =>
-      limit(async () => {
-        try {
-          remote.set(clientId, projectFields(await input.client.getAuthor(input.groupId, clientId, input.call), input.managedFields, input.setFields));
-        } catch (error) {
-          if (error instanceof NotFoundError) remote.set(clientId, null);
-          else throw error;
-        }
-      }),
-    ),
-  );
-  return remote;
-}
