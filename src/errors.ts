@@ -1,5 +1,5 @@
 /**
- * Exit codes of the CLI (shared/design.md, "Exit codes") and the base of every error a person
+ * Exit codes of the CLI (README.md, "Exit codes") and the base of every error a person
  * is expected to read. Such errors are printed as message + hint, never with a stack trace.
  */
 export const EXIT = {

@@ -1,7 +1,7 @@
 /**
  * The bad-input corpus (issue 6): broken rosters, mappings, pipeline files, saved plans, state
  * and service settings, each run through the real CLI (`main`, in-process) against a real
- * emulator. Every case asserts the documented exit code (shared/design.md, "Exit codes"), a
+ * emulator. Every case asserts the documented exit code (README.md, "Exit codes"), a
  * message naming the location (file and row/column/key as relevant), no stack trace, and that
  * the service saw no write and no delete when the input was broken.
  *

@@ -2,7 +2,7 @@
  * Apply: the only module of a run that writes to the service (and, with it, the inventory).
  * This file writes the plan's records; group.ts creates the target group when there is none.
  *
- * Every outcome is journaled the moment it is known (shared/design.md decision 4): an operation
+ * Every outcome is journaled the moment it is known: an operation
  * is journaled `sent` before its call and `done` or `failed` after, and a successful write
  * updates the inventory in the same transaction. A kill at any point leaves the inventory
  * claiming only writes that happened; the next run replans the rest, and record writes and

@@ -2,7 +2,7 @@
  * The target group: configured, remembered, or created now. Part of apply because creating a
  * group is a write to the service, and apply is the only module that writes.
  *
- * Creation is not idempotent (shared/design.md decision 3): the intent is recorded before the
+ * Creation is not idempotent: the intent is recorded before the
  * call and the id right after, and an ambiguous failure stops the run instead of risking a
  * second group.
  */

@@ -1,5 +1,5 @@
 /**
- * The typed client of the service: one method per endpoint of `shared/spec/service-api.md`, each
+ * The typed client of the service: one method per endpoint of `docs/service-contract.md`, each
  * answer parsed with the zod schemas of `schemas.ts`. Every request carries `X-ApiKey`, goes through
  * this client's own rate limiter, and is retried per `retry-policy.ts`. Group creation is not
  * idempotent and is retried only when the service provably never processed it.

@@ -1,5 +1,5 @@
 /**
- * One zod schema per shape of the service contract (`shared/spec/service-api.md`).
+ * One zod schema per shape of the service contract (`docs/service-contract.md`).
  * Types are inferred from these schemas; responses are parsed with `.loose()` objects so extra
  * fields the service adds later are tolerated, while a missing or mistyped required field fails
  * with an error naming the field.

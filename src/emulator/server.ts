@@ -1,6 +1,6 @@
 /**
  * The emulator's HTTP server (node:http): a faithful local implementation of the service
- * (shared/spec/service-api.md) plus test controls under `/_emulator/`.
+ * (docs/service-contract.md) plus test controls under `/_emulator/`.
  *
  * Per service call: read the body (size-limited) → rate limit (429, rate-limits.ts) → fault dice → latency →
  * route match (404/405) → X-ApiKey (401) → handler → answer. Calls under `/_emulator/` skip the

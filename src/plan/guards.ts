@@ -1,5 +1,5 @@
 /**
- * Safety guards (shared/design.md decision 5). They run in dry runs exactly as in real runs, and
+ * Safety guards. They run in dry runs exactly as in real runs, and
  * a tripped guard refuses the whole run, saying which flag would allow it.
  */
 import type { PolicyConfig } from '../config/pipeline.js';

@@ -1,5 +1,5 @@
 /**
- * Builds the RunReport (shared/design.md decision 8) from a plan and the outcomes of applying it.
+ * Builds the RunReport from a plan and the outcomes of applying it.
  * This is where the plan's data becomes words for people: option api_ids are shown by their
  * labels, and the estimate is put in a sentence. Pure: no I/O.
  */

@@ -27,6 +27,7 @@ import {
   shortSha,
 } from './format.js';
 import { renderTable, text, type Cell } from './table.js';
+import type { RejectedRow } from '../mapping/types.js';
 import type { FieldChange, RecordEntry, RunReport } from './types.js';
 
 export { escapeHtml } from './escape.js';
@@ -158,8 +159,17 @@ function rejectedSection(report: RunReport): string {
     report.rejectedRowsOmitted > 0
       ? `<p class="empty">${formatCount(report.rejectedRowsOmitted)} more rejected row(s) are not listed here; ${REJECTED_CSV} has every one.</p>`
       : '';
-  const table = renderTable({
-    columns: [{ label: 'row' }, { label: 'client_id' }, { label: 'name' }, { label: 'column' }, { label: 'value' }, { label: 'problem' }, { label: 'hint' }],
+  const table = problemsTable(problems, 'problem');
+  // The heading counts rows, as the report's header does; the table (and its filter counter, `.n`)
+  // lists problems, of which a row may have several.
+  const rows = Math.max(report.rejectedRows.length + report.rejectedRowsOmitted, report.input.rejected);
+  return `<section id="rejected"><h2>Rejected rows (${formatCount(rows)}) · problems <span class="n">(${formatCount(problems.length)})</span></h2>${csv}${omitted}${table}</section>`;
+}
+
+/** The cells of rejected rows or warnings, a problem per line; rejected.csv holds them all. */
+function problemsTable(problems: Array<{ row: RejectedRow; problem: RejectedRow['problems'][number] }>, kind: 'problem' | 'warning'): string {
+  return renderTable({
+    columns: [{ label: 'row' }, { label: 'client_id' }, { label: 'name' }, { label: 'column' }, { label: 'value' }, { label: kind }, { label: 'hint' }],
     rows: problems,
     elsewhere: `open ${REJECTED_CSV}`,
     cells: ({ row, problem }) => [
@@ -172,10 +182,6 @@ function rejectedSection(report: RunReport): string {
       text(problem.hint),
     ],
   });
-  // The heading counts rows, as the report's header does; the table (and its filter counter, `.n`)
-  // lists problems, of which a row may have several.
-  const rows = Math.max(report.rejectedRows.length + report.rejectedRowsOmitted, report.input.rejected);
-  return `<section id="rejected"><h2>Rejected rows (${formatCount(rows)}) · problems <span class="n">(${formatCount(problems.length)})</span></h2>${csv}${omitted}${table}</section>`;
 }
 
 /** Rows synced with warnings about their values (skipped values, names left as written, formula-like values). */
@@ -184,20 +190,7 @@ function warningsSection(report: RunReport): string {
   if (rows.length === 0) return '';
   const problems = rows.flatMap((row) => row.problems.map((problem) => ({ row, problem })));
   const omitted = report.warningsOmitted ? `<p class="empty">${formatCount(report.warningsOmitted)} more row(s) with warnings are not listed here.</p>` : '';
-  const table = renderTable({
-    columns: [{ label: 'row' }, { label: 'client_id' }, { label: 'name' }, { label: 'column' }, { label: 'value' }, { label: 'warning' }, { label: 'hint' }],
-    rows: problems,
-    elsewhere: `open ${REJECTED_CSV}`,
-    cells: ({ row, problem }) => [
-      text(formatProvenance(problem.provenance ?? row.provenance)),
-      text(row.clientId),
-      text(row.name),
-      text(problem.column),
-      text(problem.value),
-      { html: `<code>${escapeHtml(problem.code)}</code> ${escapeHtml(problem.message)}` },
-      text(problem.hint),
-    ],
-  });
+  const table = problemsTable(problems, 'warning');
   return `<section id="warnings"><h2>Warnings <span class="n">(${formatCount(problems.length)})</span></h2><p>These rows were synced; the values named here were skipped, or synced as written. <a href="./${REJECTED_CSV}" download>${REJECTED_CSV}</a> lists them beside the rejected rows.</p>${omitted}${table}</section>`;
 }
 

@@ -1,5 +1,5 @@
 /**
- * The reconciliation report of one run (shared/design.md decision 8). `report.json` is this object
+ * The reconciliation report of one run. `report.json` is this object
  * verbatim; `report.md`, `report.html` and the console summary are renderings of it.
  */
 import type { FilteredRow, RejectedRow } from '../mapping/types.js';

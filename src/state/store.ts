@@ -1,5 +1,5 @@
 /**
- * The pipeline's state store (shared/design.md decision 1): the inventory of what the pipeline
+ * The pipeline's state store: the inventory of what the pipeline
  * owns, a journal of every write outcome, the run history, the lock, the identity the state is
  * bound to (service, group, pipeline) and the plan-signing secret. One SQLite database per
  * pipeline, in WAL mode, written by the single writer (apply) the moment each outcome is known.

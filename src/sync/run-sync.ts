@@ -1,5 +1,5 @@
 /**
- * One run of a pipeline, the data flow of shared/design.md end to end, one phase per module:
+ * One run of a pipeline, the data flow of CONTRIBUTING.md ("How a run flows") end to end, one phase per module:
  *
  *   gather the plan's input (sync/gather.ts: listing, mapping, roster, inventory, --refresh)
  *   → plan (plan/build.ts, pure, guards included: plan/guards.ts)
