@@ -1,6 +1,6 @@
 /**
  * `npx tsx bench/adoption-protocols.ts [--quick]`: the call cost of writing a client_id that is not
- * in the inventory without overwriting a record that already exists (issue 10, create-if-absent).
+ * in the inventory without overwriting a record that already exists (create-if-absent).
  *
  * Protocols, each against the emulator over real HTTP (8 calls in flight, 2 ms latency per call):
  * - `blind full POST`: today's create, the baseline. It wipes fields set in the UI when the record exists;

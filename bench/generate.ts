@@ -1,5 +1,5 @@
 /**
- * Seeded roster generators for the benchmarks (issue 6, "Benchmarks"): realistic names, one or two
+ * Seeded roster generators for the benchmarks ("Benchmarks"): realistic names, one or two
  * emails, ORCIDs with valid ISO 7064 checksums (some blank), option labels of the default fixture's
  * custom fields, review counts and ISO dates. The same seed and size always give the same file.
  *

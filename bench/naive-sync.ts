@@ -1,5 +1,5 @@
 /**
- * The baseline users write by hand (issue 6, benchmark 2): read the roster, look up option ids
+ * The baseline users write by hand (benchmark 2): read the roster, look up option ids
  * once, and POST every row as a full record, changed or not. Plain undici, no state, no diff,
  * no retries; `concurrency` requests in flight so the comparison is about calls, not parallelism.
  */

@@ -1,5 +1,5 @@
 /**
- * Pacing against every rate limit the emulator can play (issue 13): the client writes records as
+ * Pacing against every rate limit the emulator can play: the client writes records as
  * fast as its limiter lets it, against an emulator in its own process (so the server's clock is
  * not stalled by the client's event loop), and the achieved rate is compared with the limit R.
  *

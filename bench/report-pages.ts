@@ -1,5 +1,5 @@
 /**
- * report.html at the size of an initial import (issue 15): every record is in the page so tables
+ * report.html at the size of an initial import: every record is in the page so tables
  * read without JavaScript, the rows past the first 500 wait in a <template>. How big is the page,
  * how long does it take to render and to open in Chromium, and how long does a search take?
  *

@@ -1,6 +1,6 @@
 /**
  * Renders docs/benchmarks.md from bench/results.json: every figure (median, min–max, runs)
- * beside its target from issue 6, and a verdict.
+ * beside its target, and a verdict.
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { SETTLE_SECONDS } from './pacing.js';
@@ -169,7 +169,7 @@ export function renderDoc(results: BenchResults): string {
     lines.push('');
   }
   if (results.pacing) {
-    lines.push('## 3b. Pacing against every kind of rate limit (issue 13)');
+    lines.push('## 3b. Pacing against every kind of rate limit');
     lines.push('');
     lines.push(
       `bench/pacing.ts: the emulator runs in its own process (\`rostersync emulator --rps R --rate-limit-kind KIND\`, 127.0.0.1) so its clock is not stalled by the client's event loop; one client (or twenty sharing one limiter) writes R × seconds records with 8 calls in flight, its limiter the only pace. Within each run the cases take turns after a baseline: the same client at max_rps R against an emulator with no limit, i.e. what the machine can pace at that moment; "settled / baseline" compares each kind with it under the same load. "Achieved" is successful writes per second between the first and the last answer, over R; "settled" is the same from ${SETTLE_SECONDS} s after the first answer on (discovery, when no max_rps is set, starts at 4 req/s and doubles every 0.3 s while requests wait). "Peak 1 s" is the most requests the client sent within any one second, over R (a token bucket lets its burst through at the start, and a fixed window twice its limit across an edge). Rerun one case: \`npx tsx bench/pacing.ts --kind=sliding-window --rps=50 --seconds=12 --runs=3\` (add \`--max-rps=N\`).`,

@@ -1,5 +1,5 @@
 /**
- * Start-up cost of the installed command (issue 14): `rostersync --version` (the compiled
+ * Start-up cost of the installed command: `rostersync --version` (the compiled
  * bin/rostersync.js) against bare `node -e 0`, side by side in the same run.
  *
  *   npm run build && npm run bench:startup [-- --runs 21] [-- --json]

@@ -1,5 +1,5 @@
 /**
- * Streaming proof for issue 3: a generated 1M-row CSV must validate with peak RSS under 300 MB.
+ * Streaming proof: a generated 1M-row CSV must validate with peak RSS under 300 MB.
  *
  *   npx tsx bench/validate-1m.ts [--rows 1000000] [--regenerate]
  *

@@ -1,5 +1,5 @@
 /**
- * XLSX readers compared (issue 16): rostersync's reader (src/sources/xlsx-reader.ts, yauzl +
+ * XLSX readers compared: rostersync's reader (src/sources/xlsx-reader.ts, yauzl +
  * saxes) against exceljs 4.4's streaming `WorkbookReader` (the reader it replaced, values
  * normalised the same way the old reader did) and exceljs's full-workbook `readFile`.
  *
@@ -169,7 +169,7 @@ function countWrongCells(expected: SheetResult, actual: SheetResult, score: Corp
   for (const item of actual.items) if (!expectedRows.has(item.row)) score.wrongCells++;
 }
 
-/** Uncaught exceptions seen since the bench started (exceljs's temp-file ENOENT, issue 16). */
+/** Uncaught exceptions seen since the bench started (exceljs's temp-file ENOENT). */
 let uncaughtErrors = 0;
 const READ_TIMEOUT_MS = 30_000;
 

@@ -1,5 +1,5 @@
 /**
- * The bad-input corpus (issue 6): broken rosters, mappings, pipeline files, saved plans, state
+ * The bad-input corpus: broken rosters, mappings, pipeline files, saved plans, state
  * and service settings, each run through the real CLI (`main`, in-process) against a real
  * emulator. Every case asserts the documented exit code (README.md, "Exit codes"), a
  * message naming the location (file and row/column/key as relevant), no stack trace, and that
@@ -382,7 +382,7 @@ const cases: BadCase[] = [
     says: [/guard empty_source tripped/, /--allow-empty-source/],
   },
 
-  // --- issue 12: stricter readers and mapping -------------------------------------------------------
+  // --- stricter readers and mapping -------------------------------------------------------
   {
     name: 'NUL byte past the first 64 KB',
     files: { 'roster.csv': (path) => writeFileSync(path, Buffer.concat([Buffer.from(baseRows(1000)), Buffer.from('R9999,Nul,Byte\u0000,nul@example.org,,X,Junior,Statistics,1,,Available,,Yes\n')])) },

@@ -4,7 +4,7 @@
  * hyperlinks by their text, formulas by their cached result.
  *
  * This is how the replaced exceljs-based XLSX reader read cells. The reader in src/sources/xlsx/
- * (issue 16) does not use it; bench/xlsx-readers.ts keeps it as the baseline it measures against.
+ * does not use it; bench/xlsx-readers.ts keeps it as the baseline it measures against.
  */
 import type { CellValue } from '../../src/sources/types.js';
 

@@ -246,7 +246,7 @@ async function sendWhole(writer: RecordWriter, groupId: number, item: PlanItem, 
     case 'create':
       if (item.ifAbsent) {
         // Create-if-absent (measured cheapest in bench/adoption-protocols.ts): a record that exists
-        // takes every managed field and keeps the rest; only a 404 (spec § 3) leads to a full POST.
+        // takes every managed field and keeps the rest; only a 404 (docs/service-contract.md, call 3) leads to a full POST.
         try {
           await writer.patchAuthor(groupId, item.clientId, managedFields(item), write);
           return 'adopted';

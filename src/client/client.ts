@@ -161,7 +161,7 @@ interface CallSpec<T> {
   options: CallOptions | undefined;
   /** For group creation: the name, quoted by AmbiguousGroupCreationError. */
   groupName?: string;
-  /** For `{ok: boolean}` answers: `{"ok": false}` with 200 is a refusal, not a success (spec § Errors 1). */
+  /** For `{ok: boolean}` answers: `{"ok": false}` with 200 is a refusal, not a success (docs/service-contract.md, What the contract leaves open). */
   okRequired?: boolean;
 }
 

@@ -61,7 +61,7 @@ export class AuthError extends ServiceError {
   }
 }
 
-/** 403: the key is valid but the organization's plan lacks the feature (spec § Feature gating). */
+/** 403: the key is valid but the organization's plan lacks the feature (docs/service-contract.md, Endpoints). */
 export class ForbiddenError extends ServiceError {
   override name = 'ForbiddenError';
   constructor(message: string, details: ServiceErrorDetails) {
@@ -180,7 +180,7 @@ export class AmbiguousGroupCreationError extends ServiceError {
 
 /**
  * The service answered 200 with `{"ok": false}`: it refused the operation without an error status
- * (spec § Errors 1 promises `{ok: true}` on success). Nothing was done; the caller must treat it as
+ * (docs/service-contract.md, the contract promises `{ok: true}` on success). Nothing was done; the caller must treat it as
  * a failure, never as a write that took effect.
  */
 export class RefusedError extends ServiceError {

@@ -1,5 +1,5 @@
 /**
- * The multipart body of the manuscript upload (spec § 6). Built with undici's own `FormData`: the
+ * The multipart body of the manuscript upload (docs/service-contract.md, call 6). Built with undici's own `FormData`: the
  * global one is a different class that undici's `request` does not serialize the same way.
  */
 import { FormData } from 'undici';
@@ -20,7 +20,7 @@ export interface SourceFile {
   data: Uint8Array;
 }
 
-/** Bounds on suggested candidates (spec § 6 and § Limits); integers. */
+/** Bounds on suggested candidates (docs/service-contract.md, call 6, and the service's stated limits); integers. */
 export interface CandidateFilters {
   minHIndex?: number;
   maxHIndex?: number;

@@ -1,5 +1,5 @@
 /**
- * What a client_id must be to travel in a URL path (spec §§ 1–4: `/author-from-group/{group_id}/{client_id}/`).
+ * What a client_id must be to travel in a URL path (docs/service-contract.md, calls 1–4: `/author-from-group/{group_id}/{client_id}/`).
  * The client percent-encodes every id, but proxies and web frameworks in front of a service decode
  * `%2F` into a path separator, resolve `.` and `..` away and refuse control characters, and the
  * service keeps ids of a bounded length. Such an id would fail at every write, every night; mapping

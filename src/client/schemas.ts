@@ -39,7 +39,7 @@ export const customFieldsListingSchema = z
   .loose();
 export type CustomFieldsListing = z.infer<typeof customFieldsListingSchema>;
 
-/** Linked author (spec § Author from group, `author`). */
+/** Linked author (docs/service-contract.md, An author-from-group record, `author`). */
 export const linkedAuthorSchema = z
   .object({
     id: z.number().int(),
@@ -61,7 +61,7 @@ export const STANDARD_FIELDS = ['name', 'emails', 'orcids', 'articles', 'affilia
 export type StandardField = (typeof STANDARD_FIELDS)[number];
 
 /**
- * Read shape (spec § 1). Custom field values arrive under their api_id as extra keys, so the
+ * Read shape (docs/service-contract.md, call 1). Custom field values arrive under their api_id as extra keys, so the
  * object is loose; `author` is null when no author is linked.
  */
 export const authorFromGroupSchema = z
@@ -80,7 +80,7 @@ export type AuthorFromGroup = z.infer<typeof authorFromGroupSchema>;
 export const customFieldValueSchema = z.union([z.number(), z.string(), z.array(z.string()), z.null()]);
 export type CustomFieldValue = z.infer<typeof customFieldValueSchema>;
 
-/** Write body of the full POST (spec § 2): `name` required, custom field api_ids as extra keys. */
+/** Write body of the full POST (docs/service-contract.md, call 2): `name` required, custom field api_ids as extra keys. */
 export const authorWriteSchema = z
   .object({
     name: z.string().min(1),
@@ -92,7 +92,7 @@ export const authorWriteSchema = z
   .catchall(customFieldValueSchema);
 export type AuthorWrite = z.infer<typeof authorWriteSchema>;
 
-/** Partial update body (spec § 3): every field optional; null clears a field. */
+/** Partial update body (docs/service-contract.md, call 3): every field optional; null clears a field. */
 export const authorPatchSchema = z
   .object({
     name: z.string().min(1).optional(),
@@ -229,7 +229,7 @@ export const journalsCorpusSchema = z.enum(['all_journals', 'org_journals']);
 export type JournalsCorpus = z.infer<typeof journalsCorpusSchema>;
 
 /**
- * Webhook candidate (spec § Events): the upload candidate without relevant_articles and the v6
+ * Webhook candidate (docs/service-contract.md, The webhook): the upload candidate without relevant_articles and the v6
  * conflict objects; `marked` is always true and `marked_by` always set.
  */
 export const webhookCandidateSchema = candidateSchema

@@ -112,7 +112,7 @@ export const guardsSchema = z.strictObject({
 });
 
 /**
- * Retention of report folders, which hold roster names and emails (issue 15): `30` keeps the
+ * Retention of report folders, which hold roster names and emails: `30` keeps the
  * reports of the last 30 runs, `"90d"` those of the last 90 days, `"all"` every one. The newest
  * run's report is always kept; the run-history index keeps a line for pruned runs.
  */

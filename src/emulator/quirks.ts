@@ -1,5 +1,5 @@
 /**
- * Inconvenient behaviours a real service may show and the emulator, by default, does not (issue 12).
+ * Inconvenient behaviours a real service may show and the emulator, by default, does not.
  * Each is off by default; tests turn one on (option `quirks` of `startEmulator`, `--quirk` of
  * `rostersync emulator`, or `POST /_emulator/quirks`) to prove rostersync copes with it.
  *

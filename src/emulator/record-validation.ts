@@ -1,8 +1,8 @@
 /**
- * Checks an author-from-group write body (spec § 2 full POST, § 3 partial POST) against the org's
+ * Checks an author-from-group write body (docs/service-contract.md, call 2 full POST, call 3 partial POST) against the org's
  * author_from_group custom fields, and turns it into the stored write shape.
  *
- * Rules (spec § Author from group, "Custom field value shapes by data_kind"):
+ * Rules (docs/service-contract.md, An author-from-group record, "Custom field value shapes by data_kind"):
  * - standard fields: `name` a non-empty string (required on full POST; on partial it may be
  *   omitted but not null); emails/orcids/articles/affiliations null or arrays of strings;
  * - any other key must be the api_id of an author_from_group custom field (400 `unknown_field`);

@@ -42,7 +42,7 @@ interface RouteBase {
   pattern: string;
 }
 
-/** A route that needs a valid `X-ApiKey` header (spec § Authentication, item 1). */
+/** A route that needs a valid `X-ApiKey` header (docs/service-contract.md, Authentication, item 1). */
 export interface ApiKeyRoute extends RouteBase {
   auth: 'api-key';
   handle(ctx: AuthenticatedContext): Reply | Promise<Reply>;

@@ -1,5 +1,5 @@
 /**
- * Delivery of `mark_as_proposal_referee` webhooks (spec § Events) from the emulator.
+ * Delivery of `mark_as_proposal_referee` webhooks (docs/service-contract.md, The webhook) from the emulator.
  *
  * The spec leaves the expected answer and the retry behaviour open ("Gaps"); the design brief says
  * the receiver must answer 200 and other answers count as failed delivery. So each delivery is

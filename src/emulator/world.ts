@@ -4,7 +4,7 @@
  *
  * Per organization: API keys, plan features, settings, teams, custom fields (indexed for O(1)
  * value checks), folders, authors groups with their records, and the manuscripts state that the
- * manuscripts/journals/marking modules (issue 5) fill. Shared across orgs: the scholarly database
+ * manuscripts/journals/marking modules fill. Shared across orgs: the scholarly database
  * (authors, articles, journals) and id counters, since service ids are global integers.
  */
 import type { CustomField } from '../client/schemas.js';
@@ -61,19 +61,19 @@ export interface OrgState {
   settings: FixtureOrg['settings'];
   teams: ReadonlySet<string>;
   customFields: FixtureOrg['custom_fields'];
-  /** author_from_group custom fields by api_id (spec § 2: values keyed by api_id). */
+  /** author_from_group custom fields by api_id (docs/service-contract.md, call 2: values keyed by api_id). */
   authorFieldsById: ReadonlyMap<string, IndexedCustomField>;
-  /** Folders by name; created on demand by manuscript upload (spec § Manuscript). */
+  /** Folders by name; created on demand by manuscript upload (docs/service-contract.md, call 6). */
   folders: Map<string, FolderState>;
   groups: Map<number, GroupState>;
   /**
-   * Manuscripts keyed by origin_id. Empty here; filled by the manuscripts module (issue 5), which
+   * Manuscripts keyed by origin_id. Empty here; filled by the manuscripts module, which
    * owns the value type. Rebuilt empty by `reset()`.
    */
   manuscripts: Map<string, unknown>;
   /** State of add-on modules keyed by module name; see `World.orgExtension`. Dropped by `reset()`. */
   extensions: Map<string, unknown>;
-  /** The custom fields listing as spec § 8 answers it, built once. */
+  /** The custom fields listing as docs/service-contract.md, call 8 answers it, built once. */
   customFieldsListing: Record<'author_from_group' | 'folder' | 'proposal', CustomField[]>;
 }
 
@@ -153,7 +153,7 @@ export class World {
     return next;
   }
 
-  /** Finds or creates a folder of the org by name (spec § Manuscript: created when missing). */
+  /** Finds or creates a folder of the org by name (docs/service-contract.md, call 6: created when missing). */
   folder(org: OrgState, name: string): FolderState {
     let folder = org.folders.get(name);
     if (!folder) {
@@ -201,7 +201,7 @@ function buildOrgState(org: FixtureOrg, orgIndex: number): OrgState {
     folders.set(folder.name, { id: org.id * 1000 + index + 1, name: folder.name, referee_finder: folder.referee_finder ?? null });
   });
   const groups = new Map<number, GroupState>();
-  // Fixture records obey the same rules as written ones (spec § 2), so a GET never serves what a POST would refuse.
+  // Fixture records obey the same rules as written ones (docs/service-contract.md, call 2), so a GET never serves what a POST would refuse.
   const fieldCheck: Pick<OrgState, 'authorFieldsById'> = { authorFieldsById };
   org.groups.forEach((group, groupIndex) => {
     const records = new Map<string, StoredRecord>();

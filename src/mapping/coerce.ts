@@ -1,5 +1,5 @@
 /**
- * Coercion of cell values to the value shapes of custom fields by data_kind (spec § Author from
+ * Coercion of cell values to the value shapes of custom fields by data_kind (docs/service-contract.md, An author-from-group record
  * group, "Custom field value shapes"): number → JSON number, date → `YYYY-MM-DD`, options →
  * option api_ids. Pure functions; a failure is a value, not an exception.
  */

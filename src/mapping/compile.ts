@@ -1,5 +1,5 @@
 /**
- * Compiling a mapping file against the organization's custom fields (spec § 8, listing
+ * Compiling a mapping file against the organization's custom fields (docs/service-contract.md, call 8, listing
  * `author_from_group`). Mapping each row with the result is map-row.ts.
  *
  * Everything that can be checked without rows is checked here, once: custom field names,

@@ -1,6 +1,6 @@
 /**
  * The mapping's output: desired author-from-group records, and rejected rows with every problem
- * explained. Field values are already in the service's write shape (spec § 2):
+ * explained. Field values are already in the service's write shape (docs/service-contract.md, call 2):
  * standard fields by name, custom fields by api_id, option labels resolved to option api_ids.
  */
 import type { CustomFieldValue } from '../client/schemas.js';

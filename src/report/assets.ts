@@ -1,8 +1,8 @@
 /**
  * The CSS and JavaScript of the report pages (report.html and the run-history indexes), kept out of
- * the renderers so each reads as markup (issue 9). Both pages share one stylesheet and one script:
+ * the renderers so each reads as markup. Both pages share one stylesheet and one script:
  * the script only enhances tables the server already rendered (filters, search, paging, local
- * times), so every table is readable with JavaScript off (issue 15).
+ * times), so every table is readable with JavaScript off.
  *
  * `pageShell` wraps a body in the document both pages use. Its Content-Security-Policy allows
  * exactly this style and this script (by hash) and no fetch of any kind, so a roster value that

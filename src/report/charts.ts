@@ -24,7 +24,7 @@ const CHANGE_ACTIONS = ACTIONS.filter((action): action is Exclude<PlanAction, 'n
 /**
  * One horizontal bar per change (create, update, delete: a segment per outcome) and one for
  * rejected rows. Bars are scaled to the largest of these, never to the unchanged records, which are
- * stated in words: 50,000 unchanged records must not shrink 3 updates to nothing (issue 15).
+ * stated in words: 50,000 unchanged records must not shrink 3 updates to nothing.
  */
 export function renderChangeChart(report: RunReport): string {
   const width = 720;

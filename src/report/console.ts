@@ -1,5 +1,5 @@
 /**
- * The compact summary the CLI prints after each run (issue 4: "The console prints the summary
+ * The compact summary the CLI prints after each run ("The console prints the summary
  * table and the paths"). Counts, guards and where the report files are; no record detail, no emails.
  */
 import {

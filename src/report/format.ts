@@ -63,7 +63,7 @@ const EMAIL_PATTERN = /[^\s@<>()"',;:]+@[^\s@<>()"',;:]+\.[A-Za-z]{2,}/g;
 
 /**
  * Masks anything shaped like an e-mail address in free text (service error messages, notes).
- * The Markdown goes to CI summaries and e-mails, which must not carry roster emails (design § 9).
+ * The Markdown goes to CI summaries and e-mails, which must not carry roster emails (README, Personal data).
  */
 export function redactEmails(text: string): string {
   return text.replace(EMAIL_PATTERN, '<email>');
@@ -84,7 +84,7 @@ export function failedRecords(report: RunReport): RecordEntry[] {
   return report.records.filter((record) => record.outcome === 'failed');
 }
 
-/** A roster change of client_id is a delete + create pair (issue 4); returns each pair once, old → new. */
+/** A roster change of client_id is a delete + create pair; returns each pair once, old → new. */
 export function clientIdChanges(report: RunReport): { from: string; to: string }[] {
   const pairs = new Map<string, { from: string; to: string }>();
   for (const record of report.records) {
@@ -108,7 +108,7 @@ function plural(count: number, one: string, many: string): string {
 }
 
 /**
- * The rate limiter's figures as a sentence for people (issue 15): the rate achieved over the run
+ * The rate limiter's figures as a sentence for people: the rate achieved over the run
  * (the whole run, reading and planning included: the client does not report its active span),
  * how often the service answered 429 and how often the client paused for it, retries, and a rate
  * that ended below the configured one. `undefined` when the run made no request.

@@ -1,5 +1,5 @@
 /**
- * The run history of a pipeline's report folder (issue 15): every run, dry runs included, leaves a
+ * The run history of a pipeline's report folder: every run, dry runs included, leaves a
  * one-line summary in `<root>/history/<run id>.json`, and `<root>/index.html` lists them with a
  * trend chart. One small file per run, never a shared file rewritten by each run, so two runs that
  * finish together (a dry run does not take the pipeline lock) cannot lose each other's line; the

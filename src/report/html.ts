@@ -1,5 +1,5 @@
 /**
- * `report.html`: one self-contained page for admins (issue 4, issue 15, design § 8) — no external
+ * `report.html`: one self-contained page for admins (README, Reports) — no external
  * asset, no fetch; the CSS and the script are in assets.ts.
  *
  * Everything is rendered here, tables included, with every interpolated string escaped, so the page

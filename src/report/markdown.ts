@@ -1,7 +1,7 @@
 /**
- * `report.md`: the run summary for e-mails and CI job summaries (issue 4, design § 8).
+ * `report.md`: the run summary for e-mails and CI job summaries (README, Reports).
  * It names records by client_id only: no names, no emails, and free text (service errors, notes)
- * has e-mail-shaped strings masked, because CI summaries are widely readable (design § 9).
+ * has e-mail-shaped strings masked, because CI summaries are widely readable (README, Personal data).
  */
 import {
   ACTIONS,
@@ -127,7 +127,7 @@ export function renderMarkdown(report: RunReport): string {
   if (report.drift) push(`| Drift check | ${mdText(driftSentence(report.drift))} |`);
   push('');
 
-  // Counts by action × outcome (design § 8).
+  // Counts by action × outcome (README, Reports).
   const outcomes = outcomesPresent(report);
   push('### Counts', '', `| action | ${outcomes.join(' | ')} | total |`, `|---|${outcomes.map(() => '---:').join('|')}|---:|`);
   for (const action of ACTIONS) {

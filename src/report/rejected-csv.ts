@@ -25,7 +25,7 @@ export interface RejectedCsvOptions {
   headers?: readonly string[];
   /**
    * The CSV settings the pipeline reads its roster with, so the fixed rows can be read back by the
-   * same pipeline (issue 12): its delimiter, its encoding (Windows-1252 without BOM, else UTF-8
+   * same pipeline: its delimiter, its encoding (Windows-1252 without BOM, else UTF-8
    * with BOM) and its header row (title lines above the header). @default comma, UTF-8, line 1
    */
   dialect?: CsvDialect;

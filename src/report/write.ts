@@ -1,5 +1,5 @@
 /**
- * Writes the reconciliation report of one run to its directory (issue 4, design § 8 and § 9):
+ * Writes the reconciliation report of one run to its directory (README, Reports and Personal data):
  * report.json, report.md, report.html and, when rows were rejected, rejected.csv.
  * The directory is created 0700 and every file is 0600, because reports hold roster names and
  * emails. Each file is written to a temporary name and renamed, so a reader (or a crash) never
@@ -29,7 +29,7 @@ export interface WriteReportOptions {
    */
   env: Readonly<Record<string, string | undefined>>;
   /**
-   * Record the run in the pipeline's run history (issue 15): a summary in `<root>/history/`, old
+   * Record the run in the pipeline's run history: a summary in `<root>/history/`, old
    * report folders pruned as `keep` says, and `<root>/index.html` rebuilt. `root` is the
    * pipeline's report folder, `<report_dir>/<pipeline>`; the run's `dir` may be inside it (the
    * default) or anywhere else (`--report-dir`, never pruned).

@@ -1,5 +1,5 @@
 /**
- * Streaming CSV reader (issue 3, "Readers"). A small sample from the start of the file decides the
+ * Streaming CSV reader ("Readers"). A small sample from the start of the file decides the
  * encoding, the delimiter and where the header line starts (csv-sniff.ts); then the file is
  * streamed through the decoder (csv-decode.ts) and the record reader (csv-records.ts, csv-parser.ts)
  * with bounded memory.

@@ -1,4 +1,4 @@
-/** Roster readers: CSV and XLSX files streamed as rows with provenance (issue 3, "Readers"). */
+/** Roster readers: CSV and XLSX files streamed as rows with provenance ("Readers"). */
 export { openSource, type OpenSourceOptions } from './open-source.js';
 export { sha256File } from './sha256-file.js';
 export { SourceError } from './source-error.js';

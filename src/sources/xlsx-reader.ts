@@ -1,6 +1,6 @@
 /**
- * Streaming XLSX reader (issue 3 "Readers", issue 16). Its own reader rather than exceljs's
- * streaming `WorkbookReader`, whose results depended on the order of the zip entries (issue 16):
+ * Streaming XLSX reader. Its own reader rather than exceljs's
+ * streaming `WorkbookReader`, whose results depended on the order of the zip entries:
  * - the zip is read from its central directory (xlsx/zip-package.ts), so parts are found by name
  *   and the workbook, shared strings and styles are always read before the sheet;
  * - part paths come from the relationships, relative or absolute (xlsx/workbook.ts);

@@ -1,5 +1,5 @@
 /**
- * An HTTP receiver for the service's `mark_as_proposal_referee` webhook (spec § Events).
+ * An HTTP receiver for the service's `mark_as_proposal_referee` webhook (docs/service-contract.md, The webhook).
  *
  * Per request: method must be POST (405) → body read up to `maxBodyBytes` (413) → JSON (400) →
  * `api_key` compared in constant time with the webhook's key (401) → envelope validated with

@@ -1,5 +1,5 @@
 /**
- * The verification request of spec § Events: "the client can check its endpoint by sending a POST
+ * The verification request of docs/service-contract.md, The webhook: "the client can check its endpoint by sending a POST
  * with a body of the same shape, with `test` set to true". Works against any URL.
  */
 import { request } from 'undici';

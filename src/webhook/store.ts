@@ -1,6 +1,6 @@
 /**
  * The receiver's store of referee selections: per manuscript, the full set of marked referees
- * from the latest applied `mark_as_proposal_referee` event (spec § Events: "The payload lists the
+ * from the latest applied `mark_as_proposal_referee` event (docs/service-contract.md, The webhook: "The payload lists the
  * marked referees after the action").
  *
  * One JSON file, rewritten atomically (temp file + rename, mode 0600: it holds names and emails)

@@ -1,5 +1,5 @@
 /**
- * Crash campaign (issue 6; issue 4 "Done when"): a real rostersync process is SIGKILLed at a
+ * Crash campaign: a real rostersync process is SIGKILLed at a
  * seeded moment of a sync against the emulator over real HTTP, then the sync is run again until it
  * succeeds, as an operator would. Every trial must converge: the group holds exactly what the
  * roster maps to (nothing lost, duplicated or extra), the inventory owns exactly those records with

@@ -1,5 +1,5 @@
 /**
- * The service dies mid-run (issue 6): the emulator is closed (server and sockets) while a real
+ * The service dies mid-run: the emulator is closed (server and sockets) while a real
  * `bin/rostersync.js sync` process is writing. The client must give up cleanly — exit 5, a report
  * whose outcome is `failed`, no stack trace — and once the service is back (a new emulator on the
  * same port serving the same world), the next run must converge.

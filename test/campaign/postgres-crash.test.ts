@@ -1,5 +1,5 @@
 /**
- * Crash campaign on the PostgreSQL state backend (issue 11): a real rostersync process syncs
+ * Crash campaign on the PostgreSQL state backend: a real rostersync process syncs
  * against the emulator with its state in a real PostgreSQL server, and at a seeded moment either
  * the rostersync process is SIGKILLed, or the PostgreSQL server itself is (postmaster and backends,
  * like a crashed database host). Then, as an operator would, the database is brought back and the

@@ -1,5 +1,5 @@
 /**
- * Crash campaign, state lost between kills (issue 10): a real rostersync process is SIGKILLed at a
+ * Crash campaign, state lost between kills: a real rostersync process is SIGKILLed at a
  * seeded moment of a sync, then the state directory is deleted (a wiped disk, a fresh CI runner),
  * the operator pins the group as the refusal tells them, and the sync is killed again or resumed.
  * Every trial must converge without damage: one group (no second one created), every roster record

@@ -1,5 +1,5 @@
 /**
- * The CLI's conventions (issue 14): help with no arguments, examples, unknown flags named, errors
+ * The CLI's conventions: help with no arguments, examples, unknown flags named, errors
  * as JSON under --json, -q/-v/--log-level validated, completion, FORCE_COLOR, the emulator's key,
  * and `plan`'s field-by-field diff with --mask and --detailed-exitcode. Against the emulator on
  * 127.0.0.1:0, in-process.

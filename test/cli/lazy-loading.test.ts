@@ -1,5 +1,5 @@
 /**
- * Command modules and their heavy dependencies load only for the command being run (issue 14).
+ * Command modules and their heavy dependencies load only for the command being run.
  * Vitest externalises node_modules, so CommonJS dependencies the command modules pull in
  * (better-sqlite3 for the state, pino for logs, exceljs for XLSX) show up in require.cache once loaded.
  * This file runs alone in its process (pool: forks) and imports nothing but the CLI entry.

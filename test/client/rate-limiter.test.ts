@@ -368,7 +368,7 @@ async function createIfAbsentAgainstLimit(kind: RateLimitKind, R: number, second
         return { statusCode: reply.status, data: JSON.stringify(reply.body), responseOptions: { headers: { ...json, ...reply.headers } } };
       }
       answeredAt.push(clock.now());
-      // The partial POST finds no record (spec § 3): 404. The full POST creates it.
+      // The partial POST finds no record (docs/service-contract.md, call 3): 404. The full POST creates it.
       return request.path.endsWith('/partial/')
         ? { statusCode: 404, data: JSON.stringify({ ok: false, error: { code: 'not_found', message: 'no such author' } }), responseOptions: { headers: json } }
         : { statusCode: 200, data: JSON.stringify({ ok: true }), responseOptions: { headers: json } };

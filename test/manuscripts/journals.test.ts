@@ -1,4 +1,4 @@
-/** Recommend journals (spec § 7) against the emulator over HTTP. */
+/** Recommend journals (docs/service-contract.md, call 7) against the emulator over HTTP. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ForbiddenError, NotFoundError } from '../../src/client/index.js';
 import type { RunningEmulator } from '../../src/emulator/server.js';

@@ -1,5 +1,5 @@
 /**
- * Manuscript upload (spec § 6) against the emulator over real HTTP, through the typed client.
+ * Manuscript upload (docs/service-contract.md, call 6) against the emulator over real HTTP, through the typed client.
  * Expectations are derived from the fixture, never hard-coded.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -219,7 +219,7 @@ describe('manuscript upload against the default emulator', () => {
       }
       expect(flaggedInFixture.size).toBeGreaterThan(0);
       const client = clientFor(emulator);
-      // A cardiology author not yet flagged, flagged now through the API (spec § 2).
+      // A cardiology author not yet flagged, flagged now through the API (docs/service-contract.md, call 2).
       const before = await client.uploadManuscript(manuscript({ originId: 'COI-1' }));
       const target = before.candidates!.find((c) => !flaggedInFixture.has(c.author_id) && c.email)!;
       await client.putAuthor(501, 'coi-test', { name: target.name, emails: [target.email!], [field]: yes });

@@ -1,5 +1,5 @@
 /**
- * The published package works outside its clone (issue 14): `npm pack` (which builds dist/
+ * The published package works outside its clone: `npm pack` (which builds dist/
  * through `prepare`), install the tarball into an empty directory, then from there run
  * `rostersync --version`, the installed emulator, a dry-run sync against it, and the library entry.
  *

@@ -1,5 +1,5 @@
 /**
- * Property test of issue 13's plan fast path: for random custom-fields listings, mapping files and
+ * Property test of the plan fast path: for random custom-fields listings, mapping files and
  * CSV rosters, and random edits of all three after a real sync, a plan made with the fast path
  * (rows whose key the inventory knows are not mapped) is the plan made without it
  * (`fastPath: false`, every row mapped): the same items (client_id, action, reason, body, changes,
@@ -186,7 +186,7 @@ async function plansAgree(c: Case, label: string): Promise<{ fast: Outcome; hits
 
 const stats = { cases: 0, compared: 0, hitRows: 0, casesWithHits: 0, finalHits: 0, finalValid: 0 };
 
-describe('plan fast path property (issue 13)', () => {
+describe('plan fast path property', () => {
   for (let seed = FIRST_SEED; seed < FIRST_SEED + CASES; seed++) {
     it(`seed ${seed}: the fast path plans exactly what the full path plans`, { timeout: 60_000 }, async () => {
       const rng = seededRandom(seed * 2_654_435_761);

@@ -1,5 +1,5 @@
 /**
- * A real headless Chromium for the report pages (issue 15), from the @sparticuz/chromium package
+ * A real headless Chromium for the report pages, from the @sparticuz/chromium package
  * that `npm ci` installs: nothing is installed by hand. One browser per test file keeps it quick.
  *
  * Every page is opened with request interception on: only file:// URLs go through (the page and

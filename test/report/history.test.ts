@@ -1,5 +1,5 @@
 /**
- * The run history of a report folder and the retention of old report folders (issue 15), on real
+ * The run history of a report folder and the retention of old report folders, on real
  * files in a temporary directory.
  */
 import { mkdir, mkdtemp, readdir, readFile, rm, stat, utimes, writeFile } from 'node:fs/promises';

@@ -1,5 +1,5 @@
 /**
- * report.html and the run-history indexes in a real headless Chromium (issue 15), opened from
+ * report.html and the run-history indexes in a real headless Chromium, opened from
  * file:// exactly as an admin would open them: filters and search, the charts, local times,
  * hostile roster values, pages without JavaScript, and not one network request or console error.
  * One browser for the whole file; screenshots land in the test's temporary directory.

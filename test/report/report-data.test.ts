@@ -1,5 +1,5 @@
 /**
- * The per-row data the report shows (issue 15), from a real mapping run: rows dropped by
+ * The per-row data the report shows, from a real mapping run: rows dropped by
  * `skip_rows` with the entry that matched, and rejected rows with the client_id and name that
  * could still be read.
  */

@@ -1,5 +1,5 @@
 /**
- * The run history end to end (issue 15): the CLI in-process against the emulator on 127.0.0.1:0,
+ * The run history end to end: the CLI in-process against the emulator on 127.0.0.1:0,
  * each run (dry runs included) joining `reports/<pipeline>/index.html`, and `policy.reports.keep`
  * pruning the oldest report folders.
  */

@@ -59,7 +59,7 @@ describe('CSV reader: encodings', () => {
     const bytes = readFileSync(join(fixturesDir, 'late-cp1252.csv'));
     const firstNonAscii = bytes.findIndex((byte) => byte >= 0x80);
     expect(firstNonAscii).toBeGreaterThan(64 * 1024); // past the detection sample
-    // Said by line (issue 12): people find lines, not byte offsets, in an editor.
+    // Said by line: people find lines, not byte offsets, in an editor.
     const line = 1 + bytes.subarray(0, firstNonAscii).filter((byte) => byte === 0x0a).length;
     expect(source.notes.join('\n')).toContain(`switched to windows-1252 at line ${line} `);
   });

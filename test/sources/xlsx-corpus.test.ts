@@ -1,5 +1,5 @@
 /**
- * The XLSX corpus (issue 16): workbooks written by real applications (LibreOffice, gnumeric,
+ * The XLSX corpus: workbooks written by real applications (LibreOffice, gnumeric,
  * openpyxl, XlsxWriter) and hand-assembled ones for documented Excel behaviours, each read many
  * times and compared with the values an independent reader (openpyxl) gives for it
  * (test/fixtures/xlsx-corpus/expected.json, made by reference.py).

@@ -1,7 +1,7 @@
 /**
  * An XLSX row rejected for an error cell still says whose row it is: the reader passes the cells
  * it could read, and the mapping reads the client_id from them, so that person's record is neither
- * updated with an empty value nor deleted (issue 12, "Readers").
+ * updated with an empty value nor deleted ("Readers").
  */
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';

@@ -1,5 +1,5 @@
 /**
- * The writer's side of issue 10, against a fake record writer: create-if-absent (a partial POST
+ * The writer's side of ownership, against a fake record writer: create-if-absent (a partial POST
  * first, a full POST only on 404), a client_id another pipeline claimed since planning is not
  * written, and a run whose lock was taken says so instead of reporting a signal.
  */
@@ -16,7 +16,7 @@ import { StateStore } from '../../src/state/store.js';
 
 type Call = [string, string, Fields | undefined];
 
-/** A service holding `existing` client_ids: a partial POST of another id answers 404, as spec § 3 says. */
+/** A service holding `existing` client_ids: a partial POST of another id answers 404, as docs/service-contract.md, call 3 says. */
 function service(existing: string[]): RecordWriter & { calls: Call[] } {
   const records = new Set(existing);
   const calls: Call[] = [];

@@ -1,5 +1,5 @@
 /**
- * Property test of issue 10: over random sequences of roster edits, state loss, rebinding attempts,
+ * Property test of ownership: over random sequences of roster edits, state loss, rebinding attempts,
  * edits "in the UI" and one- or two-pipeline setups on a group that already holds another team's
  * records, no record a pipeline does not own is deleted, and no unmanaged field changes.
  *
@@ -42,7 +42,7 @@ function owned(dir: string, name: string): Set<string> {
   }
 }
 
-describe('ownership property (issue 10)', () => {
+describe('ownership property', () => {
   for (let seed = 1; seed <= SEQUENCES; seed++) {
     it(`seed ${seed}: nothing unowned is deleted, no unmanaged field changes`, { timeout: 120_000 }, async () => {
       const rng = seededRandom(seed * 7919);

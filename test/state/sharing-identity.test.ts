@@ -1,4 +1,4 @@
-/** Pure pieces of issue 10: identity changes of owned records, and group sharing between pipelines. */
+/** Pure pieces of ownership: identity changes of owned records, and group sharing between pipelines. */
 import { describe, expect, it } from 'vitest';
 import { identityChange } from '../../src/plan/identity-changes.js';
 import { identityMismatches, normalizeServiceUrl } from '../../src/state/identity.js';

@@ -39,7 +39,7 @@ function groupNamed(name: string): number[] {
   return [...emu.world.orgs[0]!.groups.values()].filter((g) => g.name === name).map((g) => g.id);
 }
 
-describe('state you can trust (issue 10)', () => {
+describe('state you can trust', () => {
   it('a lost state creates no second group and wipes no UI field: the run refuses until the group is pinned, then adopts every record', async () => {
     const project = await makeProject(people(25));
     const first = await cli(emu, project.dir, ['sync', project.pipeline, '--create-group']);

@@ -1,5 +1,5 @@
 /**
- * The sync engine end to end (issue 4 "Done when"): the CLI in-process, the emulator over real
+ * The sync engine end to end: the CLI in-process, the emulator over real
  * HTTP on 127.0.0.1:0, a throw-away project per test.
  */
 import { readFile, writeFile } from 'node:fs/promises';

@@ -1,6 +1,6 @@
 /**
  * `rostersync author get|put|patch|delete <group_id> <client_id>`: one author-from-group record
- * (spec §§ 1-4). `put` is the full POST (fields not sent become null), `patch` the partial POST.
+ * (docs/service-contract.md, calls 1–4). `put` is the full POST (fields not sent become null), `patch` the partial POST.
  */
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';

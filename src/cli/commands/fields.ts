@@ -1,5 +1,5 @@
 /**
- * `rostersync fields`: lists the organization's custom fields (spec § 8) with their api_ids and
+ * `rostersync fields`: lists the organization's custom fields (docs/service-contract.md, call 8) with their api_ids and
  * option api_ids, which mapping files and `author put --data` bodies refer to.
  */
 import type { CommandFactory } from '../command.js';

@@ -1,5 +1,5 @@
 /**
- * `rostersync group create`: creates an authors group (spec § 5). Group creation is not idempotent:
+ * `rostersync group create`: creates an authors group (docs/service-contract.md, call 5). Group creation is not idempotent:
  * an ambiguous failure is reported as such (exit 5) and never retried blindly.
  */
 import type { Argv } from 'yargs';

@@ -1,7 +1,7 @@
 /**
  * Every CLI command, in the order `--help` lists them, loaded lazily: only the module of the
  * command being run is imported, so `rostersync --help` or `rostersync fields` never load exceljs,
- * the emulator or the HTML report (issue 14, start-up budget in bench/startup.ts).
+ * the emulator or the HTML report (start-up budget in bench/startup.ts).
  *
  * `command` and `describe` are repeated here so the command list can be shown without importing
  * any command module; test/cli/lazy-commands.test.ts checks they match the modules' own.

@@ -1,4 +1,4 @@
-/** `rostersync journals <origin_id> [--corpus all_journals|org_journals]`: journal recommendations (spec § 7). */
+/** `rostersync journals <origin_id> [--corpus all_journals|org_journals]`: journal recommendations (docs/service-contract.md, call 7). */
 import { journalsCorpusSchema, type RecommendJournalsResponse } from '../../client/index.js';
 import { EXIT } from '../../errors.js';
 import type { CommandFactory } from '../command.js';

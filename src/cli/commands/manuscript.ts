@@ -1,5 +1,5 @@
 /**
- * `rostersync manuscript upload`: uploads a manuscript (spec § 6) with every field of the spec and
+ * `rostersync manuscript upload`: uploads a manuscript (docs/service-contract.md, call 6) with every field of the spec and
  * prints its referee candidates as a table (name, score, h-index, conflicts, groups) or `--json`.
  *
  * Authors: repeated `--author "Name|Affiliation|ORCID|email"` (empty parts allowed) or

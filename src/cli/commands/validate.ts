@@ -63,7 +63,7 @@ export const validateCommand: CommandFactory = (ctx) => ({
   }),
 });
 
-/** Custom fields offline from `--fields-file`, else from the service (spec § 8). */
+/** Custom fields offline from `--fields-file`, else from the service (docs/service-contract.md, call 8). */
 async function fetchCustomFields(args: ValidateArgs, io: CliIo): Promise<CustomFieldsListing> {
   if (args['fields-file'] !== undefined) return loadFieldsFile(resolve(io.cwd, args['fields-file']));
   const { client } = connectService(args, io);

@@ -1,6 +1,6 @@
 /**
  * `rostersync webhook serve | referees | send-test`: the receiving end of the service's
- * `mark_as_proposal_referee` webhook (spec § Events).
+ * `mark_as_proposal_referee` webhook (docs/service-contract.md, The webhook).
  *
  * The webhook's key comes from `SERVICE_WEBHOOK_KEY` or `--key-file`, never a plain flag (it
  * would show in shell history and process lists). The store holds names and emails: mode 0600.
@@ -202,7 +202,7 @@ export function renderReferees(selections: readonly StoredSelection[]): string {
   return `${lines.join('\n').trimEnd()}\n`;
 }
 
-/** CSV (RFC 4180, CRLF) with cells Excel would run as formulas neutralised (design § 9). */
+/** CSV (RFC 4180, CRLF) with cells Excel would run as formulas neutralised (README, Personal data). */
 export function renderRefereesCsv(selections: readonly StoredSelection[]): string {
   const cell = (text: string) => {
     const safe = escapeFormula(text);

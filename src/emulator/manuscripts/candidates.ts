@@ -1,5 +1,5 @@
 /**
- * Referee candidates for a stored manuscript (spec § 6, response version 7, and § Referee
+ * Referee candidates for a stored manuscript (docs/service-contract.md, call 6, response version 7, and the referee
  * candidate). Pure: everything it needs comes in through `CandidateContext`.
  *
  * The pipeline, in order:

@@ -1,5 +1,5 @@
 /**
- * Journal recommendation (spec § 7): the same TF-IDF relevance as candidates, aggregated per
+ * Journal recommendation (docs/service-contract.md, call 7): the same TF-IDF relevance as candidates, aggregated per
  * journal over its articles. A journal's score is the sum of the similarities of its 10 best
  * matching articles; journals with no matching article are not recommended.
  */

@@ -1,6 +1,6 @@
 /**
  * Marking a candidate as referee, as a user does in the service's UI, and the webhook envelope
- * the action produces (spec § Events, `mark_as_proposal_referee`).
+ * the action produces (docs/service-contract.md, The webhook, `mark_as_proposal_referee`).
  */
 import type { Candidate, WebhookCandidate, WebhookEnvelope, WebhookPayload } from '../../client/schemas.js';
 import type { ResolvedRefereeFinder } from './candidates.js';
@@ -103,7 +103,7 @@ export function buildPayload(
 export function buildEnvelope(input: { order: number; nowMs: number; apiKey: string; payload: WebhookPayload; test?: boolean }): WebhookEnvelope {
   return {
     action: 'mark_as_proposal_referee',
-    // "Unix-style numeric time" (spec § Events): whole seconds.
+    // "Unix-style numeric time" (docs/service-contract.md, The webhook): whole seconds.
     timestamp: Math.floor(input.nowMs / 1000),
     order: input.order,
     api_key: input.apiKey,

@@ -1,6 +1,6 @@
 /**
  * A small multipart/form-data parser (RFC 7578) for the emulator's manuscript upload
- * (spec § 6). It works on the whole buffered body, which the emulator caps in size, and keeps
+ * (docs/service-contract.md, call 6). It works on the whole buffered body, which the emulator caps in size, and keeps
  * file parts as raw bytes. No dependency: the format is simple enough and fully tested.
  */
 

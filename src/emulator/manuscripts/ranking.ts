@@ -1,5 +1,5 @@
 /**
- * Relevance scoring for referee candidates and journal recommendations (spec § 6, § 7).
+ * Relevance scoring for referee candidates and journal recommendations (docs/service-contract.md, calls 6 and 7).
  *
  * A plain TF-IDF vector space over the fixture's articles: each article is a document made of its
  * title, abstract and concepts; the manuscript is a query made of its title, abstract and parsed

@@ -33,7 +33,7 @@ export interface StoredManuscript {
   ranked: Map<number, Candidate>;
 }
 
-/** A referee mark. Score and concepts are frozen at the first marking (spec § Events). */
+/** A referee mark. Score and concepts are frozen at the first marking (docs/service-contract.md, The webhook). */
 export interface MarkState {
   marked: boolean;
   markedBy: string;

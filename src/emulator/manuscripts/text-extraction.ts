@@ -1,5 +1,5 @@
 /**
- * Text extraction from an uploaded `source_file` (spec § 6: "PDF or DOCX"), done where it is
+ * Text extraction from an uploaded `source_file` (docs/service-contract.md, call 6: "PDF or DOCX"), done where it is
  * simple, as the emulator's stand-in for the service's parser:
  * - PDF: content streams, uncompressed or FlateDecode (node:zlib), text shown with `Tj`, `TJ`,
  *   `'` and `"`; one line per text-positioning operator (`Td`, `TD`, `T*`, `Tm`, `ET`).

@@ -1,5 +1,5 @@
 /**
- * Reading the manuscript upload form (spec § 6) into validated fields, and parsing the optional
+ * Reading the manuscript upload form (docs/service-contract.md, call 6) into validated fields, and parsing the optional
  * `source_file`. Errors are `EmulatorHttpError`s that name the form field and say what to send.
  */
 import { badRequest, EmulatorHttpError } from '../reply.js';
@@ -38,7 +38,7 @@ export function readUploadFields(form: MultipartForm): UploadFields {
   for (const name of REQUIRED) {
     const value = single(form, name);
     if (value === null || value.trim() === '') {
-      throw badRequest('validation_error', `form field ${name} is required (spec § 6: folder, origin_id, title, abstract, authors_count)`);
+      throw badRequest('validation_error', `form field ${name} is required (docs/service-contract.md, call 6: folder, origin_id, title, abstract, authors_count)`);
     }
   }
   const authorsCount = integerField('authors_count', single(form, 'authors_count') as string);

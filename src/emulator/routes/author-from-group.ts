@@ -52,7 +52,7 @@ function inServiceOrder(org: OrgState, runtime: EmulatorRuntime, record: StoredR
   return out;
 }
 
-/** Read shape (spec § Author from group): standard fields, custom fields that have a value, `author`. */
+/** Read shape (docs/service-contract.md, An author-from-group record): standard fields, custom fields that have a value, `author`. */
 function readShape(world: World, record: StoredRecord): Record<string, unknown> {
   const author = world.linkedAuthorOf(record);
   let linked: Record<string, unknown> | null = null;

@@ -3,7 +3,7 @@
  * origin_id, folder move, folders created on demand) and answers referee candidates, version 7.
  *
  * Authentication: the `X-ApiKey` header (checked by the server) and the `api_key` form field
- * (spec § Authentication 2), which must be a key of the same organization (401 otherwise).
+ * (docs/service-contract.md, Authentication 2), which must be a key of the same organization (401 otherwise).
  * Plan feature (spec "Feature gating"): without Referee finder the upload is refused with 403,
  * unless `exclude_candidates` asks for no candidates — then nothing gated was requested.
  */
@@ -52,7 +52,7 @@ export function refereeFinderOf(org: OrgState, folderName: string): ResolvedRefe
 async function uploadManuscript(ctx: AuthenticatedContext) {
   const { org, world } = ctx;
   const boundary = boundaryOf(ctx.headers['content-type']);
-  if (!boundary) throw badRequest('bad_request', 'send the manuscript as multipart/form-data (Content-Type with a boundary), spec § 6');
+  if (!boundary) throw badRequest('bad_request', 'send the manuscript as multipart/form-data (Content-Type with a boundary), docs/service-contract.md, call 6');
   let form;
   try {
     form = parseMultipart(ctx.body, boundary);
@@ -62,7 +62,7 @@ async function uploadManuscript(ctx: AuthenticatedContext) {
   }
   const fields = readUploadFields(form);
   if (fields.apiKey === null || fields.apiKey === '') {
-    throw new EmulatorHttpError(401, 'unauthorized', 'missing api_key form field (spec § Authentication 2)');
+    throw new EmulatorHttpError(401, 'unauthorized', 'missing api_key form field (docs/service-contract.md, Authentication 2)');
   }
   if (!keyBelongsTo(org, fields.apiKey)) {
     throw new EmulatorHttpError(401, 'unauthorized', 'the api_key form field is not a key of the organization named by X-ApiKey');

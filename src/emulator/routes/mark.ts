@@ -4,7 +4,7 @@
  * - `POST /_emulator/mark` plays a user's click in the service's UI: body
  *   `{origin_id | manuscript_id, author_id, marked: true|false, user_email, org?}`. It answers at
  *   once with the event's `order`; the `mark_as_proposal_referee` envelope is then POSTed in the
- *   background to every webhook target of the org (spec § Events), with retries.
+ *   background to every webhook target of the org (docs/service-contract.md, The webhook), with retries.
  * - `POST /_emulator/webhooks`: `{url, api_key, org?}` adds a webhook target at run time, and/or
  *   `{retry: {baseDelayMs?, maxDelayMs?, maxAttempts?, timeoutMs?}}` changes the retry policy.
  * - `GET /_emulator/webhooks[?wait_ms=N]`: targets per org and every delivery with its attempts

@@ -1,5 +1,5 @@
 /**
- * Zip-bomb guard for the parts of a workbook that are actually read (issue 16). Parts that are
+ * Zip-bomb guard for the parts of a workbook that are actually read. Parts that are
  * never opened (other sheets, images, pivot caches) are not looked at: a real workbook with one
  * huge sheet must still be readable when the roster sheet is small.
  *

@@ -1,6 +1,6 @@
 /**
  * The workbook's zip, read from its central directory (yauzl): parts are found by name whatever
- * order the writer stored them in, so reading never depends on entry order (issue 16: Excel often
+ * order the writer stored them in, so reading never depends on entry order (Excel often
  * stores worksheets before sharedStrings.xml and styles.xml). No temp files; every error arrives
  * as a rejected promise or a failed iteration, never as an uncaught event.
  */

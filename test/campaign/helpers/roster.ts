@@ -1,6 +1,6 @@
 /**
  * Seeded rosters for the campaign and, independently of src/mapping, what each row must become
- * in the service (spec § 2 write shape: standard fields by name, custom fields by api_id,
+ * in the service (docs/service-contract.md, call 2 write shape: standard fields by name, custom fields by api_id,
  * option labels resolved to option api_ids, empty cells absent).
  */
 import { seededRandom } from '../../../src/seeded-random.js';
