@@ -91,7 +91,7 @@ export interface ApplyOptions {
   onOutcome?: (item: PlanItem, outcome: ItemOutcome) => void;
 }
 
-export async function applyPlan(options: ApplyOptions): Promise<ApplyResult> {
+export async function writePlan(options: ApplyOptions): Promise<ApplyResult> {
   const { plan, store, runId } = options;
   const now = options.now ?? Date.now;
   const unavailableLimit = options.unavailableLimit ?? Math.max(5, options.concurrency * 2);

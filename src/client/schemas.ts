@@ -80,6 +80,9 @@ export type AuthorFromGroup = z.infer<typeof authorFromGroupSchema>;
 export const customFieldValueSchema = z.union([z.number(), z.string(), z.array(z.string()), z.null()]);
 export type CustomFieldValue = z.infer<typeof customFieldValueSchema>;
 
+/** A value of one field of a record in the write shape, standard or custom; null clears the field. */
+export type FieldValue = string | string[] | CustomFieldValue;
+
 /** Write body of the full POST (docs/service-contract.md, call 2): `name` required, custom field api_ids as extra keys. */
 export const authorWriteSchema = z
   .object({

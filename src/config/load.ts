@@ -11,7 +11,8 @@ import type { z } from 'zod';
 import { mappingFileSchema, type MappingFile } from '../mapping/schema.js';
 import { ConfigError, type ConfigProblem } from '../config-error.js';
 import { closestMatch } from '../did-you-mean.js';
-import { pipelineSchema, type PipelineFile, type SourceFileConfig } from './pipeline.js';
+import type { SourceFileConfig } from '../sources/options.js';
+import { pipelineSchema, type PipelineFile } from './pipeline.js';
 import type { ResolvedOverlay } from '../sources/layers.js';
 
 export interface LoadedMapping {

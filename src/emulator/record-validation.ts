@@ -10,9 +10,30 @@
  *   single_option → one option api_id; multi_option → array of option api_ids (400
  *   `unknown_option` for an api_id that is not an option). null clears any custom field.
  */
-import { STANDARD_FIELDS } from '../client/schemas.js';
+import { STANDARD_FIELDS, type CustomField } from '../client/schemas.js';
 import { badRequest } from './reply.js';
-import type { OrgState, StoredRecord } from './world.js';
+
+/**
+ * A stored author-from-group record in the full write shape: the five standard fields always
+ * present (null when not set), plus one key per custom field api_id that has a value.
+ */
+export type StoredRecord = Record<string, unknown> & {
+  name: string;
+  emails: string[] | null;
+  orcids: string[] | null;
+  articles: string[] | null;
+  affiliations: string[] | null;
+};
+
+export interface IndexedCustomField {
+  field: CustomField;
+  optionIds: ReadonlySet<string>;
+}
+
+/** What a write body is checked against: the org's author_from_group custom fields by api_id. */
+export interface AuthorFieldIndex {
+  authorFieldsById: ReadonlyMap<string, IndexedCustomField>;
+}
 
 const STANDARD = new Set<string>(STANDARD_FIELDS);
 const LIST_FIELDS = ['emails', 'orcids', 'articles', 'affiliations'] as const;
@@ -50,7 +71,7 @@ function checkStandard(key: string, value: unknown): void {
   }
 }
 
-function checkCustom(org: Pick<OrgState, 'authorFieldsById'>, key: string, value: unknown): void {
+function checkCustom(org: AuthorFieldIndex, key: string, value: unknown): void {
   const indexed = org.authorFieldsById.get(key);
   if (!indexed) {
     throw badRequest(
@@ -89,7 +110,7 @@ function checkCustom(org: Pick<OrgState, 'authorFieldsById'>, key: string, value
 }
 
 /** Validates every key of a write body; throws a 400 EmulatorHttpError naming the first problem. */
-export function validateWriteBody(org: Pick<OrgState, 'authorFieldsById'>, body: Record<string, unknown>, mode: 'full' | 'partial'): void {
+export function validateWriteBody(org: AuthorFieldIndex, body: Record<string, unknown>, mode: 'full' | 'partial'): void {
   if (mode === 'full' && !('name' in body)) throw badRequest('validation_error', 'field "name" is required');
   for (const [key, value] of Object.entries(body)) {
     if (STANDARD.has(key)) checkStandard(key, value);

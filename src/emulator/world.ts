@@ -9,25 +9,13 @@
  */
 import type { CustomField } from '../client/schemas.js';
 import type { Fixture, FixtureArticle, FixtureAuthor, FixtureFolder, FixtureOrg } from './fixture.js';
-import { validateWriteBody } from './record-validation.js';
+import { validateWriteBody, type AuthorFieldIndex, type IndexedCustomField, type StoredRecord } from './record-validation.js';
 import { EmulatorHttpError } from './reply.js';
 
 /** A fixture that passed the schema but breaks a rule of the service (e.g. a record's custom field value). */
 export class EmulatorFixtureError extends Error {
   override name = 'EmulatorFixtureError';
 }
-
-/**
- * A stored author-from-group record in the full write shape: the five standard fields always
- * present (null when not set), plus one key per custom field api_id that has a value.
- */
-export type StoredRecord = Record<string, unknown> & {
-  name: string;
-  emails: string[] | null;
-  orcids: string[] | null;
-  articles: string[] | null;
-  affiliations: string[] | null;
-};
 
 export interface GroupState {
   id: number;
@@ -41,11 +29,6 @@ export interface GroupState {
 }
 
 /** A custom field with its option api_ids in a Set, for O(1) value checks. */
-export interface IndexedCustomField {
-  field: CustomField;
-  optionIds: ReadonlySet<string>;
-}
-
 export interface FolderState {
   id: number;
   name: string;
@@ -202,7 +185,7 @@ function buildOrgState(org: FixtureOrg, orgIndex: number): OrgState {
   });
   const groups = new Map<number, GroupState>();
   // Fixture records obey the same rules as written ones (docs/service-contract.md, call 2), so a GET never serves what a POST would refuse.
-  const fieldCheck: Pick<OrgState, 'authorFieldsById'> = { authorFieldsById };
+  const fieldCheck: AuthorFieldIndex = { authorFieldsById };
   org.groups.forEach((group, groupIndex) => {
     const records = new Map<string, StoredRecord>();
     for (const [clientId, record] of Object.entries(group.records)) {

@@ -3,7 +3,7 @@
  * delimiter sniffing), finding the header row below any title lines: the first line whose cell
  * count is that of the rows under it.
  */
-import type { SourceConfig } from '../config/pipeline.js';
+import type { SourceConfig } from '../sources/options.js';
 import { openSource } from '../sources/index.js';
 import type { ColumnSample } from './match.js';
 

@@ -18,8 +18,7 @@ import { cellsTextOf } from '../sources/cells-text.js';
 import { CELL_SEPARATOR, type CellValue, type SourceRow } from '../sources/types.js';
 import { ROSTERSYNC_VERSION } from '../version.js';
 
-/** Length of a row key: sha1 in base64url. */
-export const ROW_KEY_LENGTH = 27;
+export { ROW_KEY_LENGTH } from '../row-key-length.js';
 
 export interface RowKeyScope {
   /** sha256 of the mapping file's text. */

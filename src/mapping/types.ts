@@ -3,11 +3,11 @@
  * explained. Field values are already in the service's write shape (docs/service-contract.md, call 2):
  * standard fields by name, custom fields by api_id, option labels resolved to option api_ids.
  */
-import type { CustomFieldValue } from '../client/schemas.js';
+import type { FieldValue } from '../client/schemas.js';
 import type { CellValue, Provenance } from '../sources/types.js';
 
 /** A value of one managed field; null means "empty in the roster" (sent as null to clear it). */
-export type FieldValue = string | string[] | CustomFieldValue;
+export type { FieldValue };
 
 export interface DesiredRecord {
   clientId: string;

@@ -12,7 +12,7 @@
  */
 import { chmod, open } from 'node:fs/promises';
 import iconv from 'iconv-lite';
-import type { SourceConfig } from '../config/pipeline.js';
+import type { SourceConfig } from '../sources/options.js';
 import type { RejectedRow } from '../mapping/types.js';
 import type { CellValue } from '../sources/types.js';
 import { REJECTED_ERROR_COLUMNS } from '../sources/layers.js';

@@ -12,7 +12,7 @@ import { open } from 'node:fs/promises';
 import { createReadStream } from 'node:fs';
 import { addAbortSignal, pipeline } from 'node:stream';
 import type { z } from 'zod';
-import type { csvOptionsSchema } from '../config/pipeline.js';
+import type { csvOptionsSchema } from './options.js';
 import type { OpenedSource, SourceItem } from './types.js';
 import { BOM, CsvDecoder, chooseEncoding } from './csv-decode.js';
 import { decodeAs } from './csv-detect.js';

@@ -8,7 +8,7 @@
 import { isUtf8 } from 'node:buffer';
 import { open, readFile } from 'node:fs/promises';
 import { basename } from 'node:path';
-import type { SourceFileConfig } from '../config/pipeline.js';
+import type { SourceFileConfig } from './options.js';
 import { openSource, type OpenSourceOptions } from './open-source.js';
 import { SourceError } from './source-error.js';
 import type { OpenedSource, SourceItem } from './types.js';

@@ -1,6 +1,6 @@
 import { stat } from 'node:fs/promises';
 import { extname, resolve } from 'node:path';
-import type { SourceConfig } from '../config/pipeline.js';
+import type { SourceConfig } from './options.js';
 import { openCsv } from './csv-reader.js';
 import { SourceError } from './source-error.js';
 import type { OpenedSource } from './types.js';
@@ -15,7 +15,7 @@ export interface OpenSourceOptions {
   packRows?: boolean;
 }
 
-/** Extensions that decide the format when `source.format` is not set (pipeline.ts, `sourceSchema`). */
+/** Extensions that decide the format when `source.format` is not set (options.ts, `sourceSchema`). */
 const FORMAT_BY_EXTENSION: Record<string, 'csv' | 'xlsx'> = {
   '.csv': 'csv',
   '.tsv': 'csv',

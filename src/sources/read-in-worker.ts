@@ -12,7 +12,7 @@
 import { createRequire } from 'node:module';
 import { pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
-import type { SourceConfig } from '../config/pipeline.js';
+import type { SourceConfig } from './options.js';
 import type { OpenSourceOptions } from './open-source.js';
 import { UserFacingError } from '../errors.js';
 import { SourceError } from './source-error.js';

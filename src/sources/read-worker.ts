@@ -5,7 +5,7 @@
  * main thread's cost per row stays small.
  */
 import { parentPort, workerData } from 'node:worker_threads';
-import type { SourceConfig } from '../config/pipeline.js';
+import type { SourceConfig } from './options.js';
 import { UserFacingError } from '../errors.js';
 import { openSource } from './open-source.js';
 import { SourceError } from './source-error.js';

@@ -14,7 +14,7 @@
  */
 import { open } from 'node:fs/promises';
 import type { z } from 'zod';
-import type { xlsxOptionsSchema } from '../config/pipeline.js';
+import type { xlsxOptionsSchema } from './options.js';
 import { columnLetter, headerNames, truncate } from './headers.js';
 import { SourceError } from './source-error.js';
 import type { CellValue, OpenedSource, SourceItem } from './types.js';

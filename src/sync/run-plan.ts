@@ -5,7 +5,7 @@
  * - apply: the group is created if need be and the plan's items are written (apply/, the only writer);
  * - record: the run's outcome and exit code are decided, journaled in the state, and the report written.
  */
-import { applyPlan, type ApplyResult } from '../apply/apply.js';
+import { writePlan, type ApplyResult } from '../apply/apply.js';
 import { ensureGroup } from '../apply/group.js';
 import type { ServiceClient } from '../client/client.js';
 import type { ResolvedPipeline } from '../config/load.js';
@@ -91,7 +91,7 @@ export async function runPlan(prepared: PreparedRun, options: RunOptions): Promi
 function apply(prepared: PreparedRun, groupId: number, options: RunOptions): Promise<ApplyResult> {
   const total = prepared.plan.items.length;
   let done = 0;
-  return applyPlan({
+  return writePlan({
     plan: prepared.plan,
     ...(prepared.rowKeys ? { rowKeys: prepared.rowKeys } : {}),
     groupId,

@@ -1,5 +1,5 @@
 /**
- * The writer alone: applyPlan against a fake record writer (the service's three record calls,
+ * The writer alone: writePlan against a fake record writer (the service's three record calls,
  * scripted per client_id) and a real SQLite state in a temporary directory. What the journal and
  * the inventory hold after each scenario is read back from the store.
  */
@@ -7,7 +7,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { applyPlan, type RecordWriter, type WriteOptions } from '../../src/apply/apply.js';
+import { writePlan, type RecordWriter, type WriteOptions } from '../../src/apply/apply.js';
 import { errorFromStatus } from '../../src/client/errors.js';
 import { EXIT } from '../../src/errors.js';
 import { canonicalJson, hashJson } from '../../src/plan/canonical.js';
@@ -68,9 +68,9 @@ beforeEach(() => {
 afterEach(() => store.close());
 
 const apply = (items: PlanItem[], writer: RecordWriter, extra: { concurrency?: number; unavailableLimit?: number } = {}) =>
-  applyPlan({ plan: { items, stateRepairs: [] }, groupId: GROUP, writer, store, runId: RUN, concurrency: extra.concurrency ?? 1, ...(extra.unavailableLimit ? { unavailableLimit: extra.unavailableLimit } : {}) });
+  writePlan({ plan: { items, stateRepairs: [] }, groupId: GROUP, writer, store, runId: RUN, concurrency: extra.concurrency ?? 1, ...(extra.unavailableLimit ? { unavailableLimit: extra.unavailableLimit } : {}) });
 
-describe('applyPlan', () => {
+describe('writePlan', () => {
   it('writes creates and updates before any delete, whatever the order and the concurrency', async () => {
     const writer = fakeWriter();
     const result = await apply([remove('d1'), create('c1'), remove('d2'), update('u1'), create('c2')], writer, { concurrency: 4 });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { SourceConfig } from '../../src/config/pipeline.js';
+import type { SourceConfig } from '../../src/sources/options.js';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { SourceError } from '../../src/sources/source-error.js';

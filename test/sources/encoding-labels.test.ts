@@ -1,7 +1,7 @@
 /** source.csv.encoding: the WHATWG Encoding Standard's labels, mapped to iconv-lite codecs. */
 import iconv from 'iconv-lite';
 import { describe, expect, it } from 'vitest';
-import { csvOptionsSchema } from '../../src/config/pipeline.js';
+import { csvOptionsSchema } from '../../src/sources/options.js';
 import { encodingOfLabel, iconvCodec } from '../../src/sources/encodings.js';
 
 describe('encoding labels', () => {

@@ -1,6 +1,6 @@
 import { fileURLToPath } from 'node:url';
 import { openSource } from '../../src/sources/index.js';
-import type { SourceConfig } from '../../src/config/pipeline.js';
+import type { SourceConfig } from '../../src/sources/options.js';
 import type { OpenedSource, SourceRow, SourceRowError } from '../../src/sources/index.js';
 
 export const fixturesDir = fileURLToPath(new URL('../fixtures/sources/', import.meta.url));

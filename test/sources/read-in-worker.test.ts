@@ -6,7 +6,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import type { SourceConfig } from '../../src/config/pipeline.js';
+import type { SourceConfig } from '../../src/sources/options.js';
 import { openSource, type OpenedSource, type SourceItem } from '../../src/sources/index.js';
 import { openSourceInWorker, ROWS_PER_BATCH } from '../../src/sources/read-in-worker.js';
 import { rowKeyOf } from '../../src/mapping/row-key.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { SourceConfig } from '../../src/config/pipeline.js';
+import type { SourceConfig } from '../../src/sources/options.js';
 import { EXIT, UserFacingError } from '../../src/errors.js';
 import { SourceError } from '../../src/sources/index.js';
 import { openError } from './read-all.js';

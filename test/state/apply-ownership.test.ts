@@ -7,7 +7,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { applyPlan, LockLostError, type RecordWriter } from '../../src/apply/apply.js';
+import { writePlan, LockLostError, type RecordWriter } from '../../src/apply/apply.js';
 import { errorFromStatus } from '../../src/client/errors.js';
 import { EXIT } from '../../src/errors.js';
 import { canonicalJson, hashJson } from '../../src/plan/canonical.js';
@@ -50,7 +50,7 @@ function store(name = 'p', dir = mkdtempSync(join(tmpdir(), 'rostersync-apply-')
 }
 
 const run = (items: PlanItem[], writer: RecordWriter, state: StateStore, signal?: AbortSignal) =>
-  applyPlan({ plan: { items, stateRepairs: [] }, groupId: 7, writer, store: state, runId: 'r', concurrency: 1, ...(signal ? { signal } : {}) });
+  writePlan({ plan: { items, stateRepairs: [] }, groupId: 7, writer, store: state, runId: 'r', concurrency: 1, ...(signal ? { signal } : {}) });
 
 describe('apply: ownership', () => {
   it('adopts an existing record with one partial POST of every managed field, and creates a missing one after a 404', async () => {

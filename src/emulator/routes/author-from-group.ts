@@ -4,8 +4,8 @@
  */
 import type { AuthenticatedContext, Route } from '../router.js';
 import { json, notFound, type Reply } from '../reply.js';
-import { applyPartial, fullRecord, validateWriteBody } from '../record-validation.js';
-import type { GroupState, OrgState, StoredRecord, World } from '../world.js';
+import { applyPartial, fullRecord, validateWriteBody, type StoredRecord } from '../record-validation.js';
+import type { GroupState, OrgState, World } from '../world.js';
 import { echoedKey, quirksOf, refusesWrite } from '../quirks.js';
 import { clientIdPathProblem } from '../../client/path-rules.js';
 import type { EmulatorRuntime } from '../runtime.js';

@@ -13,8 +13,8 @@
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
-import { ROW_KEY_LENGTH } from '../../mapping/row-key.js';
-import type { FieldValue } from '../../mapping/types.js';
+import { ROW_KEY_LENGTH } from '../../row-key-length.js';
+import type { FieldValue } from '../../client/schemas.js';
 import { normalizeServiceUrl, type StateIdentity, type Target } from '../identity.js';
 import { lockIdentityOf } from '../liveness.js';
 import { toLock, toOwned, toRun, type LockDbRow, type RecordRow, type RunDbRow } from '../rows.js';
