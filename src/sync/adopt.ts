@@ -10,7 +10,6 @@ import { compileMapping } from '../mapping/compile.js';
 import type { ResolvedPipeline } from '../config/load.js';
 import { canonicalJson, hashJson, projectFields } from '../plan/canonical.js';
 import { bindState, checkBinding } from '../state/binding.js';
-import { resolveGroupId } from '../state/group-id.js';
 import type { StateBackend } from '../state/backend.js';
 import { UserFacingError } from '../errors.js';
 
@@ -23,7 +22,8 @@ export interface AdoptResult {
 
 export async function adoptRecords(input: { pipeline: ResolvedPipeline; store: StateBackend; client: ServiceClient; baseUrl: string; clientIds: string[]; runId: string }): Promise<AdoptResult> {
   const { pipeline, store, client } = input;
-  const groupId = resolveGroupId(pipeline, store);
+  // A state bound to another service or group is not adopted into (state/binding.ts).
+  const { groupId } = checkBinding(store, pipeline, { baseUrl: input.baseUrl });
   if (groupId === null) {
     throw new UserFacingError(`pipeline "${pipeline.name}" has no group yet: there is nothing to import from.`, {
       hint: 'Set target.group_id in the pipeline, or record the id with `rostersync state set-group`.',
@@ -31,8 +31,6 @@ export async function adoptRecords(input: { pipeline: ResolvedPipeline; store: S
   }
   const compiled = compileMapping(pipeline.mapping, await client.listCustomFields(), { mappingFile: pipeline.mappingFile });
   const result: AdoptResult = { adopted: [], notFound: [], claimedElsewhere: new Map() };
-  // A state bound to another service or group is not adopted into (state/binding.ts).
-  checkBinding(store, pipeline, { baseUrl: input.baseUrl });
   const target = { baseUrl: input.baseUrl, groupId };
   const owners = store.claimOwners(target, input.clientIds);
   // Everything is fetched first and written in one transaction: a failure half-way (the service
