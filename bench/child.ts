@@ -14,7 +14,8 @@ import { rowKeyOf, rowKeySalt, rowKeySaltName } from '../src/mapping/row-key.js'
 import { canonicalJson, hashJson } from '../src/plan/canonical.js';
 import { KnownRows } from '../src/plan/known-rows.js';
 import { openSource } from '../src/sources/index.js';
-import { openState, stateFile } from '../src/state/paths.js';
+import { openState } from '../src/state/open.js';
+import { stateFile } from '../src/state/paths.js';
 
 /** The group id recorded in populated states; dry runs never call the service, so any id works. */
 const BENCH_GROUP_ID = 9001;

@@ -16,8 +16,8 @@ import { join, resolve } from 'node:path';
 import type { StateBackend } from '../src/state/backend.js';
 import { connectState } from '../src/state/postgres/connect.js';
 import { migrate } from '../src/state/postgres/migrations.js';
-import { PgStateStore } from '../src/state/postgres/pg-store.js';
-import { StateStore } from '../src/state/store.js';
+import { PostgresStateStore } from '../src/state/postgres/postgres-store.js';
+import { SqliteStateStore } from '../src/state/sqlite/sqlite-store.js';
 import { startTestPostgres } from '../test/support/postgres-server.js';
 
 interface Spread {
@@ -49,8 +49,7 @@ function writesOnce(store: StateBackend, run: number): number {
   return timeMs(() => {
     for (let i = 0; i < WRITES; i++) {
       const clientId = `w${run}-${i}`;
-      const journalId = store.journalPlanned(`run-${run}`, clientId, 'create');
-      store.journalSent(journalId);
+      const journalId = store.journalSent(`run-${run}`, clientId, 'create');
       store.recordApplied({ journalId, clientId, fieldsJson: '{"name":"A B","emails":["a@example.org"]}', hash: `h${i}`, runId: `run-${run}`, sourceRow: i, status: 200, attempts: 1 });
     }
   });
@@ -102,8 +101,8 @@ try {
   const setup = connectState(url, { origin: 'bench', fromEnvironment: true });
   migrate(setup);
   setup.close();
-  const sqlite = measure(() => StateStore.open(join(dir, 'bench.sqlite'), 'bench'));
-  const postgres = measure(() => PgStateStore.open(connectState(url, { origin: 'bench', fromEnvironment: true }), 'bench'));
+  const sqlite = measure(() => SqliteStateStore.open(join(dir, 'bench.sqlite'), 'bench'));
+  const postgres = measure(() => PostgresStateStore.open(connectState(url, { origin: 'bench', fromEnvironment: true }), 'bench'));
   const ratio = (key: keyof BackendFigures) => Math.round((postgres[key].median / sqlite[key].median) * 10) / 10;
   const result = {
     note: 'PostgreSQL on 127.0.0.1 (fsync off, as in the tests); a database across a network adds its round-trip time to each of the 3 calls per write',

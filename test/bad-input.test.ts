@@ -16,7 +16,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EXIT } from '../src/errors.js';
 import { startEmulator, type RunningEmulator } from '../src/emulator/server.js';
 import type { StatsSnapshot } from '../src/emulator/runtime.js';
-import { StateStore } from '../src/state/store.js';
+import { SqliteStateStore } from '../src/state/sqlite/sqlite-store.js';
 import { writeMegabyteCell, writeSharedStringsBomb, writeTenThousandColumns } from './fixtures/bad/make-corpus.js';
 import { DEMO_API_KEY, runCli } from './support/cli.js';
 
@@ -354,7 +354,7 @@ const cases: BadCase[] = [
     name: 'state file from another pipeline',
     before: async (c) => {
       mkdirSync(join(c.dir, '.rostersync'), { recursive: true });
-      StateStore.open(join(c.dir, '.rostersync', 'bad-input.sqlite'), 'editorial-board').close();
+      SqliteStateStore.open(join(c.dir, '.rostersync', 'bad-input.sqlite'), 'editorial-board').close();
     },
     argv: sync,
     exit: EXIT.usage,

@@ -122,8 +122,7 @@ export async function writePlan(options: ApplyOptions): Promise<ApplyResult> {
   };
 
   const runOne = async (item: PlanItem): Promise<void> => {
-    const journalId = store.journalPlanned(runId, item.clientId, item.action);
-    store.journalSent(journalId);
+    const journalId = store.journalSent(runId, item.clientId, item.action);
     let outcome: ItemOutcome;
     let attempts = 1;
     const write: WriteOptions = { onSucceeded: (count) => (attempts = count) };

@@ -20,7 +20,7 @@
  * million-row roster against a million keys about 1e-15 likely.
  */
 import { ROW_KEY_LENGTH } from '../mapping/row-key.js';
-import type { RowKeyPage } from '../state/store.js';
+import type { RowKeyPage } from '../state/backend.js';
 
 /** Words per slot: 3 words of 30 bits of the key (its first 15 base64url characters), then the entry. */
 const SLOT_WORDS = 4;

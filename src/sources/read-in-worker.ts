@@ -9,9 +9,8 @@
  * wait unread (more, once, when the plan's fast path allows it), so memory stays bounded when
  * planning is the slower side (rows that must be mapped).
  */
-import { createRequire } from 'node:module';
-import { pathToFileURL } from 'node:url';
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
+import { startModuleWorker } from '../worker-module.js';
 import type { SourceConfig } from './options.js';
 import type { OpenSourceOptions } from './open-source.js';
 import { UserFacingError } from '../errors.js';
@@ -173,19 +172,11 @@ export async function openSourceInWorker(config: SourceConfig, options: OpenSour
   };
 }
 
-/**
- * Compiled, the worker is the .js file beside this one. Run from the TypeScript sources (tsx,
- * vitest), a worker does not inherit the loader, so it registers tsx before importing the .ts file.
- */
 function startWorker(workerData: { config: SourceConfig; baseDir: string; readAhead: number }): Worker {
-  const here = import.meta.url;
   // The reader keeps little alive (a batch, the tokenizer's text): a young generation of 8 MB
   // instead of the default measured 20 MB less peak RSS at 1M rows, at the same speed.
   const resourceLimits = { maxYoungGenerationSizeMb: 8 };
-  if (!here.endsWith('.ts')) return new Worker(new URL('./read-worker.js', here), { workerData, resourceLimits });
-  const tsx = pathToFileURL(createRequire(here).resolve('tsx/esm/api')).href.replace(/index\.cjs$/, 'index.mjs');
-  const entry = new URL('./read-worker.ts', here).href;
-  return new Worker(`import(${JSON.stringify(tsx)}).then(({ register }) => { register(); return import(${JSON.stringify(entry)}); })`, { eval: true, workerData, resourceLimits });
+  return startModuleWorker(import.meta.url, 'read-worker', { workerData, resourceLimits });
 }
 
 function rebuild(error: { name: string; message: string; hint?: string; file?: string; userFacing?: boolean }): Error {

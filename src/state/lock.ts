@@ -1,8 +1,7 @@
 /**
  * The pipeline lock, held for the length of a run or of a command that changes the inventory.
  */
-import type { StateBackend } from './backend.js';
-import { HEARTBEAT_MS } from './store.js';
+import { HEARTBEAT_MS, type StateBackend } from './backend.js';
 
 /**
  * Takes the pipeline lock and keeps its heartbeat going; returns the release function. If the

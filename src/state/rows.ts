@@ -3,7 +3,7 @@
  * the same; PostgreSQL's lock owner names its process start `proc_start` when read), turned into
  * the store's types. Only `runs.dry_run` differs: SQLite keeps 0/1, PostgreSQL a boolean.
  */
-import type { LockInfo, OwnedRecord, RunRow } from './store.js';
+import type { LockInfo, OwnedRecord, RunRow } from './backend.js';
 
 export interface RecordRow {
   client_id: string;

@@ -3,7 +3,7 @@
  * client_id → pipeline), and two pipelines may write to one group only when both pipeline files
  * declare the sharing with disjoint client_id prefixes. Pure: registrations in, problems out.
  */
-import type { TargetRegistration } from './store.js';
+import type { TargetRegistration } from './backend.js';
 
 /** Two prefixes overlap when one starts with the other: some client_id could match both. */
 export function prefixesOverlap(a: readonly string[], b: readonly string[]): boolean {

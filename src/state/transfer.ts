@@ -21,7 +21,7 @@ import { checkBaseUrl } from '../client/config.js';
 import { UserFacingError } from '../errors.js';
 import { canonicalJson, hashJson } from '../plan/canonical.js';
 import type { StateBackend } from './backend.js';
-import { StateError } from './store.js';
+import { StateError } from './backend.js';
 
 export const EXPORT_FORMAT = 'rostersync-state';
 /** 2: the trailer carries the sha256 of the lines before it. */
@@ -184,9 +184,9 @@ export function importState(store: StateBackend, clock: { at: number }, text: st
       }
       for (const record of parsed.records) store.adopt({ clientId: record.clientId, fieldsJson: record.fieldsJson, hash: record.hash, runId: record.runId });
       for (const write of parsed.unfinished) {
-        const journalId = store.journalPlanned('imported', write.clientId, write.action);
-        if (write.state === 'sent') store.journalSent(journalId);
-        else if (write.state === 'failed') store.journalFailed(journalId, write.status, 'failed before the state was moved (state import)', 1);
+        // A write journaled `planned` (by older versions) counts as sent: either may have written.
+        const journalId = store.journalSent('imported', write.clientId, write.action);
+        if (write.state === 'failed') store.journalFailed(journalId, write.status, 'failed before the state was moved (state import)', 1);
       }
       for (const run of parsed.runs) {
         clock.at = Date.parse(run.startedAt);

@@ -12,7 +12,7 @@ import { EXIT, UserFacingError } from '../errors.js';
 import { buildPlan } from '../plan/build.js';
 import { RowKeyRepairs } from '../plan/row-key-repairs.js';
 import { holdLock } from '../state/lock.js';
-import { openState } from '../state/paths.js';
+import { openState } from '../state/open.js';
 import { clientForPipeline } from './client-for-pipeline.js';
 import { gatherPlanInput } from './gather.js';
 import type { RunOptions, RunResult } from './options.js';

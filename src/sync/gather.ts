@@ -30,7 +30,7 @@ import { DUPLICATE_PEOPLE_MAX_ROWS, DuplicatePeopleFinder } from '../mapping/dup
 import { checkBinding } from '../state/binding.js';
 import { withinPrefixes } from '../state/sharing.js';
 import type { StateBackend } from '../state/backend.js';
-import { HASH_BATCH, mayHaveWritten } from '../state/store.js';
+import { mayHaveWritten } from '../state/backend.js';
 import { checkDrift, driftNote, GroupGoneError } from './drift.js';
 import { fetchRemote } from './remote-records.js';
 import type { RunOptions } from './options.js';
@@ -171,7 +171,7 @@ export async function gatherPlanInput(input: {
           rewrite: unfinished,
           onKnown: (clientId) => {
             if (pending.length === 0) classifier.addUnchanged(clientId);
-            else if (pending.push(clientId) >= HASH_BATCH) classifyPending();
+            else if (pending.push(clientId) >= store.lookupBatch) classifyPending();
           },
           salt,
           headers: opened.headers,
@@ -180,7 +180,7 @@ export async function gatherPlanInput(input: {
   const roster = await mapRoster(opened, compiled, {
     onRecord: (record) => {
       people.add(record);
-      if (pending.push(record) >= HASH_BATCH) classifyPending();
+      if (pending.push(record) >= store.lookupBatch) classifyPending();
     },
     reopen,
     ...(fastPath ? { fastPath } : {}),
@@ -370,7 +370,7 @@ function* ownedFields(store: StateBackend): Iterable<readonly [string, Fields]> 
   };
   for (const clientId of store.ownedIds()) {
     page.push(clientId);
-    if (page.length >= HASH_BATCH) yield* flush();
+    if (page.length >= store.lookupBatch) yield* flush();
   }
   yield* flush();
 }

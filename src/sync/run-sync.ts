@@ -17,7 +17,7 @@ import { buildPlan } from '../plan/build.js';
 import { RowKeyRepairs } from '../plan/row-key-repairs.js';
 import { earlyFailureReport, estimateText } from '../report/build.js';
 import { holdLock } from '../state/lock.js';
-import { openState } from '../state/paths.js';
+import { openState } from '../state/open.js';
 import type { StateBackend } from '../state/backend.js';
 import { clientForPipeline } from './client-for-pipeline.js';
 import { exitCodeOf } from './exit-code.js';

@@ -12,7 +12,7 @@ import { errorFromStatus } from '../../src/client/errors.js';
 import { EXIT } from '../../src/errors.js';
 import { canonicalJson, hashJson } from '../../src/plan/canonical.js';
 import type { Fields, PlanItem } from '../../src/plan/types.js';
-import { StateStore } from '../../src/state/store.js';
+import { SqliteStateStore } from '../../src/state/sqlite/sqlite-store.js';
 
 const GROUP = 501;
 const RUN = 'run-1';
@@ -57,9 +57,9 @@ const create = (clientId: string, extra: Partial<PlanItem> = {}): PlanItem => ({
 const update = (clientId: string): PlanItem => ({ clientId, action: 'update', reason: 'changed', body: { name: `${clientId}!` }, desired: desired({ name: `${clientId}!` }), changes: [] });
 const remove = (clientId: string, extra: Partial<PlanItem> = {}): PlanItem => ({ clientId, action: 'delete', reason: 'gone_from_roster', changes: [], ...extra });
 
-let store: StateStore;
+let store: SqliteStateStore;
 beforeEach(() => {
-  store = StateStore.open(join(mkdtempSync(join(tmpdir(), 'rostersync-apply-')), 'pipeline.sqlite'), 'pipeline');
+  store = SqliteStateStore.open(join(mkdtempSync(join(tmpdir(), 'rostersync-apply-')), 'pipeline.sqlite'), 'pipeline');
   store.setGroupId(GROUP);
   store.startRun({ id: RUN, dryRun: false, sourceSha256: '' });
   // Records the plan updates or deletes are owned, as the planner would have found them.

@@ -1,5 +1,5 @@
 /**
- * The stored keys' salt (StateStore.rowKeySalt): a plan whose salt differs loads no row key (none
+ * The stored keys' salt (rowKeySalt): a plan whose salt differs loads no row key (none
  * could match), maps every row, and its apply stores every key again with the new salt, so the
  * next plan takes the fast path. Only speed depends on it: the plans are the same either way.
  */
@@ -8,8 +8,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { RunningEmulator } from '../../src/emulator/server.js';
 import { KnownRows } from '../../src/plan/known-rows.js';
-import { openState } from '../../src/state/paths.js';
-import { StateStore } from '../../src/state/store.js';
+import { openState } from '../../src/state/open.js';
+import { SqliteStateStore } from '../../src/state/sqlite/sqlite-store.js';
 import { loadPipeline } from '../../src/config/load.js';
 import { runSync, type RunOptions } from '../../src/sync/run-sync.js';
 import { API_KEY, emulator, makeProject, people, writes } from '../sync/project.js';
@@ -27,7 +27,7 @@ describe('the fast path after a mapping change', () => {
     const project = await makeProject(people(40));
     const run = (extra: Partial<RunOptions> = {}) =>
       runSync({ pipelinePath: project.pipeline, service: { baseUrl: emu.url, apiKey: API_KEY }, stateDir: join(project.dir, 'state'), reportDir: join(project.dir, 'reports'), createGroup: true, ...extra });
-    const pages = vi.spyOn(StateStore.prototype, 'rowKeyPages');
+    const pages = vi.spyOn(SqliteStateStore.prototype, 'rowKeyPages');
     const lookups = vi.spyOn(KnownRows.prototype, 'entryOfRowKey');
     const hits = () => lookups.mock.results.filter((r) => r.type === 'return' && r.value !== -1).length;
     try {

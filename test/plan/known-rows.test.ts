@@ -2,7 +2,7 @@ import { hash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { ROW_KEY_LENGTH } from '../../src/mapping/row-key.js';
 import { KnownRows } from '../../src/plan/known-rows.js';
-import type { RowKeyPage } from '../../src/state/store.js';
+import type { RowKeyPage } from '../../src/state/backend.js';
 
 const keyOf = (label: string) => hash('sha1', label, 'base64url');
 /** The client_id whose stored key is `key`, through the table's entries. */

@@ -12,7 +12,7 @@ import { errorFromStatus } from '../../src/client/errors.js';
 import { EXIT } from '../../src/errors.js';
 import { canonicalJson, hashJson } from '../../src/plan/canonical.js';
 import type { Fields, PlanItem } from '../../src/plan/types.js';
-import { StateStore } from '../../src/state/store.js';
+import { SqliteStateStore } from '../../src/state/sqlite/sqlite-store.js';
 
 type Call = [string, string, Fields | undefined];
 
@@ -42,14 +42,14 @@ function create(clientId: string, ifAbsent: boolean): PlanItem {
   return { clientId, action: 'create', reason: 'new', body: { name: `Name ${clientId}` }, desired: { fieldsJson, hash: hashJson(fieldsJson) }, changes: [], ...(ifAbsent ? { ifAbsent: true } : {}) };
 }
 
-function store(name = 'p', dir = mkdtempSync(join(tmpdir(), 'rostersync-apply-'))): StateStore {
-  const opened = StateStore.open(join(dir, `${name}.sqlite`), name);
+function store(name = 'p', dir = mkdtempSync(join(tmpdir(), 'rostersync-apply-'))): SqliteStateStore {
+  const opened = SqliteStateStore.open(join(dir, `${name}.sqlite`), name);
   opened.bindService('http://127.0.0.1:1');
   opened.setGroupId(7);
   return opened;
 }
 
-const run = (items: PlanItem[], writer: RecordWriter, state: StateStore, signal?: AbortSignal) =>
+const run = (items: PlanItem[], writer: RecordWriter, state: SqliteStateStore, signal?: AbortSignal) =>
   writePlan({ plan: { items, stateRepairs: [] }, groupId: 7, writer, store: state, runId: 'r', concurrency: 1, ...(signal ? { signal } : {}) });
 
 describe('apply: ownership', () => {

@@ -13,7 +13,8 @@ import { describe, expect, it } from 'vitest';
 import { canonicalJson, hashJson } from '../../src/plan/canonical.js';
 import type { StateBackend } from '../../src/state/backend.js';
 import { PG_SCHEMA } from '../../src/state/postgres/migrations.js';
-import { StateError, StateStore } from '../../src/state/store.js';
+import { StateError } from '../../src/state/backend.js';
+import { SqliteStateStore } from '../../src/state/sqlite/sqlite-store.js';
 import { exportState, importState } from '../../src/state/transfer.js';
 import { postgresForFile } from '../support/postgres-server.js';
 import { postgresLocation } from '../support/state-backends.js';
@@ -31,7 +32,7 @@ interface Location {
 function sqlite(): Location {
   const dir = mkdtempSync(join(tmpdir(), 'rostersync-import-'));
   return {
-    open: (pipeline, now) => StateStore.open(join(dir, `${pipeline}.sqlite`), pipeline, now ? { now } : {}),
+    open: (pipeline, now) => SqliteStateStore.open(join(dir, `${pipeline}.sqlite`), pipeline, now ? { now } : {}),
     async dump() {
       const db = new Database(join(dir, `${PIPELINE}.sqlite`), { readonly: true });
       try {
@@ -76,8 +77,8 @@ function exportedText(location: Location): string {
       const fieldsJson = canonicalJson({ name: `Person ${n}`, emails: [`person${n}@example.org`] });
       store.adopt({ clientId: `rev-${n}`, fieldsJson, hash: hashJson(fieldsJson), runId: '20260105T031500Z-0001' });
     }
-    store.journalSent(store.journalPlanned('20260105T031500Z-0001', 'rev-2', 'update'));
-    store.journalFailed(store.journalPlanned('20260105T031500Z-0001', 'rev-4', 'create'), 503, 'service unavailable', 3);
+    store.journalSent('20260105T031500Z-0001', 'rev-2', 'update');
+    store.journalFailed(store.journalSent('20260105T031500Z-0001', 'rev-4', 'create'), 503, 'service unavailable', 3);
     store.startRun({ id: '20260104T031500Z-0001', dryRun: false, sourceSha256: 'a'.repeat(64) });
     at += 60_000;
     store.finishRun({ id: '20260104T031500Z-0001', outcome: 'success', validRecords: 3, counts: { create: { done: 3 } } });

@@ -6,7 +6,7 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { connectState } from '../../src/state/postgres/connect.js';
 import { LATEST_PG_VERSION, MIGRATIONS, migrate, PG_SCHEMA } from '../../src/state/postgres/migrations.js';
-import { PgStateStore, type PgStoreOptions } from '../../src/state/postgres/pg-store.js';
+import { PostgresStateStore, type PgStoreOptions } from '../../src/state/postgres/postgres-store.js';
 import { SyncConnection } from '../../src/state/postgres/sync-connection.js';
 import { postgresForFile } from '../support/postgres-server.js';
 import { clientIdsOf, postgresLocation, rowKey, rowKeysOf, withPassword } from '../support/state-backends.js';
@@ -40,8 +40,8 @@ async function databaseAt(version: number): Promise<string> {
   return url;
 }
 
-const applied = (store: PgStateStore, clientId: string, hash: string, rowKey?: string) => {
-  const journalId = store.journalPlanned('r', clientId, 'update');
+const applied = (store: PostgresStateStore, clientId: string, hash: string, rowKey?: string) => {
+  const journalId = store.journalSent('r', clientId, 'update');
   store.recordApplied({ journalId, clientId, fieldsJson: '{}', hash, runId: 'r', sourceRow: null, status: 200, attempts: 1, ...(rowKey === undefined ? {} : { rowKey }) });
 };
 
@@ -53,14 +53,14 @@ describe('PostgreSQL state store only', () => {
     before.query(
       `INSERT INTO ${PG_SCHEMA}.records(pipeline, client_id, fields_json, hash, run_id, source_row, updated_at) VALUES ('p', 'a', '{"name":"A"}', 'h-a', 'r0', 2, '2026-11-01T00:00:00.000Z')`,
     );
-    expect(() => PgStateStore.open(before, 'p')).toThrow(/has schema version 2; this rostersync needs version 3/);
+    expect(() => PostgresStateStore.open(before, 'p')).toThrow(/has schema version 2; this rostersync needs version 3/);
 
     const migrating = connect(url);
     expect(migrate(migrating)).toEqual({ from: 2, to: 3, applied: [{ version: 3, description: expect.stringContaining('row_key') }] });
     expect(migrate(migrating)).toEqual({ from: 3, to: 3, applied: [] });
     migrating.close();
 
-    const store = PgStateStore.open(connect(url), 'p');
+    const store = PostgresStateStore.open(connect(url), 'p');
     expect(store.getOwned('a')).toEqual({ clientId: 'a', fieldsJson: '{"name":"A"}', hash: 'h-a', runId: 'r0', sourceRow: 2 });
     // What an older version wrote has no key: its row takes the full path once.
     expect(rowKeysOf(store)).toEqual([]);
@@ -72,7 +72,7 @@ describe('PostgreSQL state store only', () => {
 
   it('streams row keys one page per round trip, lazily', async () => {
     const location = await postgresLocation(server());
-    const open = (options: PgStoreOptions) => location.open('p', options) as PgStateStore;
+    const open = (options: PgStoreOptions) => location.open('p', options) as PostgresStateStore;
     const store = open({ pageSize: 4 });
     for (let i = 0; i < 10; i++) applied(store, `id-${String(i).padStart(2, '0')}`, 'h', rowKey(`key-${i}`));
     applied(store, 'id-no-key', 'h');
@@ -101,7 +101,7 @@ describe('PostgreSQL state store only', () => {
 
   it('writes row keys in several messages, all or nothing', async () => {
     const location = await postgresLocation(server());
-    const store = location.open('p', { pageSize: 2 }) as PgStateStore;
+    const store = location.open('p', { pageSize: 2 }) as PostgresStateStore;
     for (const id of ['a', 'b', 'c']) store.adopt({ clientId: id, fieldsJson: '{}', hash: `h-${id}`, runId: 'r' });
     const entries = [
       { clientId: 'a', rowKey: rowKey('ka'), hash: 'h-a' },

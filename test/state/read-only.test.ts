@@ -6,12 +6,14 @@ import { chmodSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { StateError, StateStore, stateOpenError } from '../../src/state/store.js';
+import { StateError } from '../../src/state/backend.js';
+import { stateOpenError } from '../../src/state/sqlite/schema.js';
+import { SqliteStateStore } from '../../src/state/sqlite/sqlite-store.js';
 
 function soundDatabase(): string {
   const dir = mkdtempSync(join(tmpdir(), 'rostersync-ro-'));
   const path = join(dir, 'p.sqlite');
-  StateStore.open(path, 'p').close();
+  SqliteStateStore.open(path, 'p').close();
   return path;
 }
 
@@ -51,7 +53,7 @@ describe('opening a state database that cannot be written', () => {
     try {
       let caught: unknown;
       try {
-        StateStore.open(path, 'p').close();
+        SqliteStateStore.open(path, 'p').close();
       } catch (error) {
         caught = error;
       }

@@ -6,7 +6,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { connectionStringFor, redactStateUrl } from '../../src/state/postgres/connect.js';
-import { StateError } from '../../src/state/store.js';
+import { StateError } from '../../src/state/backend.js';
 import { runCli } from '../support/cli.js';
 import { postgresForFile } from '../support/postgres-server.js';
 import { makeProject, people } from '../sync/project.js';

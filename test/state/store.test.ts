@@ -10,7 +10,10 @@ import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { StateBackend } from '../../src/state/backend.js';
 import { ourPidScope } from '../../src/state/liveness.js';
-import { SHARED_STATE_FILE, STALE_LOCK_MS, StateError, StateStore } from '../../src/state/store.js';
+import { StateError } from '../../src/state/backend.js';
+import { SHARED_STATE_FILE } from '../../src/state/sqlite/schema.js';
+import { STALE_LOCK_MS } from '../../src/state/sqlite/lock-row.js';
+import { SqliteStateStore } from '../../src/state/sqlite/sqlite-store.js';
 import { rowKey, rowKeysOf, stateBackends } from '../support/state-backends.js';
 
 const dbPath = () => join(mkdtempSync(join(tmpdir(), 'rostersync-state-')), 'p.sqlite');
@@ -20,19 +23,18 @@ const backends = stateBackends();
 describe.each(backends)('state store on $name', (backend) => {
   it('journals outcomes and keeps the inventory and serial in step', async () => {
     const store = (await backend.location()).open('p');
-    const j1 = store.journalPlanned('run1', 'a', 'create');
-    store.journalSent(j1);
+    const j1 = store.journalSent('run1', 'a', 'create');
     expect(store.unfinishedOrFailed()).toEqual(new Map([['a', { action: 'create', state: 'sent', status: null }]]));
     store.recordApplied({ journalId: j1, clientId: 'a', fieldsJson: '{"name":"A"}', hash: 'h1', runId: 'run1', sourceRow: 2, status: 200, attempts: 1 });
     expect(store.ownedHashesOf(['a', 'b'])).toEqual(new Map([['a', 'h1']]));
     expect([...store.ownedIds()]).toEqual(['a']);
     expect(store.unfinishedOrFailed().size).toBe(0);
-    const j2 = store.journalPlanned('run1', 'b', 'create');
+    const j2 = store.journalSent('run1', 'b', 'create');
     store.journalFailed(j2, 400, 'bad value', 1);
     expect(store.unfinishedOrFailed()).toEqual(new Map([['b', { action: 'create', state: 'failed', status: 400 }]]));
     expect(store.ownedCount()).toBe(1);
     const serial = store.serial();
-    const j3 = store.journalPlanned('run2', 'a', 'delete');
+    const j3 = store.journalSent('run2', 'a', 'delete');
     store.recordDeleted({ journalId: j3, clientId: 'a', status: 200, attempts: 1 });
     expect(store.ownedCount()).toBe(0);
     expect(store.serial()).toBe(serial + 1);
@@ -98,8 +100,7 @@ describe.each(backends)('state store on $name', (backend) => {
     const target = { baseUrl: 'https://svc.example.org', groupId: 7 };
     store.adopt({ clientId: 'a', fieldsJson: '{}', hash: 'h', runId: 'r' });
     expect(store.claim(target, ['a']).size).toBe(0);
-    const j = store.journalPlanned('r', 'b', 'create');
-    store.journalSent(j);
+    store.journalSent('r', 'b', 'create');
     expect(store.retarget({ baseUrl: 'https://prod.example.org', groupId: 9 })).toEqual({ released: 1 });
     expect(store.identity()).toEqual({ pipeline: 'p', baseUrl: 'https://prod.example.org', groupId: 9, groupCreatedHere: false, groupName: null });
     expect(store.ownedCount()).toBe(0);
@@ -127,7 +128,7 @@ describe.each(backends)('state store on $name', (backend) => {
     a.bindService(target.baseUrl);
     a.setGroupId(3);
     a.adopt({ clientId: 'x1', fieldsJson: '{}', hash: 'h', runId: 'r' });
-    const j = a.journalPlanned('r', 'x1', 'delete');
+    const j = a.journalSent('r', 'x1', 'delete');
     a.recordDeleted({ journalId: j, clientId: 'x1', status: 200, attempts: 1 });
     expect(b.claimOwners(target, ['x1']).size).toBe(0);
     a.close();
@@ -162,7 +163,7 @@ describe.each(backends)('state store on $name', (backend) => {
   // The plan's fast path trusts a stored row key to mean "this row maps to exactly this record":
   // a key must never outlive the fields it was stored with.
   const applied = (store: StateBackend, clientId: string, hash: string, rowKey?: string) => {
-    const journalId = store.journalPlanned('r', clientId, 'update');
+    const journalId = store.journalSent('r', clientId, 'update');
     store.recordApplied({ journalId, clientId, fieldsJson: `{"h":"${hash}"}`, hash, runId: 'r', sourceRow: 2, status: 200, attempts: 1, ...(rowKey === undefined ? {} : { rowKey }) });
   };
   const keysOf = (store: StateBackend) => rowKeysOf(store).sort((a, b) => (a[1] < b[1] ? -1 : 1));
@@ -191,7 +192,7 @@ describe.each(backends)('state store on $name', (backend) => {
     // Adopted (state import): its fields did not come from a row.
     store.adopt({ clientId: 'b', fieldsJson: '{}', hash: 'h1', runId: 'r' });
     // Deleted and forgotten records take their keys with them, and come back without one.
-    store.recordDeleted({ journalId: store.journalPlanned('r', 'c', 'delete'), clientId: 'c', status: 200, attempts: 1 });
+    store.recordDeleted({ journalId: store.journalSent('r', 'c', 'delete'), clientId: 'c', status: 200, attempts: 1 });
     expect(store.forget('d')).toBe(true);
     expect(keysOf(store)).toEqual([]);
     store.adopt({ clientId: 'c', fieldsJson: '{}', hash: 'h1', runId: 'r' });
@@ -266,7 +267,7 @@ describe.each(backends)('state store on $name', (backend) => {
 describe('StateStore (SQLite only)', () => {
   it('builds the row_key index again after storing many keys at once', () => {
     const path = dbPath();
-    const store = StateStore.open(path, 'p');
+    const store = SqliteStateStore.open(path, 'p');
     store.adopt({ clientId: 'a', fieldsJson: '{}', hash: 'h-a', runId: 'r' });
     store.setRowKeyPages([[{ clientId: 'a', rowKey: rowKey('ka'), hash: 'h-a' }]], 1_000_000);
     store.close();
@@ -279,21 +280,21 @@ describe('StateStore (SQLite only)', () => {
 
   it('refuses a state file that belongs to another pipeline', () => {
     const path = dbPath();
-    StateStore.open(path, 'reviewers').close();
-    expect(() => StateStore.open(path, 'board')).toThrow(/belongs to pipeline "reviewers", not "board"/);
+    SqliteStateStore.open(path, 'reviewers').close();
+    expect(() => SqliteStateStore.open(path, 'board')).toThrow(/belongs to pipeline "reviewers", not "board"/);
   });
 
   it('refuses a file that is not a state database, with a hint', () => {
     const path = dbPath();
     writeFileSync(path, 'not sqlite at all, just text that is long enough to be a header '.repeat(10));
-    expect(() => StateStore.open(path, 'p')).toThrow(StateError);
+    expect(() => SqliteStateStore.open(path, 'p')).toThrow(StateError);
   });
 
   it('takes over a lock of another host only once its heartbeat is stale', () => {
     let now = Date.parse('2026-11-23T03:00:00Z');
     const path = dbPath();
     const raw = new Database(path.replace(/p\.sqlite$/, 'p.sqlite'));
-    const store = StateStore.open(path, 'p', { now: () => now });
+    const store = SqliteStateStore.open(path, 'p', { now: () => now });
     raw.prepare('INSERT INTO lock(id, owner, host, pid, proc_start, started_at, heartbeat_at, run_id) VALUES (1, ?, ?, ?, NULL, ?, ?, ?)')
       .run('carol', `not-${hostname()}`, 1, new Date(now).toISOString(), new Date(now).toISOString(), 'run-0');
     raw.close();
@@ -304,7 +305,7 @@ describe('StateStore (SQLite only)', () => {
   });
 
   it('treats a lock of this host whose pid is alive but is another process (pid reused) as stale', () => {
-    const store = StateStore.open(dbPath(), 'p');
+    const store = SqliteStateStore.open(dbPath(), 'p');
     store.acquireLock('run-1');
     expect(store.isStale(store.readLock()!)).toBe(false);
     const { bootId, pidNamespace } = ourPidScope()!;
@@ -314,7 +315,7 @@ describe('StateStore (SQLite only)', () => {
 
   it('judges a lock from another PID namespace or boot, or one that names neither, by its heartbeat even under our host name', () => {
     let now = Date.parse('2026-11-23T03:00:00Z');
-    const store = StateStore.open(dbPath(), 'p', { now: () => now });
+    const store = SqliteStateStore.open(dbPath(), 'p', { now: () => now });
     store.acquireLock('run-1');
     const { bootId, pidNamespace } = ourPidScope()!;
     // pid 1 is alive here, but these owners' pid 1 is another process.
@@ -329,7 +330,7 @@ describe('StateStore (SQLite only)', () => {
   });
 
   it('treats a lock held by a dead process on this host as stale', () => {
-    const store = StateStore.open(dbPath(), 'p');
+    const store = SqliteStateStore.open(dbPath(), 'p');
     store.acquireLock('run-1');
     const lock = { ...store.readLock()!, pid: 2 ** 22 + 12345 };
     expect(store.isStale(lock)).toBe(true);
@@ -338,7 +339,7 @@ describe('StateStore (SQLite only)', () => {
 
   it('creates its directory 0700 and its files 0600 (the state holds emails)', () => {
     const path = join(mkdtempSync(join(tmpdir(), 'rostersync-state-')), 'nested', 'p.sqlite');
-    const store = StateStore.open(path, 'p');
+    const store = SqliteStateStore.open(path, 'p');
     store.adopt({ clientId: 'a', fieldsJson: '{}', hash: 'h', runId: 'r' });
     expect(statSync(dirname(path)).mode & 0o777).toBe(0o700);
     for (const file of [path, `${path}-wal`, join(dirname(path), SHARED_STATE_FILE)]) expect(statSync(file).mode & 0o777, file).toBe(0o600);
@@ -369,7 +370,7 @@ describe('StateStore (SQLite only)', () => {
 
   it.each([1, 2] as const)('migrates a version %i state: records kept without row keys, lock with process start time', (version) => {
     const path = olderState(version);
-    const store = StateStore.open(path, 'p');
+    const store = SqliteStateStore.open(path, 'p');
     expect(store.identity()).toMatchObject({ groupId: 12, baseUrl: null, groupCreatedHere: false });
     expect(store.acquireLock('r')).toMatchObject({ runId: 'r', processStart: expect.any(String) });
     expect(store.serial()).toBe(4);
@@ -381,17 +382,17 @@ describe('StateStore (SQLite only)', () => {
     store.close();
     expect(schemaVersionOf(path)).toBe('3');
     // Opening the migrated file again migrates nothing and keeps the key.
-    const again = StateStore.open(path, 'p');
+    const again = SqliteStateStore.open(path, 'p');
     expect(rowKeysOf(again)).toEqual([[rowKey('ka'), 'a']]);
     again.close();
   });
 
   it('refuses a state file from a newer rostersync', () => {
     const path = dbPath();
-    StateStore.open(path, 'p').close();
+    SqliteStateStore.open(path, 'p').close();
     const db = new Database(path);
     db.prepare("UPDATE meta SET value = '4' WHERE key = 'schema_version'").run();
     db.close();
-    expect(() => StateStore.open(path, 'p')).toThrow(/state schema version 4 is not supported \(expected 3\)/);
+    expect(() => SqliteStateStore.open(path, 'p')).toThrow(/state schema version 4 is not supported \(expected 3\)/);
   });
 });

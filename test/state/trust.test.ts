@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { RunningEmulator } from '../../src/emulator/server.js';
 import type { RunReport } from '../../src/report/types.js';
-import { StateStore } from '../../src/state/store.js';
+import { SqliteStateStore } from '../../src/state/sqlite/sqlite-store.js';
 import { planDigest, type PlanFile } from '../../src/sync/plan-file.js';
 import { cli, DELETE, emulator, FULL, makeProject, PARTIAL, people, type Project, type RosterRow } from '../sync/project.js';
 import { existingGroupFixture, EXISTING_GROUP_ID, NOTES, COI, COI_YES, uiSet, uiGroup, writeCalls, recordsOf } from './helpers.js';
@@ -249,7 +249,7 @@ describe('state you can trust', () => {
     expect(tampered.stderr).toContain('its signature does not match');
 
     // Even signed with the state's own secret, an action the inventory does not back is refused.
-    const store = StateStore.open(join(project.dir, '.rostersync', 'pipeline.sqlite'), 'pipeline');
+    const store = SqliteStateStore.open(join(project.dir, '.rostersync', 'pipeline.sqlite'), 'pipeline');
     const secret = store.planSecret();
     store.close();
     await writeFile(planFile, JSON.stringify({ ...evil, digest: planDigest(evil, secret) }));

@@ -14,8 +14,9 @@ import { join } from 'node:path';
 import type { StateBackend } from '../../src/state/backend.js';
 import { connectState } from '../../src/state/postgres/connect.js';
 import { migrate } from '../../src/state/postgres/migrations.js';
-import { PgStateStore, type PgStoreOptions } from '../../src/state/postgres/pg-store.js';
-import { StateStore, type RowKeyPage } from '../../src/state/store.js';
+import type { RowKeyPage } from '../../src/state/backend.js';
+import { PostgresStateStore, type PgStoreOptions } from '../../src/state/postgres/postgres-store.js';
+import { SqliteStateStore } from '../../src/state/sqlite/sqlite-store.js';
 import { ROW_KEY_LENGTH } from '../../src/mapping/row-key.js';
 import { postgresForFile, type TestPostgres } from './postgres-server.js';
 
@@ -31,7 +32,7 @@ export interface BackendUnderTest {
 
 export function sqliteLocation(): StateLocationForTest {
   const dir = mkdtempSync(join(tmpdir(), 'rostersync-state-'));
-  return { open: (pipeline, options) => StateStore.open(join(dir, `${pipeline}.sqlite`), pipeline, options) };
+  return { open: (pipeline, options) => SqliteStateStore.open(join(dir, `${pipeline}.sqlite`), pipeline, options) };
 }
 
 /** A migrated database on the server, opened as the product opens it (URL + PGPASSWORD). */
@@ -47,7 +48,7 @@ export async function postgresLocation(server: TestPostgres): Promise<StateLocat
   });
   return {
     url,
-    open: (pipeline, options) => withPassword(server, () => PgStateStore.open(connectState(url, { origin: 'test', fromEnvironment: true }), pipeline, options)),
+    open: (pipeline, options) => withPassword(server, () => PostgresStateStore.open(connectState(url, { origin: 'test', fromEnvironment: true }), pipeline, options)),
   };
 }
 

@@ -5,8 +5,8 @@
  * ROSTERSYNC_STATE_URL itself (an environment variable), or from ~/.pgpass / PGPASSFILE as libpq does.
  */
 import { readFileSync } from 'node:fs';
-import { StateError, type StateStoreOptions } from '../store.js';
-import { PgStateStore } from './pg-store.js';
+import { StateError, type StateStoreOptions } from '../backend.js';
+import { PostgresStateStore } from './postgres-store.js';
 import { SyncConnection } from './sync-connection.js';
 
 export const STATE_URL_ENV = 'ROSTERSYNC_STATE_URL';
@@ -103,6 +103,6 @@ export function sharedStateUrl(pipeline: { file: string; config: { state?: strin
 }
 
 /** Opens a pipeline's state in the shared database (which `rostersync state migrate` prepared). */
-export function openPostgresState(shared: SharedStateUrl, pipeline: string, options: StateStoreOptions & { env?: NodeJS.ProcessEnv } = {}): PgStateStore {
-  return PgStateStore.open(connectState(shared.url, shared, options.env ? { env: options.env } : {}), pipeline, options);
+export function openPostgresState(shared: SharedStateUrl, pipeline: string, options: StateStoreOptions & { env?: NodeJS.ProcessEnv } = {}): PostgresStateStore {
+  return PostgresStateStore.open(connectState(shared.url, shared, options.env ? { env: options.env } : {}), pipeline, options);
 }

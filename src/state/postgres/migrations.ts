@@ -7,7 +7,7 @@
  * Times are ISO 8601 text, exactly as the SQLite store keeps them, so export/import is lossless.
  * Migrations are append-only: never edit one that has shipped, add the next version.
  */
-import { StateError } from '../store.js';
+import { StateError } from '../backend.js';
 import type { SyncConnection } from './sync-connection.js';
 
 export const PG_SCHEMA = 'rostersync';
@@ -93,7 +93,7 @@ export const MIGRATIONS: readonly Migration[] = [
     sql: `
       -- NULL: unknown, the row takes the full path. Set only together with the hash its row maps to.
       ALTER TABLE ${PG_SCHEMA}.records ADD COLUMN row_key text;
-      -- The fast path reads a pipeline's keys in pages, in key order (see PgStateStore.rowKeyPages).
+      -- The fast path reads a pipeline's keys in pages, in key order (see PostgresStateStore.rowKeyPages).
       CREATE INDEX records_row_key ON ${PG_SCHEMA}.records (pipeline, row_key COLLATE "C", client_id COLLATE "C") WHERE row_key IS NOT NULL;
     `,
   },

@@ -10,7 +10,7 @@
  * A lost connection is not retried: an outcome that cannot be written must stop the run before
  * another write is sent (StateUnavailableError, exit 6). The next run converges from the journal.
  */
-import { createRequire } from 'node:module';
+import type { ClientConfig } from 'pg';
 import { MessageChannel, receiveMessageOnPort, Worker, type MessagePort } from 'node:worker_threads';
 import { UserFacingError } from '../../errors.js';
 import { StateUnavailableError } from '../backend.js';
@@ -36,7 +36,7 @@ export interface ConnectionOptions {
   timeoutMs?: number;
 }
 
-/** Says why the session was lost when it can tell better than "unreachable" (see PgStateStore). */
+/** Says why the session was lost when it can tell better than "unreachable" (see PostgresStateStore). */
 export type LossExplainer = () => UserFacingError | undefined;
 
 /** A statement the database refused (not a lost connection). */
@@ -50,56 +50,13 @@ export class StatementError extends Error {
   }
 }
 
-type Reply = { ok: true; results: StatementResult[] } | { ok: false; message: string; code?: string; lost: boolean };
+/** What the session worker (session-worker.mjs) is asked. */
+export type SessionRequest =
+  | { op: 'connect'; config: ClientConfig }
+  | { op: 'end' }
+  | { op: 'run'; statements: readonly Statement[]; transaction: boolean };
 
-const WORKER_SOURCE = String.raw`
-const { workerData } = require('node:worker_threads');
-const pg = require(workerData.pgPath);
-const flag = new Int32Array(workerData.flag);
-const port = workerData.port;
-let client;
-let lost = null;
-// SQLSTATE classes 08 (connection) and 57P (operator intervention: shutdown, crash) and socket errors.
-const isLost = (e) => lost !== null || /^(08|57P)/.test(String(e && e.code)) || /^E(CONN|PIPE|TIMEDOUT|HOSTUNREACH|NETUNREACH|AI_AGAIN|NOTFOUND)/.test(String(e && e.code)) || /Connection terminated|not queryable|timeout/i.test(String(e && e.message));
-function reply(message) {
-  port.postMessage(message);
-  Atomics.store(flag, 0, 1);
-  Atomics.notify(flag, 0);
-}
-port.on('message', async (request) => {
-  try {
-    if (request.op === 'connect') {
-      client = new pg.Client(request.config);
-      client.on('error', (e) => { lost = e.message || 'connection lost'; });
-      client.on('end', () => { if (lost === null) lost = 'connection closed'; });
-      await client.connect();
-      reply({ ok: true, results: [] });
-      return;
-    }
-    if (request.op === 'end') {
-      if (client && lost === null) await client.end().catch(() => {});
-      reply({ ok: true, results: [] });
-      return;
-    }
-    if (lost !== null) throw new Error(lost);
-    const results = [];
-    if (request.transaction) await client.query('BEGIN');
-    try {
-      for (const s of request.statements) {
-        const r = await client.query({ text: s.text, values: s.values, rowMode: s.rowMode });
-        results.push({ rows: r.rows, rowCount: r.rowCount ?? 0 });
-      }
-      if (request.transaction) await client.query('COMMIT');
-    } catch (e) {
-      if (request.transaction && lost === null) await client.query('ROLLBACK').catch(() => {});
-      throw e;
-    }
-    reply({ ok: true, results });
-  } catch (e) {
-    reply({ ok: false, message: String((e && e.message) || e), code: e && e.code, lost: isLost(e) });
-  }
-});
-`;
+export type SessionReply = { ok: true; results: StatementResult[] } | { ok: false; message: string; code?: string; lost: boolean };
 
 export class SyncConnection {
   private readonly worker: Worker;
@@ -121,11 +78,7 @@ export class SyncConnection {
     const shared = new SharedArrayBuffer(4);
     this.flag = new Int32Array(shared);
     this.port = channel.port1;
-    this.worker = new Worker(WORKER_SOURCE, {
-      eval: true,
-      workerData: { pgPath: createRequire(import.meta.url).resolve('pg'), flag: shared, port: channel.port2 },
-      transferList: [channel.port2],
-    });
+    this.worker = new Worker(new URL('./session-worker.mjs', import.meta.url), { workerData: { flag: shared, port: channel.port2 }, transferList: [channel.port2] });
     // The worker must never keep a finished command alive.
     this.worker.unref();
     this.port.unref();
@@ -238,7 +191,7 @@ export class SyncConnection {
     return this.lostError;
   }
 
-  private request(message: Record<string, unknown>): StatementResult[] {
+  private request(message: SessionRequest): StatementResult[] {
     if (this.lostError !== null) throw this.lostError;
     if (this.closed && message.op !== 'end') throw new Error('state store used after close()');
     Atomics.store(this.flag, 0, 0);
@@ -254,7 +207,7 @@ export class SyncConnection {
       Atomics.wait(this.flag, 0, 0, Math.min(left, 1_000));
       received = receiveMessageOnPort(this.port);
     }
-    const reply = received.message as Reply;
+    const reply = received.message as SessionReply;
     if (reply.ok) return reply.results;
     if (reply.lost) throw this.lose(reply.message);
     throw new StatementError(reply.message, reply.code);

@@ -1,43 +1,39 @@
 /**
- * The state store on PostgreSQL: the same contract as the embedded SQLite store (../store.ts,
- * checked by the StateBackend type), for runners that keep no disk between runs and for many
+ * The state store on PostgreSQL: the contract of ../backend.ts, as the embedded SQLite store
+ * (../sqlite/) keeps it, for runners that keep no disk between runs and for many
  * pipelines on many hosts sharing one database.
  *
  * - Every table is keyed by pipeline; claims and targets are keyed by service and group, so every
  *   pipeline using the database shares them (across hosts).
  * - Each call is one round trip, and each outcome is committed before the call returns, as with
  *   SQLite: apply never sends a write whose `sent` mark is not durable.
- * - The lock is a session-level advisory lock: held by this store's connection, released by
- *   PostgreSQL the moment the process dies or its connection drops, so it never goes stale and no
- *   clock decides anything. The `lock_owners` row only names the holder for a refused run.
+ * - The lock is a session-level advisory lock (advisory-lock.ts): it never goes stale.
  */
-import { createHash, randomBytes } from 'node:crypto';
-import { hostname } from 'node:os';
+import { randomBytes } from 'node:crypto';
 import { ROW_KEY_LENGTH } from '../../row-key-length.js';
 import type { FieldValue } from '../../client/schemas.js';
 import { normalizeServiceUrl, type StateIdentity, type Target } from '../identity.js';
-import { lockIdentityOf } from '../liveness.js';
-import { toLock, toOwned, toRun, type LockDbRow, type RecordRow, type RunDbRow } from '../rows.js';
+import { toOwned, toRun, type RecordRow, type RunDbRow } from '../rows.js';
 import {
-  HASH_BATCH,
-  ROW_KEY_SALT,
+  type AdoptedRecord,
   type AppliedRecord,
-  StateError,
+  type DeletedRecord,
   type JournalState,
   type LockInfo,
   type OwnedRecord,
+  type RowKeyEntry,
   type RowKeyPage,
   type RunRow,
+  type StateBackend,
   type StateStoreOptions,
   type TargetRegistration,
   type UnfinishedWrite,
-} from '../store.js';
-import { LockTakenError, type StateBackend } from '../backend.js';
+} from '../backend.js';
+import { StoreBase } from '../store-base.js';
 import { PG_SCHEMA as S, requireCurrentSchema } from './migrations.js';
-import { SyncConnection, type Statement } from './sync-connection.js';
-
-/** Ids per lookup round trip: one array parameter, so far larger batches than SQLite's. */
-const PG_BATCH = Math.max(HASH_BATCH, 5_000);
+import { AdvisoryLock } from './advisory-lock.js';
+import { batches, PG_BATCH, PostgresClaims } from './claims.js';
+import type { SyncConnection, Statement } from './sync-connection.js';
 /** Rows per worker message in bulk reads and writes of the inventory: a few MB at most. */
 const PAGE = 20_000;
 
@@ -48,55 +44,31 @@ export interface PgStoreOptions extends StateStoreOptions {
   pageSize?: number;
 }
 
-/** The advisory-lock key of a pipeline: 64 bits of sha256, so pipelines never share a key in practice. */
-export function pipelineLockKey(pipeline: string): bigint {
-  return createHash('sha256').update(`rostersync:pipeline:${pipeline}`).digest().readBigInt64BE(0);
-}
-
-export class PgStateStore implements StateBackend {
+export class PostgresStateStore extends StoreBase implements StateBackend {
   readonly path: string;
   readonly pipeline: string;
-  private readonly now: () => number;
+  readonly lookupBatch = PG_BATCH;
+  protected readonly now: () => number;
   private readonly pageSize: number;
-  private readonly lockKey: string;
-  /** The run holding this session's advisory lock, if any. */
-  private lockedRun: string | null = null;
+  private readonly lock: AdvisoryLock;
+  private readonly claims: PostgresClaims;
 
   private constructor(
     private readonly connection: SyncConnection,
     pipeline: string,
     options: PgStoreOptions,
   ) {
+    super();
     this.path = `${connection.label} (pipeline ${pipeline})`;
     this.pipeline = pipeline;
     this.now = options.now ?? Date.now;
     this.pageSize = options.pageSize ?? PAGE;
-    this.lockKey = pipelineLockKey(pipeline).toString();
-    connection.explainLoss = () => this.lockTakenError();
-  }
-
-  /**
-   * When the session holding the lock is lost: was it ended by `rostersync unlock`? That removes
-   * the lock's label before ending the session, so a label still naming this run means the
-   * database went away instead (a label survives a restart). Asked over a second session.
-   */
-  private lockTakenError(): LockTakenError | undefined {
-    if (this.lockedRun === null) return undefined;
-    let probe: SyncConnection | undefined;
-    try {
-      probe = this.connection.sibling(5_000);
-      const label = probe.query<{ run_id: string; owner: string; host: string; pid: number }>(`SELECT run_id, owner, host, pid FROM ${S}.lock_owners WHERE pipeline = $1`, [this.pipeline])[0];
-      if (label?.run_id === this.lockedRun) return undefined;
-      return new LockTakenError(label ? `run ${label.run_id} (${label.owner} on ${label.host}, pid ${label.pid}) holds it now` : 'it was cleared (rostersync unlock), which ended this run\'s database session');
-    } catch {
-      return undefined;
-    } finally {
-      probe?.close();
-    }
+    this.lock = new AdvisoryLock(connection, pipeline, () => this.iso());
+    this.claims = new PostgresClaims(connection, pipeline, () => this.iso());
   }
 
   /** Opens the state of one pipeline in a migrated database (refuses a schema that is behind). */
-  static open(connection: SyncConnection, pipeline: string, options: PgStoreOptions = {}): PgStateStore {
+  static open(connection: SyncConnection, pipeline: string, options: PgStoreOptions = {}): PostgresStateStore {
     try {
       // A page of 0 rows would never end a stream.
       if (options.pageSize !== undefined && !(Number.isInteger(options.pageSize) && options.pageSize > 0)) throw new RangeError(`pageSize must be a positive integer, not ${options.pageSize}`);
@@ -106,7 +78,7 @@ export class PgStateStore implements StateBackend {
       connection.close();
       throw error;
     }
-    return new PgStateStore(connection, pipeline, options);
+    return new PostgresStateStore(connection, pipeline, options);
   }
 
   close(): void {
@@ -114,13 +86,9 @@ export class PgStateStore implements StateBackend {
     this.connection.close();
   }
 
-  /** See StateStore.transaction: the store's own transactions inside it become part of it. */
+  /** The store's own transactions inside it become part of it. */
   transaction<T>(body: () => T): T {
     return this.connection.inTransaction(body);
-  }
-
-  private iso(): string {
-    return new Date(this.now()).toISOString();
   }
 
   private get bumpSerial(): Statement {
@@ -148,13 +116,8 @@ export class PgStateStore implements StateBackend {
     this.connection.run([this.metaStatement(key, value)]);
   }
 
-  serial(): number {
-    return Number(this.getMeta('serial') ?? '0');
-  }
-
-  groupId(): number | null {
-    const value = this.getMeta('group_id');
-    return value === undefined ? null : Number(value);
+  protected deleteMeta(key: string): void {
+    this.connection.run([this.deleteMetaStatement(key)]);
   }
 
   setGroupId(groupId: number, options: { createdHere?: boolean; name?: string } = {}): void {
@@ -166,10 +129,6 @@ export class PgStateStore implements StateBackend {
       this.deleteMetaStatement('group_intent'),
       this.bumpSerial,
     ]);
-  }
-
-  setGroupName(name: string): void {
-    this.setMeta('group_name', name);
   }
 
   identity(): StateIdentity {
@@ -223,96 +182,30 @@ export class PgStateStore implements StateBackend {
     return (rows[1]!.rows[0] as { value: string }).value;
   }
 
-  // --- claims and targets (shared by every pipeline of the database) ----------------------
+  // --- claims and targets, shared by every pipeline of the database (claims.ts) -----------
 
   claimOwners(target: Target, clientIds: readonly string[]): Map<string, string> {
-    const result = new Map<string, string>();
-    for (const batch of batches(clientIds, PG_BATCH)) {
-      const rows = this.connection.query<{ client_id: string; pipeline: string }>(
-        `SELECT client_id, pipeline FROM ${S}.claims WHERE service = $1 AND group_id = $2 AND client_id = ANY($3::text[])`,
-        [normalizeServiceUrl(target.baseUrl), target.groupId, batch],
-      );
-      for (const row of rows) result.set(row.client_id, row.pipeline);
-    }
-    return result;
+    return this.claims.owners(target, clientIds);
   }
 
   claim(target: Target, clientIds: readonly string[]): Map<string, string> {
-    const service = normalizeServiceUrl(target.baseUrl);
-    const taken = new Map<string, string>();
-    for (const batch of batches(clientIds, PG_BATCH)) {
-      // Two statements, not one: the second sees claims another pipeline committed while the
-      // first waited on them (a conflicting insert waits, then does nothing).
-      const [, owners] = this.connection.transaction([
-        {
-          text: `INSERT INTO ${S}.claims(service, group_id, client_id, pipeline, claimed_at)
-                 SELECT $1, $2, id, $4, $5 FROM unnest($3::text[]) AS id ON CONFLICT DO NOTHING`,
-          values: [service, target.groupId, batch, this.pipeline, this.iso()],
-        },
-        {
-          text: `SELECT client_id, pipeline FROM ${S}.claims WHERE service = $1 AND group_id = $2 AND client_id = ANY($3::text[]) AND pipeline <> $4`,
-          values: [service, target.groupId, batch, this.pipeline],
-        },
-      ]);
-      for (const row of owners!.rows as { client_id: string; pipeline: string }[]) taken.set(row.client_id, row.pipeline);
-    }
-    return taken;
+    return this.claims.claim(target, clientIds);
   }
 
   releaseClaims(target: Target, clientIds: readonly string[]): void {
-    const service = normalizeServiceUrl(target.baseUrl);
-    this.connection.transaction(
-      batches(clientIds, PG_BATCH).map((batch) => ({
-        text: `DELETE FROM ${S}.claims WHERE service = $1 AND group_id = $2 AND client_id = ANY($3::text[]) AND pipeline = $4`,
-        values: [service, target.groupId, batch, this.pipeline],
-      })),
-    );
+    this.claims.release(target, clientIds);
   }
 
   claimOwned(target: Target): Map<string, string> {
-    const service = normalizeServiceUrl(target.baseUrl);
-    const [, shared] = this.connection.transaction([
-      {
-        text: `INSERT INTO ${S}.claims(service, group_id, client_id, pipeline, claimed_at)
-               SELECT $1, $2, client_id, $3, $4 FROM ${S}.records WHERE pipeline = $3 ON CONFLICT DO NOTHING`,
-        values: [service, target.groupId, this.pipeline, this.iso()],
-      },
-      {
-        text: `SELECT c.client_id, c.pipeline FROM ${S}.records r JOIN ${S}.claims c ON c.client_id = r.client_id
-               WHERE r.pipeline = $3 AND c.service = $1 AND c.group_id = $2 AND c.pipeline <> $3`,
-        values: [service, target.groupId, this.pipeline],
-      },
-    ]);
-    return new Map((shared!.rows as { client_id: string; pipeline: string }[]).map((row) => [row.client_id, row.pipeline]));
+    return this.claims.claimOwned(target);
   }
 
   registerTarget(target: Target, sharedPrefixes: readonly string[] | null): void {
-    this.connection.query(
-      `INSERT INTO ${S}.targets(service, group_id, pipeline, prefixes, registered_at) VALUES ($1, $2, $3, $4, $5)
-       ON CONFLICT (service, group_id, pipeline) DO UPDATE SET prefixes = excluded.prefixes`,
-      [normalizeServiceUrl(target.baseUrl), target.groupId, this.pipeline, sharedPrefixes ? JSON.stringify(sharedPrefixes) : null, this.iso()],
-    );
+    this.claims.registerTarget(target, sharedPrefixes);
   }
 
   targetsOn(target: Target): TargetRegistration[] {
-    const rows = this.connection.query<{ pipeline: string; prefixes: string | null }>(
-      `SELECT pipeline, prefixes FROM ${S}.targets WHERE service = $1 AND group_id = $2 ORDER BY pipeline`,
-      [normalizeServiceUrl(target.baseUrl), target.groupId],
-    );
-    return rows.map((row) => ({ pipeline: row.pipeline, sharedPrefixes: row.prefixes === null ? null : (JSON.parse(row.prefixes) as string[]) }));
-  }
-
-  groupIntent(): { name: string; at: string } | null {
-    const value = this.getMeta('group_intent');
-    return value ? (JSON.parse(value) as { name: string; at: string }) : null;
-  }
-
-  recordGroupIntent(name: string): void {
-    this.setMeta('group_intent', JSON.stringify({ name, at: this.iso() }));
-  }
-
-  clearGroupIntent(): void {
-    this.connection.run([this.deleteMetaStatement('group_intent')]);
+    return this.claims.targetsOn(target);
   }
 
   // --- inventory --------------------------------------------------------------------------
@@ -363,7 +256,7 @@ export class PgStateStore implements StateBackend {
   }
 
   /**
-   * The row keys the inventory knows, in pages (see ../store.ts): one query and one message per
+   * The row keys the inventory knows, in pages: one query and one message per
    * page of two values (the keys end to end, and the client_ids as a JSON array, joined here by
    * NUL, which PostgreSQL text cannot hold), not a row each.
    */
@@ -390,17 +283,8 @@ export class PgStateStore implements StateBackend {
     }
   }
 
-  /** See StateStore.rowKeySalt. */
-  rowKeySalt(): string | undefined {
-    return this.getMeta(ROW_KEY_SALT);
-  }
-
-  setRowKeySalt(salt: string): void {
-    this.setMeta(ROW_KEY_SALT, salt);
-  }
-
-  /** See StateStore.setRowKeyPages: here a transaction per page. */
-  setRowKeyPages(pages: Iterable<readonly { clientId: string; rowKey: string; hash: string }[]>, _expected: number): void {
+  /** Here a transaction per page. */
+  setRowKeyPages(pages: Iterable<readonly RowKeyEntry[]>, _expected: number): void {
     for (const page of pages) this.setRowKeys(page);
   }
 
@@ -408,7 +292,7 @@ export class PgStateStore implements StateBackend {
    * Stores row keys, each only while its record still has `hash`. One transaction, in batches of
    * arrays (one message each) so a large inventory is not one message.
    */
-  setRowKeys(entries: readonly { clientId: string; rowKey: string; hash: string }[]): void {
+  setRowKeys(entries: readonly RowKeyEntry[]): void {
     const statements = batches(entries, this.pageSize).map((batch): Statement => {
       // The last entry of a client_id wins, as with SQLite's statement per entry (an UPDATE ... FROM
       // would apply an arbitrary one of several matches).
@@ -488,7 +372,7 @@ export class PgStateStore implements StateBackend {
     this.connection.transaction([this.upsertRecord({ ...entry, rowKey: entry.rowKey ?? null }), this.journalStatement(entry.journalId, 'done', entry.status, null, entry.attempts), this.bumpSerial]);
   }
 
-  recordDeleted(entry: { journalId: number; clientId: string; status: number; attempts: number }): void {
+  recordDeleted(entry: DeletedRecord): void {
     this.connection.transaction([
       { text: `DELETE FROM ${S}.records WHERE pipeline = $1 AND client_id = $2`, values: [this.pipeline, entry.clientId] },
       this.releaseBoundClaim(entry.clientId),
@@ -497,7 +381,7 @@ export class PgStateStore implements StateBackend {
     ]);
   }
 
-  adopt(entry: { clientId: string; fieldsJson: string; hash: string; runId: string }): void {
+  adopt(entry: AdoptedRecord): void {
     this.connection.transaction([this.upsertRecord({ ...entry, sourceRow: null, rowKey: null }), this.bumpSerial]);
   }
 
@@ -515,16 +399,12 @@ export class PgStateStore implements StateBackend {
 
   // --- journal ----------------------------------------------------------------------------
 
-  journalPlanned(runId: string, clientId: string, action: string): number {
+  journalSent(runId: string, clientId: string, action: string): number {
     const rows = this.connection.query<{ id: string }>(
-      `INSERT INTO ${S}.journal(pipeline, run_id, client_id, action, state, at) VALUES ($1, $2, $3, $4, 'planned', $5) RETURNING id`,
+      `INSERT INTO ${S}.journal(pipeline, run_id, client_id, action, state, at) VALUES ($1, $2, $3, $4, 'sent', $5) RETURNING id`,
       [this.pipeline, runId, clientId, action, this.iso()],
     );
     return Number(rows[0]!.id);
-  }
-
-  journalSent(id: number): void {
-    this.connection.run([this.journalStatement(id, 'sent', null, null, null)]);
   }
 
   journalFailed(id: number, status: number | null, error: string, attempts: number): void {
@@ -578,114 +458,29 @@ export class PgStateStore implements StateBackend {
       .map(toRun);
   }
 
-  // --- lock -------------------------------------------------------------------------------
+  // --- lock: a session-level advisory lock (advisory-lock.ts) -----------------------------
 
-  /**
-   * Takes the pipeline's advisory lock for this session, or refuses naming the holder (owner,
-   * host, pid, start time). There is nothing stale to take over: a dead holder's session, and
-   * with it the lock, is gone.
-   */
-  acquireLock(runId: string, owner: string = process.env.USER ?? 'unknown'): LockInfo {
-    const nowIso = this.iso();
-    const mine: LockInfo = { owner, host: lockHostName(), pid: process.pid, processStart: lockIdentityOf(process.pid), startedAt: nowIso, heartbeatAt: nowIso, runId };
-    // A session may take an advisory lock twice; a second run through the same store must not.
-    const got = this.lockedRun === null && this.connection.query<{ got: boolean }>('SELECT pg_try_advisory_lock($1::bigint) AS got', [this.lockKey])[0]!.got;
-    if (!got) {
-      const current = this.readLock();
-      const who = current
-        ? `run ${current.runId}: ${current.owner} on ${current.host}, pid ${current.pid}, since ${current.startedAt} (heartbeat ${current.heartbeatAt})`
-        : 'a session that has not written its name yet';
-      throw new StateError(`pipeline "${this.pipeline}" is locked by ${who}.`, {
-        hint: 'Wait for that run to finish. The lock belongs to its database session: PostgreSQL releases it the moment that process exits or loses its connection, so a crashed run never leaves it behind.',
-      });
-    }
-    this.lockedRun = runId;
-    this.connection.query(
-      `INSERT INTO ${S}.lock_owners(pipeline, owner, host, pid, process_started_at, started_at, heartbeat_at, run_id) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
-       ON CONFLICT (pipeline) DO UPDATE SET owner = excluded.owner, host = excluded.host, pid = excluded.pid, process_started_at = excluded.process_started_at,
-         started_at = excluded.started_at, heartbeat_at = excluded.heartbeat_at, run_id = excluded.run_id`,
-      [this.pipeline, mine.owner, mine.host, mine.pid, mine.processStart, mine.startedAt, mine.heartbeatAt, mine.runId],
-    );
-    return mine;
+  acquireLock(runId: string, owner?: string): LockInfo {
+    return this.lock.acquire(runId, owner);
   }
 
-  /** False once the lock is not ours any more (the session was lost, or `unlock` removed its label). */
   heartbeat(runId: string): boolean {
-    if (this.lockedRun !== runId || this.connection.isLost) return false;
-    try {
-      const rows = this.connection.query(`UPDATE ${S}.lock_owners SET heartbeat_at = $3 WHERE pipeline = $1 AND run_id = $2 RETURNING run_id`, [
-        this.pipeline,
-        runId,
-        this.iso(),
-      ]);
-      return rows.length > 0;
-    } catch {
-      // The session is gone, and the lock with it.
-      return false;
-    }
+    return this.lock.heartbeat(runId);
   }
 
   releaseLock(runId: string): void {
-    if (this.lockedRun !== runId) return;
-    this.lockedRun = null;
-    if (this.connection.isLost) return; // the lost session released it
-    try {
-      this.connection.run([
-        { text: `DELETE FROM ${S}.lock_owners WHERE pipeline = $1 AND run_id = $2`, values: [this.pipeline, runId] },
-        { text: 'SELECT pg_advisory_unlock($1::bigint)', values: [this.lockKey] },
-      ]);
-    } catch {
-      // Going away now releases it too.
-    }
+    this.lock.release(runId);
   }
 
   readLock(): LockInfo | undefined {
-    const row = this.connection.query<LockDbRow>(
-      `SELECT o.owner, o.host, o.pid, o.process_started_at AS proc_start, o.started_at, o.heartbeat_at, o.run_id
-       FROM ${S}.lock_owners o WHERE o.pipeline = $1 AND EXISTS (
-         SELECT 1 FROM pg_locks l WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 1
-           AND l.classid = (($2::bigint >> 32) & 4294967295)::oid AND l.objid = ($2::bigint & 4294967295)::oid)`,
-      [this.pipeline, this.lockKey],
-    )[0];
-    return row ? toLock(row) : undefined;
+    return this.lock.read();
   }
 
-  /**
-   * Takes the lock away from its holder (`rostersync unlock`): ends the holder's database
-   * session, which releases its advisory lock. A live holder learns it at its next call and stops
-   * without writing, exactly as a SQLite run whose lock was cleared stops at its next heartbeat.
-   */
   forceUnlock(): LockInfo | undefined {
-    const current = this.readLock();
-    // The label goes first: the holder, its session ended, finds it gone and says "lock taken".
-    this.connection.run([
-      { text: `DELETE FROM ${S}.lock_owners WHERE pipeline = $1`, values: [this.pipeline] },
-      {
-        text: `SELECT pg_terminate_backend(l.pid, 5000) FROM pg_locks l WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 1
-                 AND l.classid = (($1::bigint >> 32) & 4294967295)::oid AND l.objid = ($1::bigint & 4294967295)::oid AND l.pid <> pg_backend_pid()`,
-        values: [this.lockKey],
-      },
-    ]);
-    if (this.lockedRun !== null) this.releaseLock(this.lockedRun);
-    return current;
+    return this.lock.forceUnlock();
   }
 
-  /** A lock is stale only when no session holds it any more (then it is already free). */
   isStale(_lock: LockInfo): boolean {
-    return this.readLock() === undefined;
+    return this.lock.read() === undefined;
   }
-}
-
-/**
- * The host name a lock names. ROSTERSYNC_HOSTNAME overrides the system's: containers often get
- * random host names, and an operator reading "locked by ... on <host>" wants the node or job name.
- */
-export function lockHostName(env: NodeJS.ProcessEnv = process.env): string {
-  return env.ROSTERSYNC_HOSTNAME?.trim() || hostname();
-}
-
-function batches<T>(items: readonly T[], size: number): T[][] {
-  const result: T[][] = [];
-  for (let start = 0; start < items.length; start += size) result.push(items.slice(start, start + size));
-  return result;
 }

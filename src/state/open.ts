@@ -1,0 +1,16 @@
+/**
+ * Opens a pipeline's state: the shared PostgreSQL database when ROSTERSYNC_STATE_URL or the
+ * pipeline's `state:` key names one (src/state/postgres/), else the SQLite file beside the
+ * pipeline (src/state/paths.ts).
+ */
+import type { ResolvedPipeline } from '../config/load.js';
+import type { StateBackend, StateStoreOptions } from './backend.js';
+import { stateFile, type StateLocation } from './paths.js';
+import { openPostgresState, sharedStateUrl } from './postgres/connect.js';
+import { SqliteStateStore } from './sqlite/sqlite-store.js';
+
+export function openState(pipeline: ResolvedPipeline, options: StateLocation = {}, storeOptions: StateStoreOptions = {}): StateBackend {
+  const shared = sharedStateUrl(pipeline, options.env);
+  if (shared) return openPostgresState(shared, pipeline.name, { ...storeOptions, ...(options.env ? { env: options.env } : {}) });
+  return SqliteStateStore.open(stateFile(pipeline, options), pipeline.name, storeOptions);
+}
