@@ -31,7 +31,6 @@ import type {
 } from './schemas.js';
 import { exchange, type Exchange, type TransportSettings } from './transport.js';
 
-
 export interface ClientOptions {
   /** Base URL of the service, e.g. `https://service.example.org`; http:// only on loopback. */
   baseUrl: string;

@@ -90,7 +90,7 @@ export const ENDPOINTS = {
 export type EndpointName = keyof typeof ENDPOINTS;
 
 /** `METHOD route`, e.g. `GET /api/external/custom-fields/all/`: how logs and the emulator's stats name an endpoint. */
-export function routeKey(endpoint: Pick<Endpoint, 'method' | 'route'>): string {
+export function routeKey(endpoint: { method: string; route: string }): string {
   return `${endpoint.method} ${endpoint.route}`;
 }
 
