@@ -194,7 +194,8 @@ export function createClient(options: ClientOptions): ServiceClient {
     putAuthor: (groupId, clientId, body, callOptions) => call('putAuthor', { params: { group_id: groupId, client_id: clientId }, json: body }, callOptions),
     patchAuthor: (groupId, clientId, body, callOptions) => call('patchAuthor', { params: { group_id: groupId, client_id: clientId }, json: body }, callOptions),
     deleteAuthor: (groupId, clientId, callOptions) => call('deleteAuthor', { params: { group_id: groupId, client_id: clientId } }, callOptions),
-    createGroup: (req, callOptions) => call('createGroup', { json: req, groupName: req.group_name }, callOptions),
+    // `?.`: a body that is not an object is refused by the body schema, with its own message.
+    createGroup: (req, callOptions) => call('createGroup', { json: req, groupName: req?.group_name }, callOptions),
     async uploadManuscript(input, callOptions) {
       validateManuscriptInput(input);
       return call('uploadManuscript', { form: () => buildManuscriptForm(input, apiKey) }, callOptions);
