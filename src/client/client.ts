@@ -1,59 +1,35 @@
 /**
  * The typed client of the service: one method per endpoint of `docs/service-contract.md`, each
- * answer parsed with the zod schemas of `schemas.ts`. Every request carries `X-ApiKey`, goes through
- * this client's own rate limiter, and is retried per `retry-policy.ts`. Group creation is not
- * idempotent and is retried only when the service provably never processed it.
+ * built from the endpoint table (`endpoints.ts`). A call is attempts (`transport.ts`, then
+ * `answer.ts`) through this client's own rate limiter, retried per `retry-policy.ts`
+ * (`retry-loop.ts`). Every request carries `X-ApiKey`. Group creation is not idempotent and is
+ * retried only when the service provably never processed it.
  */
 import { setTimeout as delay } from 'node:timers/promises';
-import { request, type Dispatcher, type FormData } from 'undici';
+import type { Dispatcher, FormData } from 'undici';
 import type { z } from 'zod';
 import type { Logger } from '../logging/logger.js';
+import { readAnswer } from './answer.js';
 import { checkBaseUrl } from './config.js';
-import {
-  AmbiguousGroupCreationError,
-  ClientInputError,
-  NetworkError,
-  RefusedError,
-  RequestAbortedError,
-  ResponseShapeError,
-  ServiceError,
-  TimeoutError,
-  UnexpectedResponseError,
-  errorFromStatus,
-  redactSecret,
-} from './errors.js';
+import { ENDPOINTS, pathOf, routeKey, type EndpointName } from './endpoints.js';
+import { ClientInputError } from './errors.js';
 import { buildManuscriptForm, validateManuscriptInput, type ManuscriptUploadInput } from './manuscript-form.js';
 import { RateLimiter, type Clock, type RateLimiterOptions, type Sleep } from './rate-limiter.js';
-import {
-  DEFAULT_RETRY_POLICY,
-  decideRetry,
-  provablyNotProcessed,
-  parseRetryAfter,
-  type AttemptOutcome,
-  type RetryMode,
-  type RetryPolicy,
-} from './retry-policy.js';
-import {
-  authorFromGroupSchema,
-  authorPatchSchema,
-  authorWriteSchema,
-  createGroupRequestSchema,
-  createGroupResponseSchema,
-  customFieldsListingSchema,
-  okResponseSchema,
-  recommendJournalsResponseSchema,
-  uploadResponseSchema,
-  type AuthorFromGroup,
-  type AuthorPatch,
-  type AuthorWrite,
-  type CreateGroupRequest,
-  type CreateGroupResponse,
-  type CustomFieldsListing,
-  type JournalsCorpus,
-  type OkResponse,
-  type RecommendJournalsResponse,
-  type UploadResponse,
+import { callWithRetries, type CallCounters, type RetryLoopContext } from './retry-loop.js';
+import { DEFAULT_RETRY_POLICY, type RetryPolicy } from './retry-policy.js';
+import type {
+  AuthorFromGroup,
+  AuthorPatch,
+  AuthorWrite,
+  CreateGroupRequest,
+  CreateGroupResponse,
+  CustomFieldsListing,
+  JournalsCorpus,
+  OkResponse,
+  RecommendJournalsResponse,
+  UploadResponse,
 } from './schemas.js';
+import { exchange, type Exchange, type TransportSettings } from './transport.js';
 
 export interface ClientOptions {
   /** Base URL of the service, e.g. `https://service.example.org`; http:// only on loopback. */
@@ -143,31 +119,19 @@ export interface ServiceClient {
   stats(): ClientStats;
 }
 
-type HttpMethod = 'GET' | 'POST' | 'DELETE';
-
-interface CallSpec<T> {
-  /** Client method name, for logs. */
-  endpoint: string;
-  /** Path template, for logs: concrete paths may hold client ids, which may be emails. */
-  route: string;
-  method: HttpMethod;
-  /** Encoded path under the base URL. */
-  path: string;
+/** What one call sends besides the endpoint's own data. */
+interface CallRequest {
+  /** Values of the route's `:name` parameters. */
+  params?: Record<string, string | number>;
   query?: Record<string, string>;
-  /** Builds the body afresh for each attempt. */
-  body?: () => { body: string | FormData; contentType?: string };
-  schema: z.ZodType<T>;
-  mode: RetryMode;
-  options: CallOptions | undefined;
-  /** For group creation: the name, quoted by AmbiguousGroupCreationError. */
+  /** A JSON body, checked against the endpoint's body schema before anything is sent. */
+  json?: unknown;
+  /** A multipart body, built afresh for each attempt (undici sets its content type and boundary). */
+  form?: () => FormData;
   groupName?: string;
-  /** For `{ok: boolean}` answers: `{"ok": false}` with 200 is a refusal, not a success (docs/service-contract.md, What the contract leaves open). */
-  okRequired?: boolean;
 }
 
-type AttemptResult<T> = { ok: true; value: T } | { ok: false; error: ServiceError; outcome: AttemptOutcome };
-
-const EXCERPT_LENGTH = 200;
+type Answer<K extends EndpointName> = z.output<(typeof ENDPOINTS)[K]['answer']>;
 
 export function createClient(options: ClientOptions): ServiceClient {
   const baseUrl = checkBaseUrl(options.baseUrl);
@@ -175,295 +139,70 @@ export function createClient(options: ClientOptions): ServiceClient {
   if (!apiKey) throw new ClientInputError('the service client needs an API key');
   const now = options.now ?? Date.now;
   const sleep: Sleep = options.sleep ?? ((ms, signal) => delay(ms, undefined, signal ? { signal } : {}));
-  const random = options.random ?? Math.random;
-  const policy: RetryPolicy = { ...DEFAULT_RETRY_POLICY, ...options.retry };
-  const defaultTimeoutMs = options.timeoutMs ?? 30_000;
   const limiter = options.limiter ?? new RateLimiter({ ...options.rateLimit, now, sleep });
-  const log = options.logger;
-  const counters = { calls: 0, requests: 0, retries: 0, rateLimited: 0, failures: 0, pauses: 0, pausedMs: 0 };
+  const defaultTimeoutMs = options.timeoutMs ?? 30_000;
+  const counters: CallCounters = { calls: 0, requests: 0, retries: 0, rateLimited: 0, failures: 0, pauses: 0, pausedMs: 0 };
+  const transport: TransportSettings = {
+    baseUrl,
+    apiKey,
+    dispatcher: options.dispatcher,
+    maxResponseBytes: options.maxResponseBytes ?? 32 * 1024 * 1024,
+  };
+  const loop: RetryLoopContext = {
+    limiter,
+    policy: { ...DEFAULT_RETRY_POLICY, ...options.retry },
+    now,
+    sleep,
+    random: options.random ?? Math.random,
+    log: options.logger,
+    counters,
+  };
 
-  const maxResponseBytes = options.maxResponseBytes ?? 32 * 1024 * 1024;
-
-  async function attemptOnce<T>(spec: CallSpec<T>): Promise<AttemptResult<T>> {
-    const { method, path } = spec;
-    const timeoutMs = spec.options?.timeoutMs ?? defaultTimeoutMs;
-    const timeout = new AbortController();
-    const timer = setTimeout(() => timeout.abort(), timeoutMs);
-    const userSignal = spec.options?.signal;
-    const signal = userSignal ? AbortSignal.any([timeout.signal, userSignal]) : timeout.signal;
-    const payload = spec.body?.();
-    const headers: Record<string, string> = { 'x-apikey': apiKey, accept: 'application/json' };
-    if (payload?.contentType) headers['content-type'] = payload.contentType;
-    const query = spec.query ? `?${new URLSearchParams(spec.query).toString()}` : '';
-    const startedAt = now();
-    counters.requests += 1;
-    let status: number;
-    let contentType: string;
-    let text: string;
-    let retryAfterHeader: string | undefined;
-    let locationHeader: string | undefined;
-    try {
-      const response = await request(`${baseUrl}${path}${query}`, {
+  async function call<K extends EndpointName>(name: K, request: CallRequest, callOptions: CallOptions | undefined): Promise<Answer<K>> {
+    const endpoint = ENDPOINTS[name];
+    const json = 'body' in endpoint ? JSON.stringify(validateBody(endpoint.body.schema, request.json, endpoint.body.what)) : undefined;
+    const path = pathOf(endpoint, request.params);
+    const route = routeKey(endpoint);
+    const { method } = endpoint;
+    const attempt = async () => {
+      const sent: Exchange = {
         method,
-        headers,
-        body: payload?.body ?? null,
-        signal,
-        ...(options.dispatcher ? { dispatcher: options.dispatcher } : {}),
-      });
-      status = response.statusCode;
-      contentType = headerValue(response.headers['content-type']) ?? '';
-      retryAfterHeader = headerValue(response.headers['retry-after']);
-      locationHeader = headerValue(response.headers.location);
-      // Always consume the body, or undici keeps the connection busy; a body past the cap is
-      // destroyed instead (the service's answers are small: a huge one is a proxy or a fault).
-      const capped = await readCapped(response.body, maxResponseBytes);
-      if (capped === undefined) {
-        const message = `${method} ${path} answered ${status} with more than ${maxResponseBytes} bytes; refusing to read it`;
-        return { ok: false, error: new UnexpectedResponseError(message, { method, path, status, contentType: contentType || undefined }), outcome: { kind: 'status', status } };
-      }
-      text = capped;
-    } catch (cause) {
-      if (userSignal?.aborted) {
-        throw new RequestAbortedError(`${method} ${path} was aborted`, { method, path, cause: userSignal.reason });
-      }
-      if (timeout.signal.aborted) {
-        const error = new TimeoutError(`${method} ${path} got no complete answer within ${timeoutMs} ms`, {
-          method,
-          path,
-          timeoutMs,
-          cause,
-        });
-        return { ok: false, error, outcome: { kind: 'timeout' } };
-      }
-      const code = errorCode(cause);
-      const reason = cause instanceof Error ? cause.message : String(cause);
-      const error = new NetworkError(`${method} ${path} failed: ${redactSecret(reason, apiKey)}`, { method, path, code, cause });
-      return { ok: false, error, outcome: { kind: 'network', code } };
-    } finally {
-      clearTimeout(timer);
-    }
-    log?.debug({ endpoint: spec.endpoint, route: spec.route, method, status, ms: Math.round(now() - startedAt) }, 'service call');
-    const bodyExcerpt = excerpt(redactSecret(text, apiKey));
-    const isJson = /^application\/([\w.+-]*\+)?json\b/i.test(contentType);
-    const details = { method, path, status, bodyExcerpt, contentType: contentType || undefined };
-
-    if (status < 200 || status >= 300) {
-      const described = describeErrorBody(text, contentType, isJson);
-      const serviceMessage = described.message !== undefined ? excerpt(redactSecret(described.message, apiKey)) : undefined;
-      const retryAfterMs = parseRetryAfter(retryAfterHeader, now());
-      const location = locationHeader === undefined ? undefined : redactSecret(withoutCredentials(locationHeader), apiKey);
-      const error = errorFromStatus({ ...details, serviceMessage, serviceCode: described.code, retryAfterMs, location });
-      return { ok: false, error, outcome: { kind: 'status', status, retryAfterMs } };
-    }
-    const outcome: AttemptOutcome = { kind: 'status', status };
-    if (!isJson) {
-      const message = `${method} ${path} answered ${status} with ${contentType || 'no content type'} instead of JSON: ${bodyExcerpt || '(empty body)'}`;
-      return { ok: false, error: new UnexpectedResponseError(message, details), outcome };
-    }
-    let json: unknown;
-    try {
-      json = JSON.parse(text);
-    } catch (cause) {
-      const message = `${method} ${path} answered ${status} with invalid JSON: ${bodyExcerpt || '(empty body)'}`;
-      return { ok: false, error: new UnexpectedResponseError(message, { ...details, cause }), outcome };
-    }
-    const parsed = spec.schema.safeParse(json);
-    if (!parsed.success) {
-      const problems = parsed.error.issues.map((issue) => ({
-        path: issue.path.map(String).join('.') || '(root)',
-        message: issue.message,
-      }));
-      const listed = problems.slice(0, 5).map((p) => `${p.path}: ${p.message}`).join('; ');
-      const message = `${method} ${path} (${spec.endpoint}) answered a response that breaks the contract: ${listed}`;
-      const error = new ResponseShapeError(message, { ...details, fieldPaths: problems.map((p) => p.path), cause: parsed.error });
-      return { ok: false, error, outcome };
-    }
-    if (spec.okRequired && (parsed.data as { ok?: unknown }).ok !== true) {
-      const said = describeErrorBody(text, contentType, true);
-      const reason = said.message !== undefined && said.message !== '' ? `: ${excerpt(redactSecret(said.message, apiKey))}` : '';
-      const message = `${method} ${path} answered ${status} with {"ok": false}; the service refused it and changed nothing${reason}`;
-      return { ok: false, error: new RefusedError(message, { ...details, serviceCode: said.code }), outcome };
-    }
-    return { ok: true, value: parsed.data };
+        path,
+        query: request.query,
+        payload: json !== undefined ? { body: json, contentType: 'application/json' } : request.form ? { body: request.form() } : undefined,
+        timeoutMs: callOptions?.timeoutMs ?? defaultTimeoutMs,
+        signal: callOptions?.signal,
+      };
+      const startedAt = now();
+      counters.requests += 1;
+      const exchanged = await exchange(transport, sent);
+      if (!exchanged.ok) return exchanged;
+      loop.log?.debug({ endpoint: name, route, method, status: exchanged.answer.status, ms: Math.round(now() - startedAt) }, 'service call');
+      // The table's entry for K holds K's answer schema; TypeScript cannot follow a generic index.
+      const schema = endpoint.answer as z.ZodType as z.ZodType<Answer<K>>;
+      return readAnswer(exchanged.answer, { endpoint: name, method, path, schema, okRequired: endpoint.okRequired, apiKey, nowMs: now() });
+    };
+    return callWithRetries(
+      { endpoint: name, route, method, path, mode: endpoint.mode, signal: callOptions?.signal, onSucceeded: callOptions?.onSucceeded, groupName: request.groupName },
+      attempt,
+      loop,
+    );
   }
-
-  async function call<T>(spec: CallSpec<T>): Promise<T> {
-    counters.calls += 1;
-    const signal = spec.options?.signal;
-    const firstStartedAt = now();
-    let rateLimitedAttempts = 0;
-    try {
-      for (let attempt = 1; ; attempt += 1) {
-        const result = await limiter.run(() => attemptOnce(spec), signal);
-        // Every answer but a 429 was admitted by the service's rate limit, a 404 or a 500 as much
-        // as a 200: the limiter learns the limit from all of them, or it settles far under it on
-        // runs where many calls answer 404 (create-if-absent).
-        if (result.ok || (result.outcome.kind === 'status' && result.outcome.status !== 429)) limiter.onAdmitted();
-        if (result.ok) {
-          spec.options?.onSucceeded?.(attempt);
-          return result.value;
-        }
-        const { outcome, error } = result;
-        if (outcome.kind === 'status' && outcome.status === 429) {
-          counters.rateLimited += 1;
-          rateLimitedAttempts += 1;
-          // The limiter settles its pace under the limit; this call is retried on that pace.
-          limiter.onRateLimited();
-        }
-        const decision = decideRetry({ outcome, attempt, rateLimitedAttempts, elapsedMs: now() - firstStartedAt, mode: spec.mode, policy, random });
-        if (!decision.retry) {
-          log?.debug({ endpoint: spec.endpoint, route: spec.route, attempt, reason: decision.reason, error: error.name }, 'giving up');
-          const thrown = spec.mode === 'unsent-only' && isAmbiguous(outcome) ? ambiguity(spec, error) : error;
-          thrown.attempts = attempt;
-          throw thrown;
-        }
-        counters.retries += 1;
-        if (outcome.kind === 'status' && outcome.status === 429 && decision.delayMs > 0) {
-          counters.pauses += 1;
-          counters.pausedMs += Math.round(decision.delayMs);
-        }
-        log?.warn(
-          { endpoint: spec.endpoint, route: spec.route, attempt, delayMs: Math.round(decision.delayMs), reason: decision.reason, error: error.name, status: error.status },
-          'retrying service call',
-        );
-        await sleep(decision.delayMs, signal);
-      }
-    } catch (error) {
-      counters.failures += 1;
-      // Stopped while the request was on the wire: the service may have created the group.
-      if (error instanceof RequestAbortedError && spec.mode === 'unsent-only') throw ambiguity(spec, error);
-      if (error instanceof ServiceError || error instanceof ClientInputError) throw error;
-      if (signal?.aborted) {
-        throw new RequestAbortedError(`${spec.method} ${spec.path} was aborted`, { method: spec.method, path: spec.path, cause: error });
-      }
-      throw error;
-    }
-  }
-
-  function ambiguity<T>(spec: CallSpec<T>, error: ServiceError): AmbiguousGroupCreationError {
-    return new AmbiguousGroupCreationError({
-      method: spec.method,
-      path: spec.path,
-      status: error.status,
-      bodyExcerpt: error.bodyExcerpt,
-      contentType: error.contentType,
-      groupName: spec.groupName ?? '',
-      cause: error,
-    });
-  }
-
-  function jsonBody(value: unknown): () => { body: string; contentType: string } {
-    const text = JSON.stringify(value);
-    return () => ({ body: text, contentType: 'application/json' });
-  }
-
-  const authorRoute = '/api/external/author-from-group/:group_id/:client_id/';
 
   return {
-    async getAuthor(groupId, clientId, callOptions) {
-      return call({
-        endpoint: 'getAuthor',
-        route: `GET ${authorRoute}`,
-        method: 'GET',
-        path: authorPath(groupId, clientId),
-        schema: authorFromGroupSchema,
-        mode: 'idempotent',
-        options: callOptions,
-      });
-    },
-    async putAuthor(groupId, clientId, body, callOptions) {
-      const valid = validateBody(authorWriteSchema, body, 'author record (full POST)');
-      return call({
-        endpoint: 'putAuthor',
-        route: `POST ${authorRoute}`,
-        method: 'POST',
-        path: authorPath(groupId, clientId),
-        body: jsonBody(valid),
-        schema: okResponseSchema,
-        okRequired: true,
-        mode: 'idempotent',
-        options: callOptions,
-      });
-    },
-    async patchAuthor(groupId, clientId, body, callOptions) {
-      const valid = validateBody(authorPatchSchema, body, 'author record (partial POST)');
-      return call({
-        endpoint: 'patchAuthor',
-        route: `POST ${authorRoute}partial/`,
-        method: 'POST',
-        path: `${authorPath(groupId, clientId)}partial/`,
-        body: jsonBody(valid),
-        schema: okResponseSchema,
-        okRequired: true,
-        mode: 'idempotent',
-        options: callOptions,
-      });
-    },
-    async deleteAuthor(groupId, clientId, callOptions) {
-      return call({
-        endpoint: 'deleteAuthor',
-        route: `DELETE ${authorRoute}`,
-        method: 'DELETE',
-        path: authorPath(groupId, clientId),
-        schema: okResponseSchema,
-        okRequired: true,
-        mode: 'idempotent',
-        options: callOptions,
-      });
-    },
-    async createGroup(req, callOptions) {
-      const valid = validateBody(createGroupRequestSchema, req, 'group creation request');
-      return call({
-        endpoint: 'createGroup',
-        route: 'POST /api/external/authors-group/create/',
-        method: 'POST',
-        path: '/api/external/authors-group/create/',
-        body: jsonBody(valid),
-        schema: createGroupResponseSchema,
-        // Design decision 3: group creation is not idempotent.
-        mode: 'unsent-only',
-        options: callOptions,
-        groupName: valid.group_name,
-      });
-    },
+    getAuthor: (groupId, clientId, callOptions) => call('getAuthor', { params: { group_id: groupId, client_id: clientId } }, callOptions),
+    putAuthor: (groupId, clientId, body, callOptions) => call('putAuthor', { params: { group_id: groupId, client_id: clientId }, json: body }, callOptions),
+    patchAuthor: (groupId, clientId, body, callOptions) => call('patchAuthor', { params: { group_id: groupId, client_id: clientId }, json: body }, callOptions),
+    deleteAuthor: (groupId, clientId, callOptions) => call('deleteAuthor', { params: { group_id: groupId, client_id: clientId } }, callOptions),
+    // `?.`: a body that is not an object is refused by the body schema, with its own message.
+    createGroup: (req, callOptions) => call('createGroup', { json: req, groupName: req?.group_name }, callOptions),
     async uploadManuscript(input, callOptions) {
       validateManuscriptInput(input);
-      return call({
-        endpoint: 'uploadManuscript',
-        route: 'POST /api/external/proposal/',
-        method: 'POST',
-        path: '/api/external/proposal/',
-        // undici sets the multipart content type with its boundary.
-        body: () => ({ body: buildManuscriptForm(input, apiKey) }),
-        schema: uploadResponseSchema,
-        // Spec, "States and transitions" rule 1: the same origin_id updates, so a repeat is safe.
-        mode: 'idempotent',
-        options: callOptions,
-      });
+      return call('uploadManuscript', { form: () => buildManuscriptForm(input, apiKey) }, callOptions);
     },
-    async recommendJournals(originId, query, callOptions) {
-      return call({
-        endpoint: 'recommendJournals',
-        route: 'GET /api/external/recommend-journals/:origin_id/',
-        method: 'GET',
-        path: `/api/external/recommend-journals/${pathSegment(originId, 'origin_id')}/`,
-        ...(query?.corpus ? { query: { journals_corpus: query.corpus } } : {}),
-        schema: recommendJournalsResponseSchema,
-        mode: 'idempotent',
-        options: callOptions,
-      });
-    },
-    async listCustomFields(callOptions) {
-      return call({
-        endpoint: 'listCustomFields',
-        route: 'GET /api/external/custom-fields/all/',
-        method: 'GET',
-        path: '/api/external/custom-fields/all/',
-        schema: customFieldsListingSchema,
-        mode: 'idempotent',
-        options: callOptions,
-      });
-    },
+    recommendJournals: (originId, query, callOptions) =>
+      call('recommendJournals', { params: { origin_id: originId }, ...(query?.corpus ? { query: { journals_corpus: query.corpus } } : {}) }, callOptions),
+    listCustomFields: (callOptions) => call('listCustomFields', {}, callOptions),
     stats() {
       const limiterStats = limiter.stats();
       return {
@@ -477,51 +216,6 @@ export function createClient(options: ClientOptions): ServiceClient {
   };
 }
 
-/**
- * For a non-idempotent call, an outcome is ambiguous unless the service clearly refused it: a 3xx/4xx
- * answer (nothing was created) or a connection that was never made.
- */
-function isAmbiguous(outcome: AttemptOutcome): boolean {
-  if (provablyNotProcessed(outcome)) return false;
-  if (outcome.kind === 'status') return !(outcome.status >= 300 && outcome.status < 500 && outcome.status !== 408);
-  return true;
-}
-
-function authorPath(groupId: number, clientId: string): string {
-  if (!Number.isSafeInteger(groupId) || groupId <= 0) {
-    throw new ClientInputError(`group id must be a positive integer, got ${String(groupId)}`);
-  }
-  return `/api/external/author-from-group/${groupId}/${pathSegment(clientId, 'client_id')}/`;
-}
-
-/**
- * Encodes one path segment. Ids may hold anything (slashes, spaces, unicode), which
- * encodeURIComponent covers; `.` and `..` would be collapsed by URL normalization, so they are refused.
- */
-/** Reads a response body as UTF-8 text, or destroys it and answers undefined past `maxBytes`. */
-async function readCapped(body: AsyncIterable<Buffer> & { destroy(): unknown }, maxBytes: number): Promise<string | undefined> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of body) {
-    size += chunk.length;
-    if (size > maxBytes) {
-      body.destroy();
-      return undefined;
-    }
-    chunks.push(chunk);
-  }
-  return Buffer.concat(chunks).toString('utf8');
-}
-
-export function pathSegment(value: string, name: string): string {
-  if (typeof value !== 'string' || value === '' || value === '.' || value === '..') {
-    throw new ClientInputError(`${name} "${String(value)}" cannot be used in a URL path`, {
-      hint: `Give a non-empty ${name} other than "." or "..".`,
-    });
-  }
-  return encodeURIComponent(value);
-}
-
 function validateBody<T>(schema: z.ZodType<T>, body: unknown, what: string): T {
   const parsed = schema.safeParse(body);
   if (parsed.success) return parsed.data;
@@ -530,116 +224,4 @@ function validateBody<T>(schema: z.ZodType<T>, body: unknown, what: string): T {
     .map((issue) => `${issue.path.map(String).join('.') || '(root)'}: ${issue.message}`)
     .join('; ');
   throw new ClientInputError(`invalid ${what}: ${listed}`, { cause: parsed.error });
-}
-
-function headerValue(value: string | string[] | undefined): string | undefined {
-  return Array.isArray(value) ? value[0] : value;
-}
-
-function excerpt(text: string): string {
-  const flat = text.replace(/\s+/g, ' ').trim();
-  return flat.length > EXCERPT_LENGTH ? `${flat.slice(0, EXCERPT_LENGTH)}…` : flat;
-}
-
-/**
- * What an error answer says, for a person. The spec shows no error body (§ Errors 3), so every
- * common shape is read: the emulator's `{"ok": false, "error": {"code", "message"}}`,
- * `{"detail": ...}`, `{"error": "..."}`, field errors `{"name": ["This field is required."]}` (also
- * under `errors`), and HTML error pages (their title and visible text, not the markup).
- */
-function describeErrorBody(text: string, contentType: string, isJson: boolean): { message?: string; code?: string } {
-  if (text.trim() === '') return {};
-  if (!isJson) {
-    if (/html/i.test(contentType) || /^\s*<(!doctype|html)/i.test(text)) {
-      const page = htmlText(text);
-      return page === "" ? {} : { message: `HTML page (${contentType || "no content type"}): ${page}` };
-    }
-    return { message: `non-JSON answer (${contentType || 'no content type'}): ${text}` };
-  }
-  let body: unknown;
-  try {
-    body = JSON.parse(text);
-  } catch {
-    return { message: `invalid JSON: ${text}` };
-  }
-  if (typeof body === 'string') return { message: body };
-  if (Array.isArray(body)) return { message: messagesOf(body) };
-  if (typeof body !== 'object' || body === null) return {};
-  const record = body as Record<string, unknown>;
-  const inner = typeof record.error === 'object' && record.error !== null && !Array.isArray(record.error) ? (record.error as Record<string, unknown>) : record;
-  const code = [inner.code, record.code].find((v): v is string => typeof v === 'string');
-  const withCode = (message: string | undefined): { message?: string; code?: string } => ({
-    ...(message !== undefined && message !== '' ? { message } : {}),
-    ...(code !== undefined ? { code } : {}),
-  });
-  for (const candidate of [inner.message, inner.detail, record.detail, record.message, record.error, record.errors]) {
-    if (candidate === undefined || candidate === null) continue;
-    const message = messagesOf(candidate);
-    if (message !== '') return withCode(message);
-  }
-  // Field errors: every key except the envelope's own holds a message or a list of them.
-  const fields = Object.entries(record)
-    .filter(([key]) => !['ok', 'code', 'status', 'error'].includes(key))
-    .map(([key, value]) => {
-      const message = messagesOf(value);
-      return message === '' ? '' : key === 'non_field_errors' || key === '__all__' ? message : `${key}: ${message}`;
-    })
-    .filter((line) => line !== '');
-  return withCode(fields.length ? fields.join('; ') : undefined);
-}
-
-/** Flattens a message, a list of messages or an object of field messages into one line. */
-function messagesOf(value: unknown, depth = 0): string {
-  if (typeof value === 'string') return value;
-  if (typeof value === 'number' || typeof value === 'boolean') return String(value);
-  if (depth > 3 || value === null || typeof value !== 'object') return '';
-  if (Array.isArray(value)) return value.map((item) => messagesOf(item, depth + 1)).filter(Boolean).join('; ');
-  const record = value as Record<string, unknown>;
-  for (const key of ['message', 'msg', 'detail']) if (typeof record[key] === 'string') return record[key];
-  return Object.entries(record)
-    .map(([key, item]) => {
-      const message = messagesOf(item, depth + 1);
-      return message === '' ? '' : `${key}: ${message}`;
-    })
-    .filter(Boolean)
-    .join('; ');
-}
-
-/** The readable text of an HTML page: its title, then its body text without tags, scripts or styles. */
-function htmlText(html: string): string {
-  const sample = html.slice(0, 64 * 1024);
-  const decode = (s: string): string =>
-    s
-      .replace(/<[^>]*>/g, ' ')
-      .replace(/&nbsp;/gi, ' ')
-      .replace(/&lt;/gi, '<')
-      .replace(/&gt;/gi, '>')
-      .replace(/&quot;/gi, '"')
-      .replace(/&#39;|&apos;/gi, "'")
-      .replace(/&amp;/gi, '&')
-      .replace(/\s+/g, ' ')
-      .trim();
-  const title = decode(/<title[^>]*>([\s\S]*?)<\/title>/i.exec(sample)?.[1] ?? '');
-  const bodyMatch = /<body[^>]*>([\s\S]*?)(<\/body>|$)/i.exec(sample);
-  const body = decode((bodyMatch?.[1] ?? sample).replace(/<(script|style|head)[^>]*>[\s\S]*?<\/\1>/gi, ' '));
-  if (title === '') return body;
-  const rest = body.startsWith(title) ? body.slice(title.length).trim() : body;
-  return rest === '' ? title : `${title} — ${rest}`;
-}
-
-/** A URL with any `user:password@` removed, for messages. */
-function withoutCredentials(url: string): string {
-  return url.replace(/^([a-z][a-z0-9+.-]*:\/\/)[^/?#@]*@/i, '$1');
-}
-
-/** The system or undici code of a network failure (also inside AggregateError from happy eyeballs). */
-function errorCode(error: unknown): string | undefined {
-  if (typeof error !== 'object' || error === null) return undefined;
-  const code = (error as { code?: unknown }).code;
-  if (typeof code === 'string') return code;
-  const cause = (error as { cause?: unknown }).cause;
-  if (cause !== undefined && cause !== error) return errorCode(cause);
-  const errors = (error as { errors?: unknown }).errors;
-  if (Array.isArray(errors) && errors.length > 0) return errorCode(errors[0]);
-  return undefined;
 }

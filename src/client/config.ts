@@ -68,13 +68,15 @@ export function checkBaseUrl(raw: string): string {
 }
 
 /**
- * A base URL as it may appear in a message: any `user:password@` (before the first `/`, `?` or `#`
- * after the scheme, as URL parsers read it) is replaced, whether or not the URL is otherwise valid.
+ * A URL as it may appear in a message: any `user:password@` (up to the last `@` before the first
+ * `/`, `?` or `#` after the scheme, as URL parsers read it) is replaced by `shownAs`, whether or not
+ * the URL is otherwise valid. The base URL the user gave is shown with a `[credentials]@` mark; a
+ * redirect's `Location` without them (`''`), as an address to give to `--base-url`.
  */
-export function urlForMessage(raw: string): string {
+export function urlForMessage(raw: string, shownAs = '[credentials]@'): string {
   const withScheme = /^(\s*[a-z][a-z0-9+.-]*:\/\/)[^/?#]*@/i;
-  if (withScheme.test(raw)) return raw.replace(withScheme, '$1[credentials]@');
-  return raw.replace(/^[^/?#]*@/, '[credentials]@');
+  if (withScheme.test(raw)) return raw.replace(withScheme, (_, scheme: string) => `${scheme}${shownAs}`);
+  return raw.replace(/^[^/?#]*@/, shownAs);
 }
 
 export function isLoopback(hostname: string): boolean {

@@ -91,7 +91,7 @@ export class RateLimitedError extends ServiceError {
   /** Delay the service asked for (`Retry-After`), when it sent one. */
   readonly retryAfterMs: number | undefined;
   constructor(message: string, details: ServiceErrorDetails & { retryAfterMs?: number | undefined }) {
-    super(message, withDefaults(details, EXIT.unavailable, 'The service kept answering 429; lower --rps or run again later.'));
+    super(message, withDefaults(details, EXIT.unavailable, 'The service kept answering 429; lower --max-rps or run again later.'));
     this.retryAfterMs = details.retryAfterMs;
   }
 }

@@ -1,5 +1,6 @@
 /** Public API of the service client. */
-export { createClient, pathSegment } from './client.js';
+export { createClient } from './client.js';
+export { pathSegment } from './endpoints.js';
 export type { ClientOptions, CallOptions, ClientStats, ServiceClient } from './client.js';
 export { resolveServiceConfig, checkBaseUrl, isLoopback } from './config.js';
 export type { ServiceConfig, ResolveServiceConfigInput } from './config.js';

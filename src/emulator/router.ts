@@ -7,6 +7,7 @@
  * the spec's paths: `/api/external/custom-fields/all` (no slash) is a 404.
  */
 import type { IncomingHttpHeaders } from 'node:http';
+import type { Endpoint } from '../client/endpoints.js';
 import type { Reply } from './reply.js';
 import { badRequest } from './reply.js';
 import type { OrgState, World } from './world.js';
@@ -59,6 +60,11 @@ export interface OpenRoute extends RouteBase {
 }
 
 export type Route = ApiKeyRoute | OpenRoute;
+
+/** The method and pattern of a service endpoint, from the client's table (`client/endpoints.ts`). */
+export function servedAt(endpoint: Pick<Endpoint, 'method' | 'route'>): RouteBase {
+  return { method: endpoint.method, pattern: endpoint.route };
+}
 
 interface CompiledRoute {
   route: Route;

@@ -3,6 +3,7 @@
  * group, "Custom field value shapes"): number → JSON number, date → `YYYY-MM-DD`, options →
  * option api_ids. Pure functions; a failure is a value, not an exception.
  */
+import { MAX_SERIAL_DAY, serialDay } from '../sources/excel-serial.js';
 import { truncate } from '../sources/headers.js';
 import type { CellValue } from '../sources/types.js';
 import type { DATE_FORMATS } from './schema.js';
@@ -91,25 +92,20 @@ function iso(year: number, month: number, day: number): string {
   return `${String(year).padStart(4, '0')}-${String(month).padStart(2, '0')}-${String(day).padStart(2, '0')}`;
 }
 
-/** Largest serial Excel accepts (9999-12-31). */
-const MAX_EXCEL_SERIAL = 2958465;
-
 /**
  * Excel serial day number → ISO date, 1900 date system. Excel counts 1900-02-29, a day that never
  * existed (the Lotus 1-2-3 leap-year bug): serial 60 is refused, serials up to 59 count from
- * 1899-12-31 and serials from 61 from 1899-12-30. A time fraction is dropped.
+ * 1899-12-31 and serials from 61 from 1899-12-30 (sources/excel-serial.ts). A time fraction is dropped.
  */
 export function excelSerialToIso(serial: number): Coerced<string> {
   const day = Math.floor(serial);
-  if (!Number.isFinite(serial) || day < 1 || day > MAX_EXCEL_SERIAL) {
+  if (!Number.isFinite(serial) || day < 1 || day > MAX_SERIAL_DAY) {
     return fail('invalid_date', 'not a valid Excel date serial number', 'Format the cell as a date in Excel, or enter YYYY-MM-DD.');
   }
   if (day === 60) {
     return fail('invalid_date', 'Excel serial 60 is 1900-02-29, a day that does not exist', 'Enter the intended date as YYYY-MM-DD.');
   }
-  const epoch = day < 60 ? Date.UTC(1899, 11, 31) : Date.UTC(1899, 11, 30);
-  const date = new Date(epoch + day * 86_400_000);
-  return { ok: true, value: iso(date.getUTCFullYear(), date.getUTCMonth() + 1, date.getUTCDate()) };
+  return { ok: true, value: serialDay(day, false) };
 }
 
 type DateFormat = (typeof DATE_FORMATS)[number];

@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import {
   AmbiguousGroupCreationError,
+  ClientInputError,
   createClient,
   ForbiddenError,
   InvalidRequestError,
@@ -112,5 +113,16 @@ describe('group creation is not idempotent', () => {
     expect(seen.headers['x-apikey']).toBe(API_KEY);
     expect(seen.headers['content-type']).toBe('application/json');
     expect(JSON.parse(seen.body.toString())).toEqual({ ...request, editor_teams: ['Reviewers Desk'] });
+  });
+
+  it.each([
+    ['no body at all', undefined, 'invalid group creation request: (root): '],
+    ['an empty name', { ...request, group_name: '' }, 'invalid group creation request: group_name: '],
+  ])('%s is refused before anything is sent', async (_what, body, message) => {
+    server = await startTinyServer((_req, res) => sendJson(res, 200, { authors_group_id: 9 }));
+    const error = await client(server.url).createGroup(body as never).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ClientInputError);
+    expect((error as Error).message).toContain(message);
+    expect(server.requests).toHaveLength(0);
   });
 });

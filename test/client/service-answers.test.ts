@@ -117,6 +117,17 @@ describe('error bodies in other shapes reach the message', () => {
     expect(error.message).not.toContain('pw');
     expect((error as UnexpectedResponseError).hint).toMatch(/trailing slash/);
   });
+
+  it('a Location whose password holds "@" is shown without any of it, as a URL parser reads it', async () => {
+    tiny = await startTinyServer((_req, res) => {
+      res.writeHead(302, { location: 'https://user:pa@ss@service.example.org/api/', 'content-type': 'text/html' });
+      res.end();
+    });
+    const client = createClient({ baseUrl: tiny.url, apiKey: KEY, retry: { maxAttempts: 1 } });
+    const error = await rejection(client.listCustomFields());
+    expect(error.message).toContain('redirecting to https://service.example.org/api/');
+    expect(error.message).not.toMatch(/pa|ss@/);
+  });
 });
 
 describe('custom fields of unknown kinds', () => {

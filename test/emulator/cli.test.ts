@@ -6,9 +6,13 @@ import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { fetch } from 'undici';
 import { describe, expect, it } from 'vitest';
+import { ENDPOINTS } from '../../src/client/endpoints.js';
 import { main } from '../../src/cli/main.js';
 import type { CliIo } from '../../src/cli/io.js';
 import { DEMO_API_KEY } from '../support/cli.js';
+import { rawPath } from './helpers.js';
+
+const LIST = rawPath(ENDPOINTS.listCustomFields);
 
 function captureIo(signal?: AbortSignal): { io: CliIo; out: () => string; err: () => string; stdout: PassThrough } {
   const stdout = new PassThrough();
@@ -47,7 +51,7 @@ describe('rostersync emulator (in-process)', () => {
     const exit = main(['emulator', '--port', '0', '--rps', '1000'], io);
     const url = LINE.exec(await line)?.[1];
     expect(url).toBeDefined();
-    const res = await fetch(`${url}/api/external/custom-fields/all/`, { headers: { 'X-ApiKey': DEMO_API_KEY } });
+    const res = await fetch(`${url}${LIST}`, { headers: { 'X-ApiKey': DEMO_API_KEY } });
     expect(res.status).toBe(200);
     expect(((await res.json()) as { author_from_group: unknown[] }).author_from_group.length).toBeGreaterThan(0);
     controller.abort();
@@ -64,7 +68,7 @@ describe('rostersync emulator (in-process)', () => {
     const line = firstLine(stdout);
     const exit = main(['emulator', '--fixture', path], io);
     const url = LINE.exec(await line)?.[1];
-    const res = await fetch(`${url}/api/external/custom-fields/all/`, { headers: { 'X-ApiKey': 'tiny-key-123' } });
+    const res = await fetch(`${url}${LIST}`, { headers: { 'X-ApiKey': 'tiny-key-123' } });
     expect(await res.json()).toEqual({ author_from_group: [], folder: [], proposal: [] });
     controller.abort();
     expect(await exit).toBe(0);
@@ -116,7 +120,7 @@ describe('rostersync emulator (real process)', () => {
     try {
       const url = LINE.exec(await firstLine(child.stdout))?.[1];
       expect(url).toBeDefined();
-      const res = await fetch(`${url}/api/external/custom-fields/all/`, { headers: { 'X-ApiKey': 'wrong-key-000' } });
+      const res = await fetch(`${url}${LIST}`, { headers: { 'X-ApiKey': 'wrong-key-000' } });
       await res.arrayBuffer();
       expect(res.status).toBe(401);
       const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));

@@ -1,8 +1,9 @@
 /** The built-in default fixture and samples/fixture.yaml both load and serve; fixture records obey the value rules. */
 import { describe, expect, it } from 'vitest';
+import { ENDPOINTS } from '../../src/client/endpoints.js';
 import { fixtureSchema, loadFixture } from '../../src/emulator/fixture.js';
 import { startEmulator } from '../../src/emulator/server.js';
-import { call, recordPath } from './helpers.js';
+import { call, rawPath, recordPath } from './helpers.js';
 import { DEMO_API_KEY } from '../support/cli.js';
 
 describe('fixtures', () => {
@@ -32,7 +33,7 @@ describe('fixtures', () => {
   it('the built-in default fixture starts and authenticates the demo key', async () => {
     const emulator = await startEmulator();
     try {
-      expect((await call(emulator, 'GET', '/api/external/custom-fields/all/', { key: DEMO_API_KEY })).status).toBe(200);
+      expect((await call(emulator, 'GET', rawPath(ENDPOINTS.listCustomFields), { key: DEMO_API_KEY })).status).toBe(200);
     } finally {
       await emulator.close();
     }

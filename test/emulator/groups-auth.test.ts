@@ -1,7 +1,8 @@
 /** Spec § 5 (authors group creation), § 8 (custom fields listing) and § Authentication, over real HTTP. */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { ENDPOINTS } from '../../src/client/endpoints.js';
 import type { RunningEmulator } from '../../src/emulator/server.js';
-import { call, FIELD, KEY, KEY_NO_GROUPS, recordPath, startTestEmulator } from './helpers.js';
+import { call, FIELD, KEY, KEY_NO_GROUPS, rawPath, recordPath, startTestEmulator } from './helpers.js';
 
 let emulator: RunningEmulator;
 beforeAll(async () => {
@@ -10,7 +11,8 @@ beforeAll(async () => {
 afterAll(() => emulator.close());
 beforeEach(() => call(emulator, 'POST', '/_emulator/reset', { key: null }));
 
-const CREATE = '/api/external/authors-group/create/';
+const CREATE = rawPath(ENDPOINTS.createGroup);
+const LIST = rawPath(ENDPOINTS.listCustomFields);
 const validBody = { group_name: 'Experts', owner_team: 'Editors', editor_teams: ['Reviewers'], viewer_teams: ['Board'] };
 
 describe('authors group creation', () => {
@@ -68,7 +70,7 @@ describe('authors group creation', () => {
 
 describe('custom fields listing', () => {
   it('lists the three owners; description defaults to null and options appear only for option kinds', async () => {
-    const res = await call(emulator, 'GET', '/api/external/custom-fields/all/');
+    const res = await call(emulator, 'GET', LIST);
     expect(res.status).toBe(200);
     expect(Object.keys(res.body).sort()).toEqual(['author_from_group', 'folder', 'proposal']);
     const byId = new Map<string, Record<string, unknown>>(res.body.author_from_group.map((f: { api_id: string }) => [f.api_id, f]));
@@ -79,7 +81,7 @@ describe('custom fields listing', () => {
   });
 
   it('is per organization', async () => {
-    const res = await call(emulator, 'GET', '/api/external/custom-fields/all/', { key: KEY_NO_GROUPS });
+    const res = await call(emulator, 'GET', LIST, { key: KEY_NO_GROUPS });
     expect(res.body).toEqual({ author_from_group: [], folder: [], proposal: [] });
   });
 });
@@ -89,19 +91,19 @@ describe('authentication', () => {
     ['missing header', null, 'missing X-ApiKey'],
     ['wrong key', 'wrong-key-123456', 'does not match'],
   ])('answers 401 JSON for a %s', async (_label, key, message) => {
-    const res = await call(emulator, 'GET', '/api/external/custom-fields/all/', { key });
+    const res = await call(emulator, 'GET', LIST, { key });
     expect(res.status).toBe(401);
     expect(res.body).toMatchObject({ ok: false, error: { code: 'unauthorized' } });
     expect(res.body.error.message).toContain(message);
   });
 
   it.each(['x-apikey', 'X-APIKEY', 'X-ApiKey'])('accepts the header name %s (case-insensitive)', async (name) => {
-    const res = await call(emulator, 'GET', '/api/external/custom-fields/all/', { key: null, headers: { [name]: KEY } });
+    const res = await call(emulator, 'GET', LIST, { key: null, headers: { [name]: KEY } });
     expect(res.status).toBe(200);
   });
 
   it('accepts every key of the org', async () => {
-    expect((await call(emulator, 'GET', '/api/external/custom-fields/all/', { key: 'test-key-org-one-second' })).status).toBe(200);
+    expect((await call(emulator, 'GET', LIST, { key: 'test-key-org-one-second' })).status).toBe(200);
   });
 
   it('checks the key before the body (401, not 400, for a bad body without a key)', async () => {

@@ -1,5 +1,6 @@
 /** Builders and a tiny HTTP helper for emulator tests (plain undici fetch, real HTTP on port 0). */
 import { fetch } from 'undici';
+import { ENDPOINTS, type Endpoint } from '../../src/client/endpoints.js';
 import { fixtureSchema, type Fixture } from '../../src/emulator/fixture.js';
 import { startEmulator, type EmulatorOptions, type RunningEmulator } from '../../src/emulator/server.js';
 
@@ -122,5 +123,13 @@ export async function call(
   return { status: response.status, headers: response.headers as unknown as Headers, body: isJson ? JSON.parse(text) : text };
 }
 
+/**
+ * A path of an endpoint of the client's table with the values put in as given, percent-encoded:
+ * also values the client refuses to send (`.`, a group id that is not a number), to see how the
+ * emulator answers them.
+ */
+export const rawPath = (endpoint: Pick<Endpoint, 'route'>, values: Record<string, string | number> = {}): string =>
+  endpoint.route.replace(/:(\w+)/g, (_, name: string) => encodeURIComponent(String(values[name])));
+
 export const recordPath = (groupId: number | string, clientId: string, partial = false): string =>
-  `/api/external/author-from-group/${groupId}/${encodeURIComponent(clientId)}/${partial ? 'partial/' : ''}`;
+  rawPath(partial ? ENDPOINTS.patchAuthor : ENDPOINTS.getAuthor, { group_id: groupId, client_id: clientId });

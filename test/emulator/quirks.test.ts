@@ -1,9 +1,10 @@
 /** The emulator's quirks (docs/emulator.md, "Quirks"): each inconvenient behaviour, on demand. */
 import { fetch } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
+import { ENDPOINTS } from '../../src/client/endpoints.js';
 import type { RunningEmulator } from '../../src/emulator/server.js';
 import { UNKNOWN_KIND_FIELD } from '../../src/emulator/quirks.js';
-import { call, FIELD, KEY, OPTION, PRESET_GROUP_ID, recordPath, startTestEmulator } from './helpers.js';
+import { call, FIELD, KEY, OPTION, PRESET_GROUP_ID, rawPath, recordPath, startTestEmulator } from './helpers.js';
 import { main } from '../../src/cli/main.js';
 import { outputSink, runCli } from '../support/cli.js';
 
@@ -110,7 +111,7 @@ describe('groupCreatedStatus, slashRedirect, unknownKindField', () => {
 
   it('group creation answers 201 when asked', async () => {
     const emu = await start({ quirks: { groupCreatedStatus: 201 } });
-    const res = await call(emu, 'POST', '/api/external/authors-group/create/', { body: createBody });
+    const res = await call(emu, 'POST', rawPath(ENDPOINTS.createGroup), { body: createBody });
     expect(res.status).toBe(201);
     expect(typeof res.body.authors_group_id).toBe('number');
   });
@@ -140,7 +141,7 @@ describe('groupCreatedStatus, slashRedirect, unknownKindField', () => {
 
   it('the listing gains a field of an unknown data_kind', async () => {
     const emu = await start({ quirks: { unknownKindField: true } });
-    const res = await call(emu, 'GET', '/api/external/custom-fields/all/');
+    const res = await call(emu, 'GET', rawPath(ENDPOINTS.listCustomFields));
     expect(res.body.author_from_group).toContainEqual(expect.objectContaining({ api_id: UNKNOWN_KIND_FIELD.api_id, data_kind: 'rich_text' }));
   });
 });
@@ -168,7 +169,7 @@ describe('rostersync emulator --quirks', () => {
     try {
       expect(url, err.text()).toBeDefined();
       const body = { group_name: 'G', owner_team: 'Editorial Office', editor_teams: [], viewer_teams: [] };
-      const res = await call({ url: url! }, 'POST', '/api/external/authors-group/create/', { body, key: 'demo-key-0123456789' });
+      const res = await call({ url: url! }, 'POST', rawPath(ENDPOINTS.createGroup), { body, key: 'demo-key-0123456789' });
       expect(res.status).toBe(201);
     } finally {
       stop.abort();

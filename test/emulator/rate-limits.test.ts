@@ -1,8 +1,9 @@
 import { afterEach, describe, expect, it } from 'vitest';
+import { ENDPOINTS } from '../../src/client/endpoints.js';
 import { createServerRateLimit, FixedWindow, SlidingWindowLog, TokenBucket } from '../../src/emulator/rate-limits.js';
 import type { RunningEmulator } from '../../src/emulator/server.js';
 import { seededRandom } from '../../src/seeded-random.js';
-import { call, startTestEmulator } from './helpers.js';
+import { call, rawPath, startTestEmulator } from './helpers.js';
 
 let emulator: RunningEmulator | undefined;
 afterEach(async () => {
@@ -83,7 +84,7 @@ describe('limit kinds', () => {
 });
 
 describe('the 429 of each kind over HTTP', () => {
-  const get = (e: RunningEmulator) => call(e, 'GET', '/api/external/custom-fields/all/');
+  const get = (e: RunningEmulator) => call(e, 'GET', rawPath(ENDPOINTS.listCustomFields));
 
   it('sliding window: Retry-After and the limit in the message', async () => {
     let now = 5_000;

@@ -1,7 +1,8 @@
 /** Spec §§ 1–4 (author-from-group records) and the custom field value rules, over real HTTP. */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { ENDPOINTS } from '../../src/client/endpoints.js';
 import type { RunningEmulator } from '../../src/emulator/server.js';
-import { call, FIELD, KEY_NO_GROUPS, OPTION, PRESET_GROUP_ID, recordPath, startTestEmulator } from './helpers.js';
+import { call, FIELD, KEY_NO_GROUPS, OPTION, PRESET_GROUP_ID, rawPath, recordPath, startTestEmulator } from './helpers.js';
 
 let emulator: RunningEmulator;
 let groupId: number;
@@ -12,7 +13,7 @@ beforeAll(async () => {
 afterAll(() => emulator.close());
 beforeEach(async () => {
   await call(emulator, 'POST', '/_emulator/reset', { key: null });
-  const created = await call(emulator, 'POST', '/api/external/authors-group/create/', {
+  const created = await call(emulator, 'POST', rawPath(ENDPOINTS.createGroup), {
     body: { group_name: 'Roster', owner_team: 'Editors', editor_teams: [], viewer_teams: [] },
   });
   groupId = created.body.authors_group_id;

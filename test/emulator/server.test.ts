@@ -2,10 +2,11 @@
 import { connect } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { fetch } from 'undici';
+import { ENDPOINTS, routeKey } from '../../src/client/endpoints.js';
 import { startEmulator, type RunningEmulator } from '../../src/emulator/server.js';
-import { call, KEY, recordPath, startTestEmulator } from './helpers.js';
+import { call, KEY, rawPath, recordPath, startTestEmulator } from './helpers.js';
 
-const LIST = '/api/external/custom-fields/all/';
+const LIST = rawPath(ENDPOINTS.listCustomFields);
 const running: RunningEmulator[] = [];
 async function start(options: Parameters<typeof startTestEmulator>[0] = {}): Promise<RunningEmulator> {
   const emulator = await startTestEmulator(options);
@@ -57,7 +58,7 @@ describe('routing and bad input', () => {
 
   it('answers 413 for a body over the limit and keeps serving', async () => {
     const emulator = await start({ maxBodyBytes: 1024 });
-    const res = await call(emulator, 'POST', '/api/external/authors-group/create/', { rawBody: JSON.stringify({ group_name: 'x'.repeat(5000) }) });
+    const res = await call(emulator, 'POST', rawPath(ENDPOINTS.createGroup), { rawBody: JSON.stringify({ group_name: 'x'.repeat(5000) }) });
     expect(res.status).toBe(413);
     expect(res.body.error.code).toBe('payload_too_large');
     expect((await call(emulator, 'GET', LIST)).status).toBe(200);
@@ -153,11 +154,11 @@ describe('seeded faults', () => {
   it("phase 'before' leaves the world unchanged; phase 'after' applies the write and still fails", async () => {
     const body = { group_name: 'G', owner_team: 'Editors', editor_teams: [], viewer_teams: [] };
     const before = await start({ faults: { status502: 1 }, faultPhase: 'before' });
-    expect((await call(before, 'POST', '/api/external/authors-group/create/', { body })).status).toBe(502);
+    expect((await call(before, 'POST', rawPath(ENDPOINTS.createGroup), { body })).status).toBe(502);
     expect(before.world.orgs[0]!.groups.size).toBe(1); // only the fixture's preset group
 
     const after = await start({ faults: { status502: 1 }, faultPhase: 'after' });
-    expect((await call(after, 'POST', '/api/external/authors-group/create/', { body })).status).toBe(502);
+    expect((await call(after, 'POST', rawPath(ENDPOINTS.createGroup), { body })).status).toBe(502);
     expect(after.world.orgs[0]!.groups.size).toBe(2);
   });
 
@@ -185,8 +186,8 @@ describe('test controls', () => {
     const stats = (await call(emulator, 'GET', '/_emulator/stats', { key: null })).body;
     expect(stats.total).toBe(5);
     expect(stats.calls).toEqual({
-      'POST /api/external/author-from-group/:group_id/:client_id/': { 200: 2, 400: 1 },
-      'GET /api/external/author-from-group/:group_id/:client_id/': { 200: 1 },
+      [routeKey(ENDPOINTS.putAuthor)]: { 200: 2, 400: 1 },
+      [routeKey(ENDPOINTS.getAuthor)]: { 200: 1 },
       'GET (unmatched)': { 404: 1 },
     });
     expect(stats.writes).toEqual({ total: 3, succeeded: 2 });

@@ -4,6 +4,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FormData, request } from 'undici';
+import { ENDPOINTS } from '../../src/client/endpoints.js';
 import { ForbiddenError, type Candidate, type UploadResponse } from '../../src/client/index.js';
 import type { Fixture } from '../../src/emulator/fixture.js';
 import type { RunningEmulator } from '../../src/emulator/server.js';
@@ -34,7 +35,7 @@ async function rawUpload(emulator: RunningEmulator, fields: Record<string, strin
   const form = new FormData();
   for (const [key, value] of Object.entries(fields)) form.append(key, value);
   if (file) form.append('source_file', new Blob([file.data]), file.name);
-  const response = await request(`${emulator.url}/api/external/proposal/`, { method: 'POST', body: form, headers: { 'x-apikey': API_KEY } });
+  const response = await request(`${emulator.url}${ENDPOINTS.uploadManuscript.route}`, { method: 'POST', body: form, headers: { 'x-apikey': API_KEY } });
   return { status: response.statusCode, body: (await response.body.json()) as UploadResponse & { error?: { message: string } } };
 }
 const baseFields = { api_key: API_KEY, folder: 'NEURO', origin_id: 'RAW-1', authors_count: '0', ...CARDIOLOGY };
@@ -298,7 +299,7 @@ describe('manuscript upload against the default emulator', () => {
       expect(body.error?.message).toContain('x.txt');
     });
     it('a malformed multipart body is a 400', async () => {
-      const response = await request(`${emulator.url}/api/external/proposal/`, {
+      const response = await request(`${emulator.url}${ENDPOINTS.uploadManuscript.route}`, {
         method: 'POST',
         headers: { 'x-apikey': API_KEY, 'content-type': 'multipart/form-data; boundary=xyz' },
         body: '--xyz\r\nno headers end',

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { formatSerial } from '../../src/sources/xlsx/cell-value.js';
 import { coerceDate, coerceNumber, coerceOption, excelSerialToIso, type OptionIndex } from '../../src/mapping/coerce.js';
 
 describe('number', () => {
@@ -62,6 +63,13 @@ describe('Excel serial dates (1900 system, with the Lotus leap-year bug)', () =>
   it.each([0, -1, 60, 2958466, Number.NaN])('%d is refused', (serial) => {
     const r = excelSerialToIso(serial);
     expect(r.ok).toBe(false);
+  });
+
+  it('reads every serial day as an XLSX date cell shows it (one conversion for both)', () => {
+    for (let day = 1; day <= 2958465; day += day < 400 ? 1 : 997) {
+      if (day === 60) continue;
+      expect(excelSerialToIso(day), `serial ${day}`).toEqual({ ok: true, value: formatSerial(day, 'date', false).value });
+    }
   });
 
   it('explains serial 60 as the non-existent 1900-02-29', () => {

@@ -6,6 +6,7 @@ import { copyFile, mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { ENDPOINTS, routeKey } from '../../src/client/endpoints.js';
 import { startEmulator, type RunningEmulator } from '../../src/emulator/server.js';
 import { DEMO_API_KEY, emulatorEnv, runCli, type CliRun } from '../support/cli.js';
 
@@ -101,9 +102,9 @@ export function groupRecords(running: RunningEmulator): Record<string, Record<st
 }
 
 /** The emulator's route keys (`stats.calls`) of the three record writes. */
-export const FULL = 'POST /api/external/author-from-group/:group_id/:client_id/';
-export const PARTIAL = 'POST /api/external/author-from-group/:group_id/:client_id/partial/';
-export const DELETE = 'DELETE /api/external/author-from-group/:group_id/:client_id/';
+export const FULL = routeKey(ENDPOINTS.putAuthor);
+export const PARTIAL = routeKey(ENDPOINTS.patchAuthor);
+export const DELETE = routeKey(ENDPOINTS.deleteAuthor);
 
 export function writes(running: RunningEmulator): { total: number; byRoute: Record<string, Record<string, number>> } {
   const stats = running.stats.snapshot();

@@ -2,16 +2,14 @@
  * Spec §§ 1–4: author-from-group records inside an authors group, keyed by the client-side id.
  * The group must belong to the caller's organization (else 404, like an unknown group).
  */
-import type { AuthenticatedContext, Route } from '../router.js';
+import { servedAt, type AuthenticatedContext, type Route } from '../router.js';
 import { json, notFound, type Reply } from '../reply.js';
 import { applyPartial, fullRecord, validateWriteBody, type StoredRecord } from '../record-validation.js';
 import type { GroupState, OrgState, World } from '../world.js';
 import { echoedKey, quirksOf, refusesWrite } from '../quirks.js';
 import { clientIdPathProblem } from '../../client/path-rules.js';
 import type { EmulatorRuntime } from '../runtime.js';
-
-export const RECORD_PATTERN = '/api/external/author-from-group/:group_id/:client_id/';
-export const PARTIAL_PATTERN = '/api/external/author-from-group/:group_id/:client_id/partial/';
+import { ENDPOINTS } from '../../client/endpoints.js';
 
 function groupOf(ctx: AuthenticatedContext): GroupState {
   // Quirk strictClientIds: the server in front of the service does not route such a path at all.
@@ -77,8 +75,7 @@ function readShape(world: World, record: StoredRecord): Record<string, unknown> 
 
 export const routes: Route[] = [
   {
-    method: 'GET',
-    pattern: RECORD_PATTERN,
+    ...servedAt(ENDPOINTS.getAuthor),
     auth: 'api-key',
     handle(ctx) {
       const record = recordOf(groupOf(ctx), ctx.params.client_id!);
@@ -86,8 +83,7 @@ export const routes: Route[] = [
     },
   },
   {
-    method: 'POST',
-    pattern: RECORD_PATTERN,
+    ...servedAt(ENDPOINTS.putAuthor),
     auth: 'api-key',
     handle(ctx) {
       const group = groupOf(ctx);
@@ -100,8 +96,7 @@ export const routes: Route[] = [
     },
   },
   {
-    method: 'POST',
-    pattern: PARTIAL_PATTERN,
+    ...servedAt(ENDPOINTS.patchAuthor),
     auth: 'api-key',
     handle(ctx) {
       const group = groupOf(ctx);
@@ -114,8 +109,7 @@ export const routes: Route[] = [
     },
   },
   {
-    method: 'DELETE',
-    pattern: RECORD_PATTERN,
+    ...servedAt(ENDPOINTS.deleteAuthor),
     auth: 'api-key',
     handle(ctx) {
       const group = groupOf(ctx);

@@ -4,9 +4,10 @@
  * naming the team). Not idempotent: the same body twice creates two groups, as the real service does.
  */
 import { z } from 'zod';
-import type { Route } from '../router.js';
+import { servedAt, type Route } from '../router.js';
 import { badRequest, forbiddenFeature, json } from '../reply.js';
 import { quirksOf } from '../quirks.js';
+import { ENDPOINTS } from '../../client/endpoints.js';
 
 const createGroupBody = z.strictObject({
   group_name: z.string().trim().min(1),
@@ -17,8 +18,7 @@ const createGroupBody = z.strictObject({
 
 export const routes: Route[] = [
   {
-    method: 'POST',
-    pattern: '/api/external/authors-group/create/',
+    ...servedAt(ENDPOINTS.createGroup),
     auth: 'api-key',
     handle(ctx) {
       const { org, world } = ctx;

@@ -1,12 +1,12 @@
 /** Spec § 8: `GET /api/external/custom-fields/all/` lists the org's custom fields for the three owners. */
-import type { Route } from '../router.js';
+import { servedAt, type Route } from '../router.js';
 import { json } from '../reply.js';
 import { quirksOf, UNKNOWN_KIND_FIELD } from '../quirks.js';
+import { ENDPOINTS } from '../../client/endpoints.js';
 
 export const routes: Route[] = [
   {
-    method: 'GET',
-    pattern: '/api/external/custom-fields/all/',
+    ...servedAt(ENDPOINTS.listCustomFields),
     auth: 'api-key',
     handle({ org, runtime }) {
       if (!quirksOf(runtime).unknownKindField) return json(org.customFieldsListing);

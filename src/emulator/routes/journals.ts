@@ -9,12 +9,12 @@ import { recommendJournals } from '../manuscripts/journals.js';
 import { scholarDbFor } from '../manuscripts/scholar-db.js';
 import { manuscriptsOf } from '../manuscripts/state.js';
 import { badRequest, forbiddenFeature, json, notFound } from '../reply.js';
-import type { Route } from '../router.js';
+import { servedAt, type Route } from '../router.js';
+import { ENDPOINTS, routeKey } from '../../client/endpoints.js';
 
 export const routes: Route[] = [
   {
-    method: 'GET',
-    pattern: '/api/external/recommend-journals/:origin_id/',
+    ...servedAt(ENDPOINTS.recommendJournals),
     auth: 'api-key',
     handle({ org, world, params, query }) {
       if (!org.planFeatures.recommend_journals) throw forbiddenFeature('Recommend journals');
@@ -25,7 +25,7 @@ export const routes: Route[] = [
       }
       const manuscript = manuscriptsOf(world, org).manuscripts.get(params.origin_id ?? '');
       if (!manuscript) {
-        throw notFound(`no manuscript with origin_id ${JSON.stringify(params.origin_id)}; upload it first (POST /api/external/proposal/)`);
+        throw notFound(`no manuscript with origin_id ${JSON.stringify(params.origin_id)}; upload it first (${routeKey(ENDPOINTS.uploadManuscript)})`);
       }
       // A journal is linked to the org's folder whose fixture entry names it (`folders[].journal_id`).
       const linked = new Map<number, { id: number; name: string }>();

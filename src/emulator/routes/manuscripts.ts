@@ -15,13 +15,13 @@ import { scholarDbFor } from '../manuscripts/scholar-db.js';
 import { manuscriptsOf } from '../manuscripts/state.js';
 import { parseSource, readUploadFields } from '../manuscripts/upload.js';
 import { badRequest, EmulatorHttpError, forbiddenFeature, json } from '../reply.js';
-import type { AuthenticatedContext, Route } from '../router.js';
+import { servedAt, type AuthenticatedContext, type Route } from '../router.js';
 import type { OrgState } from '../world.js';
+import { ENDPOINTS } from '../../client/endpoints.js';
 
 export const routes: Route[] = [
   {
-    method: 'POST',
-    pattern: '/api/external/proposal/',
+    ...servedAt(ENDPOINTS.uploadManuscript),
     auth: 'api-key',
     handle: uploadManuscript,
   },

@@ -6,17 +6,11 @@
  * - duration formats (`[h]:mm`) → `H:MM:SS`, hours not wrapped at 24 (`37:30:00`), `-` when negative
  * Times are rounded to the nearest second.
  */
+import { isoDay, MAX_SERIAL_DAY, MS_PER_DAY, serialDay } from '../excel-serial.js';
 import type { CellValue } from '../types.js';
 import type { FormatKind } from './number-formats.js';
 
-const MS_PER_DAY = 86_400_000;
 const SECONDS_PER_DAY = 86_400;
-/** 9999-12-31, the last date Excel shows. */
-const MAX_SERIAL_DAY = 2_958_465;
-const EPOCH_1904 = Date.UTC(1904, 0, 1);
-/** Serial day 1 is 1900-01-01 up to day 59; from day 61 on, one day less (see serialDate). */
-const EPOCH_1900_BEFORE_LEAP_BUG = Date.UTC(1899, 11, 31);
-const EPOCH_1900 = Date.UTC(1899, 11, 30);
 
 /** A value, or why the cell cannot give one. */
 export type Converted = { value: CellValue; problem?: undefined } | { value?: undefined; problem: string };
@@ -25,26 +19,8 @@ function two(n: number): string {
   return n < 10 ? `0${n}` : String(n);
 }
 
-function isoDay(ms: number): string {
-  const date = new Date(ms);
-  return `${String(date.getUTCFullYear()).padStart(4, '0')}-${two(date.getUTCMonth() + 1)}-${two(date.getUTCDate())}`;
-}
-
 function clock(seconds: number): string {
   return `${two(Math.floor(seconds / 3600))}:${two(Math.floor(seconds / 60) % 60)}:${two(seconds % 60)}`;
-}
-
-/**
- * The calendar day of a serial day number. In the 1900 system Excel keeps Lotus 1-2-3's leap-year
- * bug: day 60 is 1900-02-29, which never existed, so days 1-59 count from 1899-12-31 and days from
- * 61 on from 1899-12-30. Day 0 shows as 1900-01-00; both impossible days are passed on as Excel
- * shows them, and the mapping's date check refuses them.
- */
-function serialDate(day: number, date1904: boolean): string {
-  if (date1904) return isoDay(EPOCH_1904 + day * MS_PER_DAY);
-  if (day === 0) return '1900-01-00';
-  if (day === 60) return '1900-02-29';
-  return isoDay((day < 60 ? EPOCH_1900_BEFORE_LEAP_BUG : EPOCH_1900) + day * MS_PER_DAY);
 }
 
 /** A number shown through a date, time or duration format. */
@@ -61,7 +37,7 @@ export function formatSerial(serial: number, kind: Exclude<FormatKind, 'number'>
   }
   const seconds = totalSeconds - day * SECONDS_PER_DAY;
   if (kind === 'time') return { value: clock(seconds) };
-  const date = serialDate(day, date1904);
+  const date = serialDay(day, date1904);
   return { value: kind === 'date' ? date : `${date} ${clock(seconds)}` };
 }
 
