@@ -92,7 +92,7 @@ describe.each<{ policy: Policy; update: { calls: Record<string, number>; reviews
   },
 ])('write: $policy', ({ policy, update, refresh }) => {
   it('create, update, --refresh=all: exact calls and the values that survive', async () => {
-    // The drift check's sample reads are counted apart (test/sync/drift.test.ts): off here, so the
+    // The drift check's sample reads are counted apart (test/sync/drift.integration.test.ts): off here, so the
     // calls below are the write policy's own.
     const project = await makeProject(roster(), { mode: 'upsert', driftSample: 0 });
     await writeMapping(project.dir, policy);

@@ -1,5 +1,5 @@
 /**
- * What only the PostgreSQL state store has (the shared contract is test/state/store.test.ts):
+ * What only the PostgreSQL state store has (the shared contract is test/state/store.pg.test.ts):
  * explicit migrations of a database an older rostersync left, inventory streams paged through the
  * worker, and row keys written in several messages yet in one transaction.
  */
