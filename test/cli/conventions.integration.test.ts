@@ -11,7 +11,7 @@ import { useColor } from '../../src/cli/color.js';
 import { commandName, lazyCommands } from '../../src/cli/commands/index.js';
 import { invokedCommand, logLevelFromFlags, main } from '../../src/cli/main.js';
 import type { RunningEmulator } from '../../src/emulator/server.js';
-import { cli, emulator as startTestEmulator, makeProject, people, person } from '../sync/project.js';
+import { cli, emulator as startTestEmulator, makeProject, people, person } from '../support/project.js';
 import { runCli, type CliRun } from '../support/cli.js';
 
 function run(argv: string[], env: NodeJS.ProcessEnv = {}, signal?: AbortSignal): Promise<CliRun> {

@@ -9,6 +9,7 @@ import {
   TimeoutError,
 } from '../../src/client/index.js';
 import { EXIT } from '../../src/errors.js';
+import { waitFor } from '../support/wait-for.js';
 import { API_KEY, closedPort, fakeClock, sendJson, startTinyServer, type TinyServer } from './helpers.js';
 
 let server: TinyServer | undefined;
@@ -56,7 +57,7 @@ describe('group creation is not idempotent', () => {
     server = await startTinyServer(() => undefined); // receives the request, never answers
     const controller = new AbortController();
     const pending = client(server.url).createGroup(request, { signal: controller.signal }).catch((e: unknown) => e);
-    while (server.requests.length === 0) await new Promise((resolve) => setTimeout(resolve, 10));
+    await waitFor(() => server!.requests.length > 0, { what: 'the request to reach the server' });
     controller.abort();
     const error = await pending;
     expect(error).toBeInstanceOf(AmbiguousGroupCreationError);

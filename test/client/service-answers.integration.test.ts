@@ -16,6 +16,7 @@ import type { QuirksPatch } from '../../src/emulator/quirks.js';
 import type { RunningEmulator } from '../../src/emulator/server.js';
 import { KEY, PRESET_GROUP_ID, startTestEmulator } from '../emulator/helpers.js';
 import { startTinyServer, type TinyServer } from './helpers.js';
+import { testClient } from '../support/client.js';
 
 let emulator: RunningEmulator | undefined;
 let tiny: TinyServer | undefined;
@@ -28,7 +29,7 @@ afterEach(async () => {
 
 async function clientWith(quirks: QuirksPatch): Promise<ServiceClient> {
   emulator = await startTestEmulator({ quirks });
-  return createClient({ baseUrl: emulator.url, apiKey: KEY, rateLimit: { rps: 1000, burst: 100 }, retry: { baseDelayMs: 1, maxAttempts: 2 } });
+  return testClient(emulator, { apiKey: KEY, retry: { baseDelayMs: 1, maxAttempts: 2 } });
 }
 
 async function rejection(promise: Promise<unknown>): Promise<Error> {

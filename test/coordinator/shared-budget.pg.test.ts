@@ -14,7 +14,7 @@ import { budgetFile, budgetName } from '../../src/coordinator/same-host.js';
 import { startEmulator, type RunningEmulator } from '../../src/emulator/server.js';
 import { DEMO_API_KEY, runCli } from '../support/cli.js';
 import { postgresForFile } from '../support/postgres-server.js';
-import { makeProject, people } from '../sync/project.js';
+import { makeProject, people } from '../support/project.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 let emu: RunningEmulator | undefined;

@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { EXIT_CODES_LINE } from '../../src/cli/main.js';
 import type { RunningEmulator } from '../../src/emulator/server.js';
 import { SELF_IGNORE } from '../../src/private-dir.js';
-import { cli, emulator as startEmulator, makeProject, people } from '../sync/project.js';
+import { cli, emulator as startEmulator, makeProject, people } from '../support/project.js';
 import { emulatorEnv, runCli } from '../support/cli.js';
 
 let emu: RunningEmulator;

@@ -7,7 +7,7 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { RunningEmulator } from '../../src/emulator/server.js';
 import type { RunReport } from '../../src/report/types.js';
-import { cli, emulator, makeProject, people } from '../sync/project.js';
+import { cli, emulator, makeProject, people } from '../support/project.js';
 
 let emu: RunningEmulator;
 beforeEach(async () => {

@@ -13,7 +13,7 @@ import type { DeliveryOptions } from '../../src/notify/deliver.js';
 import type { RunReport } from '../../src/report/types.js';
 import { runSync } from '../../src/sync/run-sync.js';
 import { outputSink } from '../support/cli.js';
-import { API_KEY, emulator, makeProject, people, person, type Project } from '../sync/project.js';
+import { API_KEY, emulator, makeProject, people, person, type Project } from '../support/project.js';
 import { startHttpReceiver, startSmtpReceiver, type HttpReceiver, type SmtpReceiver } from './receivers.js';
 
 const HMAC_SECRET = 'hmac-secret-5678';

@@ -12,7 +12,7 @@ import { openState } from '../../src/state/paths.js';
 import { StateStore } from '../../src/state/store.js';
 import { loadPipeline } from '../../src/config/load.js';
 import { runSync, type RunOptions } from '../../src/sync/run-sync.js';
-import { API_KEY, emulator, makeProject, people, writes } from '../sync/project.js';
+import { API_KEY, emulator, makeProject, people, writes } from '../support/project.js';
 
 let emu: RunningEmulator;
 beforeAll(async () => {

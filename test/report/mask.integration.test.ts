@@ -7,7 +7,7 @@ import { readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningEmulator } from '../../src/emulator/server.js';
-import { cli, emulator as startEmulator, makeProject, person, type Project } from '../sync/project.js';
+import { cli, emulator as startEmulator, makeProject, person, type Project } from '../support/project.js';
 
 const SECRETS = ['Zelda Quux', 'zelda.quux@example.org', 'Yorick Vane', 'yorick@example.org', 'Xenia Broken', 'xenia@example.org'];
 const rows = [

@@ -9,7 +9,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { RunningEmulator } from '../../src/emulator/server.js';
 import { readHistory } from '../../src/report/history.js';
 import type { RunReport } from '../../src/report/types.js';
-import { cli, emulator, makeProject, people, person } from '../sync/project.js';
+import { cli, emulator, makeProject, people, person } from '../support/project.js';
 
 let emu: RunningEmulator;
 beforeEach(async () => {

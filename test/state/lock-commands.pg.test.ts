@@ -11,7 +11,8 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { RunningEmulator } from '../../src/emulator/server.js';
 import { postgresForFile } from '../support/postgres-server.js';
 import { emulatorEnv } from '../support/cli.js';
-import { cli, emulator, groupRecords, makeProject, people, writes } from '../sync/project.js';
+import { cli, emulator, groupRecords, makeProject, people, writes } from '../support/project.js';
+import { waitFor } from '../support/wait-for.js';
 
 const BIN = fileURLToPath(new URL('../../bin/rostersync-dev.js', import.meta.url));
 const server = postgresForFile();
@@ -48,13 +49,14 @@ function syncInChild(project: { dir: string; pipeline: string }, env: Record<str
 }
 
 /** Waits until the run holds the lock and knows its group. */
-async function untilLocked(show: () => Promise<Shown>): Promise<Shown> {
-  let live: Shown | undefined;
-  for (let i = 0; i < 300 && !(live?.lock && live.groupId !== null); i++) {
-    await new Promise((resolve) => setTimeout(resolve, 100));
-    live = await show();
-  }
-  return live!;
+function untilLocked(show: () => Promise<Shown>): Promise<Shown> {
+  return waitFor(
+    async () => {
+      const live = await show();
+      return live.lock && live.groupId !== null ? live : undefined;
+    },
+    { what: 'the run to hold the lock and know its group', timeoutMs: 30_000, everyMs: 100 },
+  );
 }
 
 describe.each(['sqlite', 'postgres'] as const)('state commands against a live run on %s', (backend) => {

@@ -10,7 +10,8 @@ import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { RunningEmulator } from '../../src/emulator/server.js';
 import { emulatorEnv } from '../support/cli.js';
-import { cli, emulator, groupRecords, makeProject, people, writes } from '../sync/project.js';
+import { cli, emulator, groupRecords, makeProject, people, writes } from '../support/project.js';
+import { waitFor } from '../support/wait-for.js';
 
 const BIN = fileURLToPath(new URL('../../bin/rostersync-dev.js', import.meta.url));
 const unavailable =
@@ -47,11 +48,7 @@ describe.skipIf(unavailable !== undefined)('the lock across PID namespaces', () 
       processStart: string | null;
     }
     const readLock = async () => (JSON.parse((await cli(emu, project.dir, ['state', 'show', project.pipeline, '--json'])).stdout) as { lock: Lock | null }).lock;
-    let lock = await readLock();
-    for (let i = 0; i < 300 && lock === null; i++) {
-      await new Promise((resolve) => setTimeout(resolve, 100));
-      lock = await readLock();
-    }
+    const lock = await waitFor(readLock, { what: 'the run in its own pid namespace to take the lock', timeoutMs: 30_000, everyMs: 100 });
     // Its pid is that of its own namespace (1: the first process there), alive here as another process.
     expect(lock?.pid).toBe(1);
     expect(lock?.processStart).toMatch(/:pid:\[\d+\]$/);

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { RunningEmulator } from '../../src/emulator/server.js';
 import { postgresForFile } from '../support/postgres-server.js';
-import { cli, emulator, groupRecords, makeProject, people, writes } from '../sync/project.js';
+import { cli, emulator, groupRecords, makeProject, people, writes } from '../support/project.js';
 
 const server = postgresForFile();
 let emu: RunningEmulator;

@@ -9,7 +9,7 @@ import { connectionStringFor, redactStateUrl } from '../../src/state/postgres/co
 import { StateError } from '../../src/state/store.js';
 import { runCli } from '../support/cli.js';
 import { postgresForFile } from '../support/postgres-server.js';
-import { makeProject, people } from '../sync/project.js';
+import { makeProject, people } from '../support/project.js';
 
 const server = postgresForFile();
 const SECRET = 'hunter2-secret';

@@ -10,7 +10,7 @@ import type { RunningEmulator } from '../../src/emulator/server.js';
 import type { RunReport } from '../../src/report/types.js';
 import { StateStore } from '../../src/state/store.js';
 import { planDigest, type PlanFile } from '../../src/sync/plan-file.js';
-import { cli, DELETE, emulator, FULL, makeProject, PARTIAL, people, type Project, type RosterRow } from '../sync/project.js';
+import { cli, DELETE, emulator, FULL, makeProject, PARTIAL, people, type Project, type RosterRow } from '../support/project.js';
 import { existingGroupFixture, EXISTING_GROUP_ID, NOTES, COI, COI_YES, uiSet, uiGroup, writeCalls, recordsOf } from './helpers.js';
 
 const GROUP_CREATE = 'POST /api/external/authors-group/create/';

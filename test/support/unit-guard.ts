@@ -49,9 +49,12 @@ forbid(childProcess, ['spawn', 'spawnSync', 'exec', 'execSync', 'execFile', 'exe
 // `import { spawn } from 'node:child_process'` binds to the ES module's exports: bring them in line.
 syncBuiltinESMExports();
 
+/** The refusals recorded since the last call, and forgets them (for the guard's own test). */
+export function takeViolations(): string[] {
+  return violations.splice(0);
+}
+
 afterEach(() => {
-  if (violations.length === 0) return;
-  const first = violations[0]!;
-  violations.length = 0;
-  throw new Error(`this test tried what the unit project forbids (the error was caught on the way): ${first}`);
+  const [first] = takeViolations();
+  if (first) throw new Error(`this test tried what the unit project forbids (the error was caught on the way): ${first}`);
 });

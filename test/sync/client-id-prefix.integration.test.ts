@@ -8,7 +8,7 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { RunningEmulator } from '../../src/emulator/server.js';
-import { cli, emulator, groupRecords, makeProject, people, writes } from './project.js';
+import { cli, emulator, groupRecords, makeProject, people, writes } from '../support/project.js';
 
 let emu: RunningEmulator;
 beforeEach(async () => {

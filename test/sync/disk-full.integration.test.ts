@@ -10,7 +10,7 @@ import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { RunningEmulator } from '../../src/emulator/server.js';
 import { emulatorEnv } from '../support/cli.js';
-import { emulator, makeProject, people } from './project.js';
+import { emulator, makeProject, people } from '../support/project.js';
 
 const BIN = fileURLToPath(new URL('../../bin/rostersync-dev.js', import.meta.url));
 const unavailable =

@@ -10,7 +10,7 @@ import type { RunningEmulator } from '../../src/emulator/server.js';
 import type { RunReport } from '../../src/report/types.js';
 import { seededRandom } from '../../src/seeded-random.js';
 import { runSync } from '../../src/sync/run-sync.js';
-import { API_KEY, emulator, groupRecords, makeProject, people, type Project } from './project.js';
+import { API_KEY, emulator, groupRecords, makeProject, people, type Project } from '../support/project.js';
 
 const GET = 'GET /api/external/author-from-group/:group_id/:client_id/';
 

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { RunningEmulator } from '../../src/emulator/server.js';
 import type { RunReport } from '../../src/report/types.js';
-import { API_KEY, cli, emulator, FULL, makeProject, PARTIAL, people } from './project.js';
+import { API_KEY, cli, emulator, FULL, makeProject, PARTIAL, people } from '../support/project.js';
 
 let emu: RunningEmulator;
 beforeEach(async () => {

@@ -13,7 +13,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { RunningEmulator } from '../../src/emulator/server.js';
 import { loadFixture } from '../../src/emulator/fixture.js';
 import type { RunReport } from '../../src/report/types.js';
-import { cli, emulator, writes } from './project.js';
+import { cli, emulator, writes } from '../support/project.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 

@@ -6,7 +6,7 @@ import { existsSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, expect, it } from 'vitest';
 import type { RunningEmulator } from '../../src/emulator/server.js';
-import { API_KEY, cli, emulator, groupRecords, makeProject, people } from './project.js';
+import { API_KEY, cli, emulator, groupRecords, makeProject, people } from '../support/project.js';
 import { readFile, writeFile } from 'node:fs/promises';
 
 let emu: RunningEmulator;

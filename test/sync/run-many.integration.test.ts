@@ -13,7 +13,7 @@ import { EXIT } from '../../src/errors.js';
 import type { RunningEmulator } from '../../src/emulator/server.js';
 import { SharedLimiters, worstExitCode, expandPipelinePaths } from '../../src/sync/run-many.js';
 import { RateLimiter } from '../../src/client/rate-limiter.js';
-import { cli, emulator, person } from './project.js';
+import { cli, emulator, person } from '../support/project.js';
 
 const MAPPING_FIXTURE = fileURLToPath(new URL('../fixtures/sync/mapping.yaml', import.meta.url));
 const HEADER = 'ID,Full name,Email,ORCID,Level,Areas,Reviews';

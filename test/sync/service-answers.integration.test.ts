@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { RunningEmulator } from '../../src/emulator/server.js';
 import type { RunReport } from '../../src/report/types.js';
-import { API_KEY, cli, emulator, groupRecords, makeProject, people, person } from './project.js';
+import { API_KEY, cli, emulator, groupRecords, makeProject, people, person } from '../support/project.js';
 
 let emu: RunningEmulator;
 beforeEach(async () => {

@@ -9,7 +9,7 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, expect, it } from 'vitest';
 import type { RunningEmulator } from '../../src/emulator/server.js';
-import { API_KEY, cli, emulator, groupRecords, makeProject, person, writes, type Project } from './project.js';
+import { API_KEY, cli, emulator, groupRecords, makeProject, person, writes, type Project } from '../support/project.js';
 
 const CARBERRY = '0000-0002-1825-0097';
 const OTHER = '0000-0001-5109-3700';

@@ -4,7 +4,7 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { RunningEmulator } from '../../src/emulator/server.js';
-import { API_KEY, cli, emulator, groupRecords, makeProject, people, writes } from './project.js';
+import { API_KEY, cli, emulator, groupRecords, makeProject, people, writes } from '../support/project.js';
 
 let emu: RunningEmulator;
 beforeEach(async () => {

@@ -9,7 +9,7 @@ import type { RunningEmulator } from '../../src/emulator/server.js';
 import { loadPipeline } from '../../src/config/load.js';
 import { openState } from '../../src/state/paths.js';
 import type { RunReport } from '../../src/report/types.js';
-import { API_KEY, cli, DELETE, emulator, FULL, groupRecords, makeProject, PARTIAL, people, person, writes } from './project.js';
+import { API_KEY, cli, DELETE, emulator, FULL, groupRecords, makeProject, PARTIAL, people, person, writes } from '../support/project.js';
 import { emulatorEnv, runCli } from '../support/cli.js';
 
 const LEVEL = '0b6f7a3e-1c2d-4e5f-8a9b-0c1d2e3f4a51';

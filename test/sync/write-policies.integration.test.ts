@@ -8,7 +8,7 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { RunningEmulator } from '../../src/emulator/server.js';
-import { API_KEY, cli, emulator, FULL, groupRecords, makeProject, PARTIAL, people, type RosterRow } from './project.js';
+import { API_KEY, cli, emulator, FULL, groupRecords, makeProject, PARTIAL, people, type RosterRow } from '../support/project.js';
 
 const REVIEWS = '2d8f9c5a-3e4f-4071-8cbd-2e3f4a5b6c73';
 const GET = 'GET /api/external/author-from-group/:group_id/:client_id/';

@@ -1,22 +1,16 @@
 /** validate against the emulator over real HTTP: custom fields come from GET /custom-fields/all/. */
 import { execFile } from 'node:child_process';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startEmulator, type RunningEmulator } from '../../src/emulator/server.js';
+import { describe, expect, it } from 'vitest';
 import { ROOT, runCli } from './helpers.js';
 import { DEMO_API_KEY } from '../support/cli.js';
+import { useEmulator } from '../support/emulator.js';
 
-let emulator: RunningEmulator;
-beforeAll(async () => {
-  emulator = await startEmulator({ port: 0 });
-});
-afterAll(async () => {
-  await emulator?.close();
-});
+const emulator = useEmulator();
 
 describe('validate against the emulator', () => {
   it('resolves custom fields from the service and validates the workbook', async () => {
-    const env = { SERVICE_BASE_URL: emulator.url, SERVICE_API_KEY: DEMO_API_KEY };
+    const env = { SERVICE_BASE_URL: emulator().url, SERVICE_API_KEY: DEMO_API_KEY };
     const { code, stdout, stderr } = await runCli(['validate', 'pipelines/editorial-board.yaml', '--json'], { env });
     expect(stderr).toBe('');
     expect(code).toBe(0);
@@ -26,7 +20,7 @@ describe('validate against the emulator', () => {
   });
 
   it('a wrong API key is an auth failure (exit 4) without the key in the output', async () => {
-    const env = { SERVICE_BASE_URL: emulator.url, SERVICE_API_KEY: 'wrong-key-9876543210' };
+    const env = { SERVICE_BASE_URL: emulator().url, SERVICE_API_KEY: 'wrong-key-9876543210' };
     const { code, stdout, stderr } = await runCli(['validate', 'pipelines/reviewers.yaml'], { env });
     expect(code).toBe(4);
     expect(stdout).toBe('');
@@ -51,7 +45,7 @@ function spawnCli(args: string[], env: NodeJS.ProcessEnv): Promise<{ status: num
 
 describe('the real binary', () => {
   it('exits 2 on the legacy sample and 1 on a broken pipeline, never with a stack trace', async () => {
-    const env = { ...process.env, SERVICE_BASE_URL: emulator.url, SERVICE_API_KEY: DEMO_API_KEY };
+    const env = { ...process.env, SERVICE_BASE_URL: emulator().url, SERVICE_API_KEY: DEMO_API_KEY };
     const ok = await spawnCli(['validate', 'pipelines/legacy.yaml'], env);
     expect(ok.status).toBe(2);
     expect(ok.stdout).toContain('rows rejected       7');

@@ -17,6 +17,7 @@ import type { StoredSelection } from '../../src/webhook/index.js';
 import { startWebhookReceiver, type RunningWebhookReceiver } from '../../src/webhook/index.js';
 import { clientFor, emulatorWith, manuscript } from '../manuscripts/helpers.js';
 import { runCli } from '../support/cli.js';
+import { waitFor } from '../support/wait-for.js';
 
 const WEBHOOK_KEY = 'round-trip-webhook-key';
 
@@ -235,8 +236,7 @@ describe('rostersync webhook serve and send-test', () => {
       cwd: process.cwd(),
       signal: controller.signal,
     });
-    for (let i = 0; i < 100 && !out.includes('listening on'); i++) await new Promise((resolve) => setTimeout(resolve, 20));
-    const url = /listening on (\S+)/.exec(out)?.[1];
+    const url = await waitFor(() => /listening on (\S+)/.exec(out)?.[1], { what: 'the receiver to print its address', timeoutMs: 2000, everyMs: 20 });
     expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/$/);
 
     const ok = await cli(['webhook', 'send-test', url!]);

@@ -1,13 +1,14 @@
 /**
- * Builders for sync tests: a throw-away project directory (roster, mapping, pipeline) and an
- * in-process emulator on 127.0.0.1:0, plus a way to run the CLI in-process and capture its output.
+ * Builders for tests that run whole syncs: a throw-away project directory (roster, mapping,
+ * pipeline), the emulator (./emulator.ts), a way to run the CLI in-process against it, and readers
+ * of what the emulator holds and was asked.
  */
 import { copyFile, mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { startEmulator, type RunningEmulator } from '../../src/emulator/server.js';
-import { DEMO_API_KEY, emulatorEnv, runCli, type CliRun } from '../support/cli.js';
+import type { RunningEmulator } from '../../src/emulator/server.js';
+import { DEMO_API_KEY, emulatorEnv, runCli, type CliRun } from './cli.js';
 
 export const API_KEY = DEMO_API_KEY;
 export type { CliRun };
@@ -88,9 +89,7 @@ export function cli(emulator: { url: string }, cwd: string, argv: string[], env:
   return runCli(argv, { cwd, env: emulatorEnv(emulator, env) });
 }
 
-export async function emulator(options: Parameters<typeof startEmulator>[0] = {}): Promise<RunningEmulator> {
-  return startEmulator({ port: 0, ...options });
-}
+export { emulator } from './emulator.js';
 
 /** Records of the group the test pipeline created (the only group named "Sync test group"). */
 export function groupRecords(running: RunningEmulator): Record<string, Record<string, unknown>> {
