@@ -161,11 +161,14 @@ describe('seeded faults', () => {
     expect(after.world.orgs[0]!.groups.size).toBe(2);
   });
 
-  it('adds latency', async () => {
-    const emulator = await start({ latencyMs: 60 });
-    const started = performance.now();
-    await call(emulator, 'GET', LIST);
-    expect(performance.now() - started).toBeGreaterThanOrEqual(55);
+  it('adds latency: a call sent first to a slow emulator answers after one sent later to a prompt one', async () => {
+    const slow = await start({ latencyMs: 1500 });
+    const prompt = await start();
+    const order: string[] = [];
+    const slowCall = call(slow, 'GET', LIST).then(() => order.push('slow'));
+    await call(prompt, 'GET', LIST).then(() => order.push('prompt'));
+    await slowCall;
+    expect(order).toEqual(['prompt', 'slow']);
   });
 
   it('never faults /_emulator/ controls', async () => {

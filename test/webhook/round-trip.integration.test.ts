@@ -146,11 +146,9 @@ describe('mark → webhook → receiver → webhook referees', () => {
     const port = await freePort();
     await postJson(`${emulator.url}/_emulator/webhooks`, { url: `http://127.0.0.1:${port}/`, api_key: WEBHOOK_KEY });
     const upload = await uploadCardiology('RT-DOWN');
-    const started = Date.now();
     const clicked = await mark(emulator, 'RT-DOWN', upload.candidates![0]!.author_id, true);
-    // The click is answered at once, whatever the receiver's state.
+    // The click is answered whatever the receiver's state: the delivery, still pending below, waits.
     expect(clicked.status).toBe(200);
-    expect(Date.now() - started).toBeLessThan(1000);
     await new Promise((resolve) => setTimeout(resolve, 150));
     const pending = (await (await request(`${emulator.url}/_emulator/webhooks`)).body.json()) as { deliveries: { status: string; attempts: number }[] };
     expect(pending.deliveries[0]!.status).toBe('pending');
