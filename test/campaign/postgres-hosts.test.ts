@@ -13,7 +13,7 @@ import { WarmChild } from './helpers/child.js';
 import { campaignGroups, makeProject, serviceEnv } from './helpers/project.js';
 import { randomPerson, rngFor, rosterCsv } from './helpers/roster.js';
 import { postgresForFile } from '../support/postgres-server.js';
-import { cli } from '../sync/project.js';
+import { cli } from '../support/project.js';
 
 const server = postgresForFile();
 

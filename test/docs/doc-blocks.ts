@@ -1,5 +1,5 @@
 /**
- * The code blocks of a Markdown page, for the doc-test harness (docs.test.ts). A block is found by
+ * The code blocks of a Markdown page, for the doc-test harness (docs.integration.test.ts). A block is found by
  * its fence (``` or ~~~, three or more, closed by the same character at least as long); its info
  * string's first word is its language. An HTML comment on the line just above the fence steers it:
  *

@@ -1,10 +1,11 @@
 /** Builders shared by the manuscript tests: an emulator from a tweaked default fixture, and a client. */
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { createClient, type ManuscriptUploadInput, type ServiceClient } from '../../src/client/index.js';
+import { type ManuscriptUploadInput, type ServiceClient } from '../../src/client/index.js';
 import { loadFixture, type Fixture, type FixtureOrg } from '../../src/emulator/fixture.js';
 import { startEmulator, type RunningEmulator } from '../../src/emulator/server.js';
 import { DEMO_API_KEY } from '../support/cli.js';
+import { testClient } from '../support/client.js';
 
 export const API_KEY = DEMO_API_KEY;
 /** The emulator's clock: academic ages are relative to 2026. */
@@ -21,7 +22,7 @@ export async function emulatorWith(tweak: (org: FixtureOrg, fixture: Fixture) =>
 }
 
 export function clientFor(emulator: RunningEmulator, apiKey = API_KEY): ServiceClient {
-  return createClient({ baseUrl: emulator.url, apiKey, retry: { maxAttempts: 1 }, rateLimit: { rps: 1000, burst: 100, maxInFlight: 8 } });
+  return testClient(emulator, { apiKey, retry: { maxAttempts: 1 }, rateLimit: { rps: 1000, burst: 100, maxInFlight: 8 } });
 }
 
 export function fixtureFile(name: string): Buffer {

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningEmulator } from '../../src/emulator/server.js';
-import { API_KEY, emulator as startTestEmulator, makeProject, people } from '../sync/project.js';
+import { API_KEY, emulator as startTestEmulator, makeProject, people } from '../support/project.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const ENTRYPOINT = join(ROOT, 'docker/entrypoint.sh');

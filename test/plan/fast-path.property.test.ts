@@ -283,9 +283,10 @@ describe('plan fast path property', () => {
     }
   });
 
-  it('took the fast path in the cases (the property is not vacuous)', () => {
+  it('took the fast path in the cases (the property is not vacuous)', (ctx) => {
     const expected = CASES;
-    if (stats.cases < expected) return; // a case failed: its own failure says why
+    // Run alone (-t), or after a case failed (its own failure says why), there is nothing to count.
+    if (stats.cases < expected) ctx.skip(`only ${stats.cases} of ${expected} cases ran before this check`);
     expect(stats.finalValid, 'valid rows across cases').toBeGreaterThan(expected * 3);
     expect(stats.finalHits).toBeGreaterThanOrEqual(stats.finalValid);
     // Edited rosters without a new mapping or listing keep most rows' keys.

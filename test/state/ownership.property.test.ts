@@ -13,7 +13,7 @@ import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import { seededRandom } from '../../src/seeded-random.js';
-import { cli, emulator } from '../sync/project.js';
+import { cli, emulator } from '../support/project.js';
 import { COI, EXISTING_GROUP_ID, existingGroupFixture, NOTES, recordsOf, uiSet } from './helpers.js';
 
 const MAPPING = fileURLToPath(new URL('../fixtures/sync/mapping.yaml', import.meta.url));

@@ -54,11 +54,11 @@ export async function makeProject(people: readonly Person[], options: ProjectOpt
   return { dir, pipeline, stateFile: join(dir, '.rostersync', 'pipeline.sqlite'), writeRoster };
 }
 
-import { cli } from '../../sync/project.js';
+import { cli } from '../../support/project.js';
 import { DEMO_API_KEY } from '../../support/cli.js';
 
 export { cli };
-export type { CliRun } from '../../sync/project.js';
+export type { CliRun } from '../../support/project.js';
 
 export function serviceEnv(emulator: { url: string }): Record<string, string> {
   return { SERVICE_BASE_URL: emulator.url, SERVICE_API_KEY: API_KEY, NO_COLOR: '1' };
