@@ -69,6 +69,7 @@ export const KEY_ALL_PAIRS = 50;
 
 interface Person {
   clientId: string;
+  // Set even when undefined: one object shape for every row, and no spread to build it.
   provenance?: Provenance;
   /** Normalised, words sorted; '' without an affiliation (the name tier needs one) or a name. */
   name: string;
@@ -251,7 +252,7 @@ export class DuplicatePeopleFinder {
     for (let i = 0; i < name.length; i++) letters |= 1 << (name.charCodeAt(i) & 31);
     return {
       clientId,
-      ...(provenance ? { provenance } : {}),
+      provenance,
       name,
       letters,
       longest: words[longest] ?? '',
