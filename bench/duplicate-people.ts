@@ -105,9 +105,6 @@ export async function duplicatePeopleBenchmark(quick: boolean, log: (message: st
   const withCheck: number[] = [];
   let found = 0;
   let partialBlocks = 0;
-  // One untimed round of each first, so neither side pays for the compiler's warm-up.
-  plan();
-  plan(new DuplicatePeopleFinder());
   for (let run = 0; run < runs; run++) {
     const finder = new DuplicatePeopleFinder();
     const first = run % 2 === 0 ? plan() : plan(finder);

@@ -383,6 +383,8 @@ export function normaliseName(name: string): string {
  * over its characters, the same words the regular expressions give, without building the text twice.
  */
 function nameWords(name: string): string[] {
+  // Plain ASCII lower-cases to the same length, so the words are cut from `lower` where found in `name`.
+  const lower = name.toLowerCase();
   const words: string[] = [];
   let start = -1;
   for (let i = 0; i <= name.length; i++) {
@@ -391,7 +393,7 @@ function nameWords(name: string): string[] {
     if ((c >= 0x61 && c <= 0x7a) || (c >= 0x41 && c <= 0x5a) || (c >= 0x30 && c <= 0x39)) {
       if (start < 0) start = i;
     } else if (start >= 0) {
-      words.push(name.slice(start, i).toLowerCase());
+      words.push(lower.slice(start, i));
       start = -1;
     }
   }
