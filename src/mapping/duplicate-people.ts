@@ -21,8 +21,8 @@
  * - a name block past BLOCK_ALL_PAIRS rows (a common family name at a large institute) compares
  *   each name with its NEIGHBOURS nearest in sorted order only: a typo near the start of a name
  *   there can be missed. Below the cap a block is compared in full, at most BLOCK_ALL_PAIRS / 2
- *   comparisons a row, fewer as only names of compatible lengths are compared (exact: the distance
- *   is at least the difference in length).
+ *   comparisons a row, and Levenshtein runs only where the names' lengths and letters allow the
+ *   similarity (exact filters: see mayBeSimilar and sameName).
  */
 import { distance } from 'fastest-levenshtein';
 import type { Provenance } from '../sources/types.js';
@@ -401,9 +401,10 @@ function nameWords(name: string): string[] {
 }
 
 /**
- * False when the names cannot be similar enough, from the characters each has that the other lacks:
- * one edit adds at most one and removes at most one, so the distance is at least half the
- * characters in one name only (exact, never a false "no"; far cheaper than the distance itself).
+ * False when the names cannot be similar enough, from the characters each has that the other lacks
+ * (as `letters`, one bit per class of characters): one edit adds at most one class to a name and
+ * removes at most one, so the distance is at least half the classes in one name only. Exact (never
+ * a false "no"), and far cheaper than the distance itself.
  */
 function mayBeSimilar(p: Person, q: Person): boolean {
   let apart = p.letters ^ q.letters;
