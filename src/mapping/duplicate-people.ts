@@ -12,6 +12,17 @@
  * the affiliation with the name's longest word, and the affiliation with its other words), so the
  * work grows with the roster, not with its square. Names are compared when they share the longest
  * word or all the others: a typo in both is not found (an ORCID or an email in common still is).
+ *
+ * Bounded: a common value must not make the check quadratic, so a block past its cap is compared in
+ * part, and listed in `partialBlocks` (the run's notes say so, describePartialBlocks):
+ * - rows sharing one ORCID iD or email (a placeholder such as none@example.org on thousands of
+ *   rows) are one group: past KEY_ALL_PAIRS rows each is paired with the group's first row only,
+ *   so every row of the group is still in a pair (and held back under `reject`), in linear size;
+ * - a name block past BLOCK_ALL_PAIRS rows (a common family name at a large institute) compares
+ *   each name with its NEIGHBOURS nearest in sorted order only: a typo near the start of a name
+ *   there can be missed. Below the cap a block is compared in full, at most BLOCK_ALL_PAIRS / 2
+ *   comparisons a row, and Levenshtein runs only where the names' lengths and letters allow the
+ *   similarity (exact filters: see mayBeSimilar and sameName).
  */
 import { distance } from 'fastest-levenshtein';
 import type { Provenance } from '../sources/types.js';
@@ -36,17 +47,39 @@ export interface DuplicatePair {
   evidence: string;
 }
 
+/** A block too large to compare in full: compared in part (see the top of this file). */
+export interface PartialBlock {
+  tier: DuplicateTier;
+  /** Rows in the block. */
+  size: number;
+  /** For `name`: the affiliation and the name part the rows share. */
+  affiliation?: string;
+  part?: string;
+  /** The block's first row (an email or ORCID iD is not repeated in the run's notes). */
+  first: DuplicatePerson;
+}
+
 /** Two normalised names at least this similar (1 - distance / longer length) are "very similar". */
 export const NAME_SIMILARITY = 0.85;
-/** Blocks larger than this compare each name with its neighbours in sorted order only. */
-const BLOCK_ALL_PAIRS = 500;
+/** Name blocks larger than this compare each name with its NEIGHBOURS in sorted order only. */
+export const BLOCK_ALL_PAIRS = 500;
 const NEIGHBOURS = 25;
+/** Rows sharing an ORCID iD or email past this many are each paired with the first row only. */
+export const KEY_ALL_PAIRS = 50;
 
 interface Person {
   clientId: string;
+  // Set even when undefined: one object shape for every row, and no spread to build it.
   provenance?: Provenance;
+  /** Normalised, words sorted; '' without an affiliation (the name tier needs one) or a name. */
   name: string;
-  affiliation: string;
+  /** The name's two blocks: its longest word, and its other words ('' for a one-word name). */
+  longest: string;
+  others: string;
+  /** The characters of the name, one bit per character code modulo 32: a quick bound on the distance. */
+  letters: number;
+  /** Index into the finder's normalised affiliations; -1 for none. */
+  affiliation: number;
   orcids: string[];
   emails: string[];
 }
@@ -61,8 +94,14 @@ export const DUPLICATE_PEOPLE_MAX_ROWS = 250_000;
 export class DuplicatePeopleFinder {
   private readonly people: Person[] = [];
   private readonly index = new Map<string, number>();
+  /** Affiliations as the roster spells them, to their number: most repeat, so each is normalised once. */
+  private readonly affiliationByRaw = new Map<string, number>();
+  private readonly affiliationByText = new Map<string, number>();
+  private readonly affiliations: string[] = [];
   /** More rows than `maxRows` were added: nothing is checked. */
   overflowed = false;
+  /** Blocks the last `inRoster` compared in part only, as they were past their cap. */
+  partialBlocks: PartialBlock[] = [];
 
   constructor(private readonly maxRows = DUPLICATE_PEOPLE_MAX_ROWS) {}
 
@@ -72,9 +111,12 @@ export class DuplicatePeopleFinder {
       this.overflowed = true;
       this.people.length = 0;
       this.index.clear();
+      this.affiliationByRaw.clear();
+      this.affiliationByText.clear();
+      this.affiliations.length = 0;
       return;
     }
-    const person = personOf(record.clientId, record.fields, record.provenance);
+    const person = this.personOf(record.clientId, record.fields, record.provenance);
     // Duplicate policy `last`: a later row of the same client_id replaces the earlier one.
     const at = this.index.get(record.clientId);
     if (at === undefined) {
@@ -89,44 +131,26 @@ export class DuplicatePeopleFinder {
 
   /** Pairs of different client_ids among the records added, each once, with its strongest tier. */
   inRoster(): DuplicatePair[] {
+    this.partialBlocks = [];
     if (this.overflowed) return [];
     const found = new PairSet();
-    const byKey = (tier: 'orcid' | 'email', keysOf: (person: Person) => string[]) => {
-      const blocks = new Blocks();
-      this.people.forEach((person, i) => {
-        for (const key of keysOf(person)) blocks.add(key, i);
-      });
-      for (const [key, members] of blocks.shared()) {
-        for (let x = 0; x < members.length; x++) {
-          for (let y = x + 1; y < members.length; y++) found.add(tier, this.people[members[x]!]!, this.people[members[y]!]!, `same ${tier === 'orcid' ? 'ORCID iD' : 'email'} ${key}`);
-        }
-      }
-    };
-    byKey('orcid', (person) => person.orcids);
-    byKey('email', (person) => person.emails);
-
-    const blocks = new Blocks();
-    // Affiliations by number: shorter keys, fewer bytes to hash.
-    const affiliations = new Map<string, number>();
+    this.sameKey(found, 'orcid', (person) => person.orcids);
+    this.sameKey(found, 'email', (person) => person.emails);
+    // Names: grouped by affiliation first (an array index, nothing hashed), then by name part.
+    const groups: Array<number[] | undefined> = [];
     this.people.forEach((person, i) => {
-      if (person.affiliation === '' || person.name === '') return;
-      let affiliation = affiliations.get(person.affiliation);
-      if (affiliation === undefined) affiliations.set(person.affiliation, (affiliation = affiliations.size));
-      for (const part of nameBlocks(person.name)) blocks.add(`${affiliation}${part}`, i);
+      if (person.name !== '') (groups[person.affiliation] ??= []).push(i);
     });
-    for (const [, members] of blocks.shared()) {
-      const sorted = members.map((i) => this.people[i]!).sort((p, q) => (p.name < q.name ? -1 : p.name > q.name ? 1 : 0));
-      const reach = sorted.length > BLOCK_ALL_PAIRS ? NEIGHBOURS : sorted.length;
-      for (let x = 0; x < sorted.length; x++) {
-        for (let y = x + 1; y < Math.min(sorted.length, x + 1 + reach); y++) {
-          const p = sorted[x]!;
-          const q = sorted[y]!;
-          const similarity = nameSimilarity(p.name, q.name);
-          if (similarity < NAME_SIMILARITY) continue;
-          const how = similarity === 1 ? 'the same name' : `very similar names (${Math.round(similarity * 100)} %)`;
-          found.add('name', p, q, `${how}, "${p.name}" and "${q.name}", at the same affiliation "${p.affiliation}"`);
-        }
+    for (const group of groups) {
+      if (group === undefined || group.length < 2) continue;
+      const byLongest = new Blocks();
+      const byOthers = new Blocks();
+      for (const i of group) {
+        const person = this.people[i]!;
+        byLongest.add(person.longest, i);
+        if (person.others !== '') byOthers.add(person.others, i);
       }
+      for (const blocks of [byLongest, byOthers]) for (const [part, members] of blocks.shared()) this.sameName(found, part, members.map((i) => this.people[i]!));
     }
     return found.pairs();
   }
@@ -137,25 +161,137 @@ export class DuplicatePeopleFinder {
    */
   againstInventory(newIds: ReadonlySet<string>, owned: Iterable<readonly [string, Fields]>): DuplicatePair[] {
     if (this.overflowed) return [];
-    const byKey = new Map<string, Person[]>();
+    const byKey = { orcid: new Map<string, Person[]>(), email: new Map<string, Person[]>() };
+    let keys = 0;
     for (const person of this.people) {
       if (!newIds.has(person.clientId)) continue;
-      for (const key of [...person.orcids.map((o) => `orcid:${o}`), ...person.emails.map((e) => `email:${e}`)]) byKey.set(key, [...(byKey.get(key) ?? []), person]);
+      for (const [tier, values] of [['orcid', person.orcids], ['email', person.emails]] as const) {
+        for (const value of values) {
+          const list = byKey[tier].get(value);
+          if (list) list.push(person);
+          else byKey[tier].set(value, [person]);
+          keys++;
+        }
+      }
     }
     const found = new PairSet();
-    if (byKey.size === 0) return [];
+    if (keys === 0) return [];
     for (const [clientId, fields] of owned) {
-      const other = personOf(clientId, fields, undefined);
-      for (const [tier, values] of [['orcid', other.orcids], ['email', other.emails]] as const) {
+      const other = { clientId, owned: true };
+      for (const [tier, values] of [['orcid', listOf(fields.orcids)], ['email', emailsOf(fields)]] as const) {
         for (const value of values) {
-          for (const person of byKey.get(`${tier}:${value}`) ?? []) {
-            if (person.clientId !== clientId) found.add(tier, person, { ...other, owned: true }, `same ${tier === 'orcid' ? 'ORCID iD' : 'email'} ${value} as the owned record ${clientId}`);
+          for (const person of byKey[tier].get(value) ?? []) {
+            if (person.clientId !== clientId) found.add(tier, person, other, `same ${tier === 'orcid' ? 'ORCID iD' : 'email'} ${value} as the owned record ${clientId}`);
           }
         }
       }
     }
     return found.pairs();
   }
+
+  /** Rows sharing an ORCID iD or an email: every pair, or past KEY_ALL_PAIRS each with the first. */
+  private sameKey(found: PairSet, tier: 'orcid' | 'email', keysOf: (person: Person) => string[]): void {
+    const blocks = new Blocks();
+    this.people.forEach((person, i) => {
+      for (const key of keysOf(person)) blocks.add(key, i);
+    });
+    const evidence = (key: string) => `same ${tier === 'orcid' ? 'ORCID iD' : 'email'} ${key}`;
+    for (const [key, members] of blocks.shared()) {
+      const people = members.map((i) => this.people[i]!);
+      if (people.length > KEY_ALL_PAIRS) {
+        this.partialBlocks.push({ tier, size: people.length, first: side(people[0]!) });
+        for (let y = 1; y < people.length; y++) found.add(tier, people[0]!, people[y]!, evidence(key));
+        continue;
+      }
+      for (let x = 0; x < people.length; x++) {
+        for (let y = x + 1; y < people.length; y++) found.add(tier, people[x]!, people[y]!, evidence(key));
+      }
+    }
+  }
+
+  /** One name block (one affiliation, one name part), its members in row order. */
+  private sameName(found: PairSet, part: string, block: Person[]): void {
+    if (block.length > BLOCK_ALL_PAIRS) {
+      this.partialBlocks.push({ tier: 'name', size: block.length, affiliation: this.affiliations[block[0]!.affiliation]!, part, first: side(block[0]!) });
+      const sorted = block.sort((p, q) => (p.name < q.name ? -1 : p.name > q.name ? 1 : 0));
+      for (let x = 0; x < sorted.length; x++) {
+        for (let y = x + 1; y < Math.min(sorted.length, x + 1 + NEIGHBOURS); y++) this.similarNames(found, sorted[x]!, sorted[y]!);
+      }
+      return;
+    }
+    // By length (a stable sort: equal names keep row order), each name against the longer ones
+    // until the difference in length alone puts the similarity below NAME_SIMILARITY.
+    const sorted = block.sort((p, q) => p.name.length - q.name.length);
+    for (let x = 0; x < sorted.length; x++) {
+      const p = sorted[x]!;
+      for (let y = x + 1; y < sorted.length; y++) {
+        const q = sorted[y]!;
+        if (1 - (q.name.length - p.name.length) / q.name.length < NAME_SIMILARITY) break;
+        if (!mayBeSimilar(p, q)) continue;
+        // The evidence names them in sorted order, whichever block found them.
+        if (q.name < p.name) this.similarNames(found, q, p);
+        else this.similarNames(found, p, q);
+      }
+    }
+  }
+
+  private similarNames(found: PairSet, p: Person, q: Person): void {
+    const similarity = nameSimilarity(p.name, q.name);
+    if (similarity < NAME_SIMILARITY) return;
+    const how = similarity === 1 ? 'the same name' : `very similar names (${Math.round(similarity * 100)} %)`;
+    found.add('name', p, q, `${how}, "${p.name}" and "${q.name}", at the same affiliation "${this.affiliations[p.affiliation]}"`);
+  }
+
+  private personOf(clientId: string, fields: Fields, provenance: Provenance | undefined): Person {
+    const affiliation = this.affiliationOf(listOf(fields.affiliations)[0]);
+    const words = affiliation < 0 ? [] : nameWords(textOf(fields.name));
+    let longest = 0;
+    for (let i = 1; i < words.length; i++) if (words[i]!.length > words[longest]!.length) longest = i;
+    const name = words.join(' ');
+    let letters = 0;
+    for (let i = 0; i < name.length; i++) letters |= 1 << (name.charCodeAt(i) & 31);
+    return {
+      clientId,
+      provenance,
+      name,
+      letters,
+      longest: words[longest] ?? '',
+      others: words.length === 2 ? words[1 - longest]! : words.filter((_, i) => i !== longest).join(' '),
+      affiliation,
+      orcids: listOf(fields.orcids),
+      emails: emailsOf(fields),
+    };
+  }
+
+  private affiliationOf(raw: string | undefined): number {
+    if (raw === undefined) return -1;
+    let id = this.affiliationByRaw.get(raw);
+    if (id === undefined) {
+      const text = normaliseText(raw);
+      id = text === '' ? -1 : this.affiliationByText.get(text);
+      if (id === undefined) {
+        id = this.affiliations.push(text) - 1;
+        this.affiliationByText.set(text, id);
+      }
+      this.affiliationByRaw.set(raw, id);
+    }
+    return id;
+  }
+}
+
+/**
+ * The run's note on the blocks compared in part: where, how large, and what may have been missed.
+ * Emails and ORCID iDs are not repeated (notes are printed); the first row of the block is named.
+ */
+export function describePartialBlocks(blocks: readonly PartialBlock[]): string | undefined {
+  if (blocks.length === 0) return undefined;
+  const where = (person: DuplicatePerson) => (person.provenance ? `${person.provenance.file} row ${person.provenance.row}` : person.clientId);
+  const shown = blocks.slice(0, 10).map((block) =>
+    block.tier === 'name'
+      ? `${block.size} rows at "${block.affiliation}" sharing the name part "${block.part}" (each compared with its ${NEIGHBOURS} nearest names in sorted order only; a typo near the start of a name there can be missed)`
+      : `${block.size} rows sharing one ${block.tier === 'orcid' ? 'ORCID iD' : 'email'}, the first at ${where(block.first)} (each paired with that first row only)`,
+  );
+  return `The check for the same person under two client_ids compared ${blocks.length} block${blocks.length === 1 ? '' : 's'} in part only, as too large to compare in full: ${shown.join('; ')}${blocks.length > shown.length ? `; and ${blocks.length - shown.length} more` : ''}.`;
 }
 
 /**
@@ -188,7 +324,7 @@ const TIER_RANK: Record<DuplicateTier, number> = { orcid: 0, email: 1, name: 2 }
 class PairSet {
   private readonly byPair = new Map<string, DuplicatePair>();
 
-  add(tier: DuplicateTier, p: Person & { owned?: boolean }, q: Person & { owned?: boolean }, evidence: string): void {
+  add(tier: DuplicateTier, p: DuplicatePerson, q: DuplicatePerson, evidence: string): void {
     if (p.clientId === q.clientId) return;
     const [a, b] = p.clientId < q.clientId || q.owned ? [p, q] : [q, p];
     const key = `${a.clientId}\u0000${b.clientId}`;
@@ -197,24 +333,15 @@ class PairSet {
     this.byPair.set(key, { tier, a: side(a), b: side(b), evidence });
   }
 
+  /** By tier, then by client_ids: the same order whichever blocks found them first. */
   pairs(): DuplicatePair[] {
-    return [...this.byPair.values()].sort((x, y) => TIER_RANK[x.tier] - TIER_RANK[y.tier] || (x.a.clientId < y.a.clientId ? -1 : x.a.clientId > y.a.clientId ? 1 : 0));
+    const order = (x: string, y: string) => (x < y ? -1 : x > y ? 1 : 0);
+    return [...this.byPair.values()].sort((x, y) => TIER_RANK[x.tier] - TIER_RANK[y.tier] || order(x.a.clientId, y.a.clientId) || order(x.b.clientId, y.b.clientId));
   }
 }
 
-function side(person: Person & { owned?: boolean }): DuplicatePerson {
+function side(person: DuplicatePerson): DuplicatePerson {
   return { clientId: person.clientId, ...(person.provenance ? { provenance: person.provenance } : {}), ...(person.owned ? { owned: true } : {}) };
-}
-
-function personOf(clientId: string, fields: Fields, provenance: Provenance | undefined): Person {
-  return {
-    clientId,
-    ...(provenance ? { provenance } : {}),
-    name: normaliseName(textOf(fields.name)),
-    affiliation: normaliseText(listOf(fields.affiliations)[0] ?? ''),
-    orcids: listOf(fields.orcids),
-    emails: listOf(fields.emails).map((email) => (/[A-Z]/.test(email) ? email.toLowerCase() : email)),
-  };
 }
 
 function textOf(value: FieldValue | undefined): string {
@@ -225,6 +352,12 @@ function listOf(value: FieldValue | undefined): string[] {
   if (!Array.isArray(value)) return [];
   // Mapped lists hold no empty strings already: copy only when one slipped in.
   return value.every((item) => item !== '') ? value : value.filter((item) => item !== '');
+}
+
+/** Emails compared case-insensitively: lower-cased (a copy only when one has a capital). */
+function emailsOf(fields: Fields): string[] {
+  const emails = listOf(fields.emails);
+  return emails.some((email) => /[A-Z]/.test(email)) ? emails.map((email) => email.toLowerCase()) : emails;
 }
 
 /** Lower case, accents and punctuation gone, spaces collapsed. */
@@ -242,19 +375,42 @@ export function normaliseText(text: string): string {
 
 /** A name as comparable text: normalised, its words sorted ("Li Wei" and "Wei, Li" are one). */
 export function normaliseName(name: string): string {
-  return normaliseText(name).split(' ').filter(Boolean).sort().join(' ');
+  return nameWords(name).join(' ');
 }
 
 /**
- * The blocks a (normalised) name falls in: its longest word, and its other words. Two names one
- * typo apart share one of them.
+ * The words of normaliseText(name), sorted. Plain ASCII (most names) is cut into words in one pass
+ * over its characters, the same words the regular expressions give, without building the text twice.
  */
-function nameBlocks(name: string): string[] {
-  const words = name.split(' ');
-  let longest = 0;
-  for (let i = 1; i < words.length; i++) if (words[i]!.length > words[longest]!.length) longest = i;
-  const others = words.filter((_, i) => i !== longest).join(' ');
-  return others === '' ? [`=${words[longest]}`] : [`=${words[longest]}`, `+${others}`];
+function nameWords(name: string): string[] {
+  // Plain ASCII lower-cases to the same length, so the words are cut from `lower` where found in `name`.
+  const lower = name.toLowerCase();
+  const words: string[] = [];
+  let start = -1;
+  for (let i = 0; i <= name.length; i++) {
+    const c = i < name.length ? name.charCodeAt(i) : 0x20;
+    if (c > 0x7f) return normaliseText(name).split(' ').filter(Boolean).sort();
+    if ((c >= 0x61 && c <= 0x7a) || (c >= 0x41 && c <= 0x5a) || (c >= 0x30 && c <= 0x39)) {
+      if (start < 0) start = i;
+    } else if (start >= 0) {
+      words.push(lower.slice(start, i));
+      start = -1;
+    }
+  }
+  return words.length === 2 ? (words[1]! < words[0]! ? [words[1]!, words[0]!] : words) : words.sort();
+}
+
+/**
+ * False when the names cannot be similar enough, from the characters each has that the other lacks
+ * (as `letters`, one bit per class of characters): one edit adds at most one class to a name and
+ * removes at most one, so the distance is at least half the classes in one name only. Exact (never
+ * a false "no"), and far cheaper than the distance itself.
+ */
+function mayBeSimilar(p: Person, q: Person): boolean {
+  let apart = p.letters ^ q.letters;
+  let count = 0;
+  for (; apart !== 0; count++) apart &= apart - 1;
+  return 1 - Math.ceil(count / 2) / Math.max(p.name.length, q.name.length) >= NAME_SIMILARITY;
 }
 
 /** 1 for equal names, down to 0: 1 - Levenshtein distance / the longer length. */

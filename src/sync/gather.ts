@@ -26,7 +26,7 @@ import { openSource, sha256File } from '../sources/index.js';
 import { overlayOpeners } from '../sources/layers.js';
 import { FAST_PATH_BATCHES_AHEAD, openSourceInWorker, WORKER_READ_MIN_BYTES } from '../sources/read-in-worker.js';
 import { identityChange, type IdentityChange } from '../plan/identity-changes.js';
-import { DUPLICATE_PEOPLE_MAX_ROWS, DuplicatePeopleFinder } from '../mapping/duplicate-people.js';
+import { DUPLICATE_PEOPLE_MAX_ROWS, DuplicatePeopleFinder, describePartialBlocks } from '../mapping/duplicate-people.js';
 import { checkBinding } from '../state/binding.js';
 import { withinPrefixes } from '../state/sharing.js';
 import type { StateBackend } from '../state/backend.js';
@@ -195,6 +195,8 @@ export async function gatherPlanInput(input: {
   for (const clientId of foreign.keys()) keepAsIs.add(clientId);
   findDuplicatePeople({ people, newIds, store, roster, keepAsIs, reject: policy.duplicate_people === 'reject' });
   if (people.overflowed) notes.push(`The check for the same person under two client_ids was skipped: more than ${DUPLICATE_PEOPLE_MAX_ROWS} rows were mapped in this run.`);
+  const partial = describePartialBlocks(people.partialBlocks);
+  if (partial) notes.push(partial);
   const pairs = roster.duplicatePeople?.length ?? 0;
   if (pairs > 0) notes.push(`${pairs} pair${pairs === 1 ? '' : 's'} of client_ids are probably the same person (policy.duplicate_people: ${policy.duplicate_people}); the report lists them with the evidence.`);
   const classification = classifier.finish(roster.firstRowById, { count: ownedCount, ids: () => store.ownedIds() }, keepAsIs);

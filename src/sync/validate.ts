@@ -10,7 +10,7 @@ import { overlayOpeners } from '../sources/layers.js';
 import type { OpenedSource } from '../sources/types.js';
 import { compileMapping, type CompiledMapping } from '../mapping/compile.js';
 import { mapRoster, type MapRosterOptions, type RosterSummary } from '../mapping/roster.js';
-import { DuplicatePeopleFinder } from '../mapping/duplicate-people.js';
+import { DuplicatePeopleFinder, describePartialBlocks } from '../mapping/duplicate-people.js';
 
 export interface ValidatePipelineOptions {
   /** The organization's custom fields (from the service, or a saved listing). */
@@ -51,6 +51,7 @@ export async function validatePipeline(pipeline: ResolvedPipeline, options: Vali
   const pairs = people.inRoster().filter((pair) => !dropped.has(pair.a.clientId) && !dropped.has(pair.b.clientId));
   if (pairs.length > 0) summary.duplicatePeople = pairs;
   const { file, format, sheet, headers } = source;
-  const notes = [...source.notes, ...overlays.notes()];
+  const partial = describePartialBlocks(people.partialBlocks);
+  const notes = [...source.notes, ...overlays.notes(), ...(partial ? [partial] : [])];
   return { source: { file, format, ...(sheet !== undefined ? { sheet } : {}), headers, notes }, compiled, summary };
 }

@@ -1,9 +1,11 @@
 /**
  * The same person under two client_ids (src/mapping/duplicate-people.ts): each tier, the
- * normalisation of names, blocking (far names are never compared) and the row cap.
+ * normalisation of names, blocking (far names are never compared), blocks past their cap (compared
+ * in part, and said so) and the row cap.
  */
 import { describe, expect, it } from 'vitest';
-import { DuplicatePeopleFinder, nameSimilarity, normaliseName } from '../../src/mapping/duplicate-people.js';
+import { BLOCK_ALL_PAIRS, DuplicatePeopleFinder, KEY_ALL_PAIRS, describePartialBlocks, nameSimilarity, normaliseName } from '../../src/mapping/duplicate-people.js';
+import { seededRandom } from '../../src/seeded-random.js';
 
 const record = (clientId: string, fields: Record<string, string | string[] | null>, row = 2) => ({ clientId, fields, provenance: { file: 'r.csv', row } });
 
@@ -51,6 +53,42 @@ describe('DuplicatePeopleFinder', () => {
       ['orcid', 'new-2', 'old-2', true],
       ['email', 'new-1', 'old-1', true],
     ]);
+  });
+
+  it('a placeholder email on more rows than KEY_ALL_PAIRS: each row paired with the first, and the run told', () => {
+    const finder = new DuplicatePeopleFinder();
+    const rows = KEY_ALL_PAIRS + 10;
+    for (let i = 0; i < rows; i++) finder.add(record(`p${String(i).padStart(3, '0')}`, { emails: ['none@example.org'] }, i + 2));
+    const pairs = finder.inRoster();
+    // Linear, not rows * (rows - 1) / 2; every row still in a pair (so `reject` holds each back).
+    expect(pairs.map((pair) => [pair.a.clientId, pair.b.clientId])).toEqual(Array.from({ length: rows - 1 }, (_, i) => ['p000', `p${String(i + 1).padStart(3, '0')}`]));
+    expect(finder.partialBlocks).toEqual([{ tier: 'email', size: rows, first: { clientId: 'p000', provenance: { file: 'r.csv', row: 2 } } }]);
+    const note = describePartialBlocks(finder.partialBlocks)!;
+    expect(note).toContain(`${rows} rows sharing one email, the first at r.csv row 2 (each paired with that first row only)`);
+    // Notes are printed: the email itself is not repeated there.
+    expect(note).not.toContain('none@example.org');
+  });
+
+  it('a name block past BLOCK_ALL_PAIRS is compared with sorted neighbours, still finds a typo, and the run is told', () => {
+    const finder = new DuplicatePeopleFinder();
+    const random = seededRandom(3);
+    const given = () => Array.from({ length: 8 }, () => String.fromCharCode(97 + Math.floor(random() * 26))).join('');
+    // One family name (the longest word of each name) at one institute, on more rows than the cap.
+    for (let i = 0; i < BLOCK_ALL_PAIRS + 20; i++) finder.add(record(`p${i}`, { name: `${given()} Zhangsurname`, affiliations: ['Big Institute'] }, i + 2));
+    finder.add(record('typo-a', { name: 'Mqwertyu Zhangsurname', affiliations: ['Big Institute'] }, 900));
+    finder.add(record('typo-b', { name: 'Mqwertyi Zhangsurname', affiliations: ['Big Institute'] }, 901));
+    const pairs = finder.inRoster();
+    expect(pairs.find((pair) => pair.a.clientId === 'typo-a' && pair.b.clientId === 'typo-b')?.evidence).toContain('very similar names');
+    expect(finder.partialBlocks).toEqual([{ tier: 'name', size: BLOCK_ALL_PAIRS + 22, affiliation: 'big institute', part: 'zhangsurname', first: { clientId: 'p0', provenance: { file: 'r.csv', row: 2 } } }]);
+    expect(describePartialBlocks(finder.partialBlocks)).toContain(`${BLOCK_ALL_PAIRS + 22} rows at "big institute" sharing the name part "zhangsurname" (each compared with its 25 nearest names in sorted order only`);
+  });
+
+  it('blocks within their caps are compared in full, and nothing is reported', () => {
+    const finder = new DuplicatePeopleFinder();
+    for (let i = 0; i < KEY_ALL_PAIRS; i++) finder.add(record(`p${i}`, { emails: ['none@example.org'], name: `Given${i} Zhangsurname`, affiliations: ['Big Institute'] }));
+    expect(finder.inRoster()).toHaveLength((KEY_ALL_PAIRS * (KEY_ALL_PAIRS - 1)) / 2);
+    expect(finder.partialBlocks).toEqual([]);
+    expect(describePartialBlocks(finder.partialBlocks)).toBeUndefined();
   });
 
   it('skips the check past its row cap', () => {

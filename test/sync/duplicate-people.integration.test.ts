@@ -7,6 +7,7 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { RunningEmulator } from '../../src/emulator/server.js';
 import type { RunReport } from '../../src/report/types.js';
+import { KEY_ALL_PAIRS } from '../../src/mapping/duplicate-people.js';
 import { cli, emulator, groupRecords, makeProject, people, person } from '../support/project.js';
 
 let emu: RunningEmulator;
@@ -58,6 +59,22 @@ describe('duplicate people', () => {
     expect(Object.keys(groupRecords(emu)).sort()).toEqual(['p3', 'p4', 'p5']);
     const report = await reportOf(result.stdout);
     expect(report.rejectedRows.filter((row) => row.problems[0]?.code === 'duplicate_person').map((row) => row.clientId).sort()).toEqual(['p1', 'p2', 'p6', 'p7']);
+  });
+
+  it('a placeholder email on more rows than the cap: each row still held back under reject, and the report says the block was compared in part', async () => {
+    const shared = Array.from({ length: KEY_ALL_PAIRS + 5 }, (_, i) => person(10 + i, { email: 'none@example.org' }));
+    const project = await makeProject([...people(3), ...shared], { mode: 'upsert' });
+    await withPolicy(project.pipeline, 'reject');
+    const result = await cli(emu, project.dir, ['sync', project.pipeline, '--create-group']);
+    expect(result.code, result.stderr).toBe(2);
+    expect(Object.keys(groupRecords(emu)).sort()).toEqual(['p1', 'p2', 'p3']);
+    const report = await reportOf(result.stdout);
+    expect(report.duplicatePeople).toHaveLength(KEY_ALL_PAIRS + 4);
+    expect(report.rejectedRows.filter((row) => row.problems[0]?.code === 'duplicate_person')).toHaveLength(KEY_ALL_PAIRS + 5);
+    const note = report.notes.find((line) => line.includes('in part only'));
+    expect(note).toContain(`${KEY_ALL_PAIRS + 5} rows sharing one email, the first at `);
+    expect(note).toContain('row 5 (each paired with that first row only)');
+    expect(note).not.toContain('none@example.org');
   });
 
   it('against the inventory: a new client_id with an owned record’s email is held back under reject, the owned one kept', async () => {

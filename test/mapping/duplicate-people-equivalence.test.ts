@@ -1,0 +1,116 @@
+/**
+ * The blocked, filtered check (src/mapping/duplicate-people.ts) finds exactly the pairs of its
+ * definition, computed here the slow way: every pair of client_ids, every tier, no blocking, no
+ * filter. Rosters are generated (seeded) to be awkward: accents, word order, case and punctuation,
+ * one- and three-word names, typos, shared and upper-case emails, spelling variants of one
+ * affiliation, rows with no affiliation, and client_ids repeated (the later row counts).
+ */
+import { describe, expect, it } from 'vitest';
+import { DuplicatePeopleFinder, NAME_SIMILARITY, nameSimilarity, type DuplicatePair } from '../../src/mapping/duplicate-people.js';
+import { seededRandom } from '../../src/seeded-random.js';
+
+type Fields = Record<string, string | string[] | null>;
+type Row = { clientId: string; fields: Fields; provenance: { file: string; row: number } };
+
+const FIRST = ['Ann', 'Anna', 'Zoë', 'Zoe', 'Łukasz', 'Jonathan', 'Jonathon', 'Li', 'Wei', 'María José', 'Jean-Luc', 'O', 'Bo', 'Nguyễn Văn'];
+const LAST = ['Lee', 'Müller', 'Muller', 'Pemberton', 'Pembertan', 'Wang', 'García-López', 'Garcia Lopez', "O'Neil", 'Oneil', 'Smith', 'Smyth', 'Ab'];
+const AFFILIATIONS = [['Univ. of Oslo', 'UNIV OF OSLO', 'univ of oslo'], ['Universität Wien', 'Universitat Wien'], ['MIT'], ['École Polytechnique', 'Ecole polytechnique'], ['—']];
+const EMAILS = ['ann@x.org', 'Ann@X.org', 'shared@lab.org', 'b@y.org', 'c@z.org', 'SHARED@lab.org'];
+const ORCIDS = ['0000-0002-1825-0097', '0000-0001-5109-3700', '0000-0002-1694-233X'];
+
+function roster(seed: number, rows: number): Row[] {
+  const random = seededRandom(seed);
+  const pick = <T>(list: readonly T[]): T => list[Math.floor(random() * list.length)]!;
+  const typo = (name: string) => {
+    const at = Math.floor(random() * name.length);
+    const kind = Math.floor(random() * 3);
+    return kind === 0 ? name.slice(0, at) + name.slice(at + 1) : kind === 1 ? `${name.slice(0, at)}x${name.slice(at)}` : `${name.slice(0, at)}q${name.slice(at + 1)}`;
+  };
+  const out: Row[] = [];
+  for (let i = 0; i < rows; i++) {
+    const first = pick(FIRST);
+    const last = pick(LAST);
+    const shape = random();
+    let name = shape < 0.4 ? `${first} ${last}` : shape < 0.6 ? `${last}, ${first}` : shape < 0.7 ? `${first.toUpperCase()} ${last}` : shape < 0.8 ? `${first} ${pick(FIRST)} ${last}` : shape < 0.85 ? last : `${first} ${last}`;
+    if (random() < 0.25) name = typo(name);
+    const fields: Fields = { name: random() < 0.05 ? null : name };
+    if (random() < 0.85) fields.affiliations = [pick(pick(AFFILIATIONS))];
+    fields.emails = random() < 0.15 ? [pick(EMAILS), `p${i}@own.org`] : [`p${i}@own.org`];
+    fields.orcids = random() < 0.08 ? [pick(ORCIDS)] : [];
+    // Now and then a client_id seen before: its later row replaces the earlier one.
+    const clientId = i > 10 && random() < 0.05 ? `c${Math.floor(random() * i)}` : `c${i}`;
+    out.push({ clientId, fields, provenance: { file: 'r.csv', row: i + 2 } });
+  }
+  return out;
+}
+
+/** Normalised text as defined (the module cuts plain ASCII into words its own faster way). */
+const normaliseText = (text: string) =>
+  text
+    .normalize('NFKD')
+    .replace(/\p{M}/gu, '')
+    .toLowerCase()
+    .replace(/[^\p{L}\p{N}]+/gu, ' ')
+    .trim();
+const normaliseName = (name: string) => normaliseText(name).split(' ').filter(Boolean).sort().join(' ');
+
+/** The definition, every pair: the strongest tier each pair of client_ids meets. */
+function slowPairs(rows: Row[]): Array<{ tier: string; a: string; b: string; evidence: string[] }> {
+  const last = new Map<string, Row>();
+  for (const row of rows) last.set(row.clientId, row);
+  const people = [...last.values()].map((row) => {
+    const list = (value: unknown) => (Array.isArray(value) ? (value as string[]).filter((item) => item !== '') : []);
+    const affiliation = normaliseText(list(row.fields.affiliations)[0] ?? '');
+    const name = affiliation === '' ? '' : normaliseName(typeof row.fields.name === 'string' ? row.fields.name : '');
+    const words = name.split(' ');
+    let longest = 0;
+    for (let i = 1; i < words.length; i++) if (words[i]!.length > words[longest]!.length) longest = i;
+    const others = words.filter((_, i) => i !== longest).join(' ');
+    return { clientId: row.clientId, orcids: list(row.fields.orcids), emails: list(row.fields.emails).map((email) => email.toLowerCase()), affiliation, name, longest: words[longest]!, others };
+  });
+  const out: Array<{ tier: string; a: string; b: string; evidence: string[] }> = [];
+  for (const p of people) {
+    for (const q of people) {
+      if (!(p.clientId < q.clientId)) continue;
+      const orcids = p.orcids.filter((orcid) => q.orcids.includes(orcid));
+      const emails = p.emails.filter((email) => q.emails.includes(email));
+      if (orcids.length > 0) out.push({ tier: 'orcid', a: p.clientId, b: q.clientId, evidence: orcids.map((orcid) => `same ORCID iD ${orcid}`) });
+      else if (emails.length > 0) out.push({ tier: 'email', a: p.clientId, b: q.clientId, evidence: emails.map((email) => `same email ${email}`) });
+      else if (p.name !== '' && q.name !== '' && p.affiliation === q.affiliation && (p.longest === q.longest || (p.others !== '' && p.others === q.others))) {
+        const similarity = nameSimilarity(p.name, q.name);
+        if (similarity < NAME_SIMILARITY) continue;
+        const [x, y] = q.name < p.name ? [q, p] : [p, q];
+        const how = similarity === 1 ? 'the same name' : `very similar names (${Math.round(similarity * 100)} %)`;
+        out.push({ tier: 'name', a: p.clientId, b: q.clientId, evidence: [`${how}, "${x.name}" and "${y.name}", at the same affiliation "${p.affiliation}"`] });
+      }
+    }
+  }
+  return out;
+}
+
+function fastPairs(rows: Row[]): DuplicatePair[] {
+  const finder = new DuplicatePeopleFinder();
+  for (const row of rows) finder.add(row);
+  const pairs = finder.inRoster();
+  expect(finder.partialBlocks).toEqual([]);
+  return pairs;
+}
+
+const byIds = (x: { a: string; b: string }, y: { a: string; b: string }) => (x.a + ' ' + x.b < y.a + ' ' + y.b ? -1 : 1);
+
+describe('duplicate people: the blocked check equals every-pair comparison', () => {
+  it.each([1, 2, 3, 4, 5, 6, 7, 8])('seed %i, 500 rows', (seed) => {
+    const rows = roster(seed, 500);
+    const expected = slowPairs(rows).sort(byIds);
+    const actual = fastPairs(rows).map((pair) => ({ tier: pair.tier, a: pair.a.clientId, b: pair.b.clientId, evidence: pair.evidence, rows: [pair.a.provenance?.row, pair.b.provenance?.row] }));
+    // Every tier occurs, so none is compared vacuously.
+
+    expect(new Set(expected.map((pair) => pair.tier))).toEqual(new Set(['orcid', 'email', 'name']));
+    expect(actual.map(({ tier, a, b }) => ({ tier, a, b })).sort(byIds)).toEqual(expected.map(({ tier, a, b }) => ({ tier, a, b })));
+    const evidence = new Map(expected.map((pair) => [`${pair.a} ${pair.b}`, pair.evidence]));
+    for (const pair of actual) expect(evidence.get(`${pair.a} ${pair.b}`)).toContain(pair.evidence);
+    // The row of each side is its client_id's last row.
+    const lastRow = new Map(rows.map((row) => [row.clientId, row.provenance.row]));
+    for (const pair of actual) expect(pair.rows).toEqual([lastRow.get(pair.a), lastRow.get(pair.b)]);
+  });
+});
