@@ -105,6 +105,9 @@ export function renderDoc(results: BenchResults): string {
   if (duplicates) {
     lines.push(`| 5 | same person under two ids, ${duplicates.rows / 1000}k rows with 2 % duplicates: the check's time | ${cell(duplicates.checkMs, 0, ' ms')} | < 1000 ms beyond the plan | ${verdict(duplicates.checkMs.max < 1000)} |`);
   }
+  for (const first of results.firstSync ?? []) {
+    lines.push(`| 6 | peak RSS of a first \`sync --create-group\`, ${first.rows.toLocaleString('en')} rows (all creates)${first.completed === false ? ', **stopped at the time limit**' : ''} | ${cell(first.maxRssMb, 0, ' MB')} | ≤ 400 MB (1M rows) | ${verdict(first.completed !== false && first.maxRssMb.median <= 400)} |`);
+  }
   const csv = plan.filter((p) => p.format === 'csv').sort((a, b) => a.rows - b.rows);
   const smallest = csv[0];
   const largest = csv[csv.length - 1];
@@ -215,6 +218,26 @@ export function renderDoc(results: BenchResults): string {
     );
     lines.push('');
   }
+  if (results.firstSync?.length) {
+    lines.push('## 6. The first sync of a large roster');
+    lines.push('');
+    lines.push(
+      'bench/first-sync.ts: a first `sync --create-group` of a generated roster, every row a create, as the installed CLI runs it (`runSync` from dist/, plain node, in bench/measure.mjs) against `rostersync emulator` in a process of its own with no rate limit (the pipeline\'s max_rps far above what it serves), so the emulator\'s memory is not counted. Peak RSS is the sync process\'s `process.resourceUsage().maxRSS` (VmHWM sampled from /proc when a run is stopped at its time limit); "planned", "applied" and "reported" are `process.memoryUsage()` (RSS / JS heap) at the first outcome, the last outcome and after the report is written. Report sizes are those of the last run; `records/` holds the record pages after report.html\'s first.',
+    );
+    lines.push('');
+    lines.push('| Rows | runs | wall time | records/s | peak RSS | RSS / heap planned | applied | reported | report files |');
+    lines.push('|---:|---:|---|---|---|---|---|---|---|');
+    for (const f of results.firstSync) {
+      const stage = (name: string) => (f.stages[name] ? `${f.stages[name].rssMb} / ${f.stages[name].heapMb} MB` : '–');
+      const files = Object.entries(f.reportBytes)
+        .map(([name, bytes]) => `${name} ${fmt(bytes / 1e6, 1)} MB`)
+        .join(', ');
+      lines.push(
+        `| ${f.rows.toLocaleString('en')}${f.completed === false ? ' (stopped at the time limit)' : ''} | ${f.runs} | ${cell(f.ms, 0, ' ms')} | ${cell(f.recordsPerSecond, 0)} | ${cell(f.maxRssMb, 0, ' MB')} | ${stage('planned')} | ${stage('applied')} | ${stage('reported')} | ${files} |`,
+      );
+    }
+    lines.push('');
+  }
   // Hand-written sections kept verbatim: the analysis of missed targets, the XLSX readers' comparison,
   // then the separate scripts' recorded figures.
   for (const section of [ANALYSIS, XLSX_READERS, OTHER_BENCHMARKS]) {
@@ -228,7 +251,8 @@ export function renderDoc(results: BenchResults): string {
   lines.push('```sh');
   lines.push('npm run bench                 # everything (~8 min on 2 cores, plus ~2 min generating bench/data/ on first use)');
   lines.push('npm run bench -- --quick      # a smaller subset with fewer runs (~2 min)');
-  lines.push('npm run bench -- --only=plan  # one section (plan, read, calls, rate, pacing, faults, duplicates); the others keep their last results');
+  lines.push('npm run bench -- --only=plan  # one section (plan, read, calls, rate, pacing, faults, duplicates, firstsync); the others keep their last results');
+  lines.push('npm run bench -- --only=firstsync --firstsync-rows=100000   # first syncs of the named sizes (100k and 1M by default)');
   lines.push('npm run bench -- --only=read --read-baseline=../old/dist   # the CSV reader, and another build\'s on the same roster');
   lines.push('npm run bench -- --render     # re-render this page from bench/results.json (e.g. after editing bench/analysis.md)');
   lines.push('```');
