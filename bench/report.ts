@@ -105,9 +105,6 @@ export function renderDoc(results: BenchResults): string {
   if (duplicates) {
     lines.push(`| 5 | same person under two ids, ${duplicates.rows / 1000}k rows with 2 % duplicates: the check's time | ${cell(duplicates.checkMs, 0, ' ms')} | < 1000 ms beyond the plan | ${verdict(duplicates.checkMs.max < 1000)} |`);
   }
-  for (const first of results.firstSync ?? []) {
-    lines.push(`| 6 | peak RSS of a first \`sync --create-group\`, ${first.rows.toLocaleString('en')} rows (all creates)${first.completed === false ? ', **stopped at the time limit**' : ''} | ${cell(first.maxRssMb, 0, ' MB')} | ≤ 400 MB (1M rows) | ${verdict(first.completed !== false && first.maxRssMb.median <= 400)} |`);
-  }
   const csv = plan.filter((p) => p.format === 'csv').sort((a, b) => a.rows - b.rows);
   const smallest = csv[0];
   const largest = csv[csv.length - 1];
@@ -122,6 +119,9 @@ export function renderDoc(results: BenchResults): string {
     lines.push(
       `| 5 | peak RSS of plan, ${smallest.rows} → ${largest.rows} rows | ${fmt(smallest.planRssMb.median, 0)} → ${fmt(largest.planRssMb.median, 0)} MB | flat (≤ 300 MB) | ${verdict(largest.planRssMb.median <= 300)} |`,
     );
+  }
+  for (const first of results.firstSync ?? []) {
+    lines.push(`| 6 | peak RSS of a first \`sync --create-group\`, ${first.rows.toLocaleString('en')} rows (all creates)${first.completed === false ? ', **stopped before it finished**' : ''} | ${cell(first.maxRssMb, 0, ' MB')} | ≤ 400 MB (1M rows) | ${verdict(first.completed !== false && first.maxRssMb.median <= 400)} |`);
   }
   lines.push('');
 
@@ -222,7 +222,7 @@ export function renderDoc(results: BenchResults): string {
     lines.push('## 6. The first sync of a large roster');
     lines.push('');
     lines.push(
-      'bench/first-sync.ts: a first `sync --create-group` of a generated roster, every row a create, as the installed CLI runs it (`runSync` from dist/, plain node, in bench/measure.mjs) against `rostersync emulator` in a process of its own with no rate limit (the pipeline\'s max_rps far above what it serves), so the emulator\'s memory is not counted. Peak RSS is the sync process\'s `process.resourceUsage().maxRSS` (VmHWM sampled from /proc when a run is stopped at its time limit); "planned", "applied" and "reported" are `process.memoryUsage()` (RSS / JS heap) at the first outcome, the last outcome and after the report is written. Report sizes are those of the last run; `records/` holds the record pages after report.html\'s first.',
+      'bench/first-sync.ts: a first `sync --create-group` of a generated roster, every row a create, as the installed CLI runs it (`runSync` from dist/, plain node, in bench/measure.mjs) against `rostersync emulator` in a process of its own with no rate limit (the pipeline\'s max_rps far above what it serves), so the emulator\'s memory is not counted. Peak RSS is the sync process\'s `process.resourceUsage().maxRSS` (VmHWM sampled from /proc when a run is stopped before it finishes); "planned", "applied" and "reported" are `process.memoryUsage()` (RSS / JS heap) at the first outcome, the last outcome and after the report is written. Report sizes are those of the last run; `records/` holds the record pages after report.html\'s first.',
     );
     lines.push('');
     lines.push('| Rows | runs | wall time | records/s | peak RSS | RSS / heap planned | applied | reported | report files |');
@@ -230,10 +230,10 @@ export function renderDoc(results: BenchResults): string {
     for (const f of results.firstSync) {
       const stage = (name: string) => (f.stages[name] ? `${f.stages[name].rssMb} / ${f.stages[name].heapMb} MB` : '–');
       const files = Object.entries(f.reportBytes)
-        .map(([name, bytes]) => `${name} ${fmt(bytes / 1e6, 1)} MB`)
+        .map(([name, bytes]) => (bytes < 1e6 ? `${name} ${fmt(bytes / 1e3, 0)} kB` : `${name} ${fmt(bytes / 1e6, 1)} MB`))
         .join(', ');
       lines.push(
-        `| ${f.rows.toLocaleString('en')}${f.completed === false ? ' (stopped at the time limit)' : ''} | ${f.runs} | ${cell(f.ms, 0, ' ms')} | ${cell(f.recordsPerSecond, 0)} | ${cell(f.maxRssMb, 0, ' MB')} | ${stage('planned')} | ${stage('applied')} | ${stage('reported')} | ${files} |`,
+        `| ${f.rows.toLocaleString('en')}${f.completed === false ? ` (stopped before it finished: ${f.created.toLocaleString('en')} written)` : ''} | ${f.runs} | ${cell({ ...f.ms, median: f.ms.median / 1000, min: f.ms.min / 1000, max: f.ms.max / 1000 }, 0, ' s')} | ${cell(f.recordsPerSecond, 0)} | ${cell(f.maxRssMb, 0, ' MB')} | ${stage('planned')} | ${stage('applied')} | ${stage('reported')} | ${files} |`,
       );
     }
     lines.push('');
