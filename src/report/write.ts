@@ -1,6 +1,8 @@
 /**
  * Writes the reconciliation report of one run to its directory (issue 4, design § 8 and § 9):
- * report.json, report.md, report.html and, when rows were rejected, rejected.csv.
+ * report.json, report.md, report.html and, when rows were rejected, rejected.csv; when the run has
+ * records, records.jsonl with every one, and when they take more than one page, records/page-N.html.
+ * Records are streamed to those files from the plan and its outcomes, never held all at once.
  * The directory is created 0700 and every file is 0600, because reports hold roster names and
  * emails. Each file is written to a temporary name and renamed, so a reader (or a crash) never
  * sees half a report. Then, when asked, the run joins the pipeline's run history (history.ts:
