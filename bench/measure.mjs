@@ -14,6 +14,7 @@
  *   node bench/measure.mjs bare-csv-columns <roster.csv>
  *   node bench/measure.mjs bare-xlsx <roster.xlsx>
  *   node bench/measure.mjs read-csv <roster.csv> [<dist dir>]   (the reader alone, from this or another build)
+ *   node bench/measure.mjs first-sync <pipeline.yaml> <stateDir> <reportDir> <baseUrl>   (a real `sync --create-group`)
  */
 import { createReadStream } from 'node:fs';
 import { resolve } from 'node:path';
@@ -35,6 +36,27 @@ async function plan(pipelinePath, stateDir, fieldsFile, reportDir, fastPath = tr
     reportDir,
   });
   return { exitCode: result.exitCode, valid: result.report.input.valid, counts: result.report.counts };
+}
+
+/**
+ * A first `sync --create-group` as the CLI runs it, against an emulator in another process (its
+ * memory is not this process's). No max_rps: the emulator runs without a limit, so the figure is
+ * rostersync's own cost per record.
+ */
+async function firstSync(pipelinePath, stateDir, reportDir, baseUrl) {
+  const { runSync } = await import('../dist/sync/run-sync.js');
+  // Memory at the phase boundaries: once planned (the first outcome), once applied (the last), once reported.
+  const mb = (bytes) => Math.round(bytes / 2 ** 20);
+  const at = (usage = process.memoryUsage()) => ({ rssMb: mb(usage.rss), heapMb: mb(usage.heapUsed), externalMb: mb(usage.external + usage.arrayBuffers) });
+  const stages = {};
+  const onProgress = (done, total) => {
+    if (done === 1) stages.planned = at();
+    if (done === total) stages.applied = at();
+  };
+  const result = await runSync({ pipelinePath, service: { baseUrl, apiKey: 'demo-key-0123456789' }, createGroup: true, stateDir, reportDir, onProgress });
+  stages.reported = at();
+  const failed = Object.values(result.report.counts).reduce((sum, byOutcome) => sum + (byOutcome.failed ?? 0), 0);
+  return { exitCode: result.exitCode, created: result.report.counts.create.done ?? 0, failed, reportDir: result.written.dir, stages };
 }
 
 /** csv-parse with its defaults, streamed, one record at a time: the floor any CSV plan stands on. */
@@ -77,11 +99,12 @@ const tasks = {
   'bare-csv': () => bareCsv(args[0]),
   'bare-csv-columns': () => bareCsv(args[0], { columns: true }),
   'bare-xlsx': () => bareXlsx(args[0]),
+  'first-sync': () => firstSync(args[0], args[1], args[2], args[3]),
   'read-csv': () => readCsv(args[0], args[1] ? pathToFileURL(resolve(args[1])).href : undefined),
 };
 if (!(task in tasks)) throw new Error(`unknown task ${task}`);
 // Modules load before the clock starts, as for every task: only the work is timed.
-if (task.startsWith('plan')) await import('../dist/sync/run-sync.js');
+if (task.startsWith('plan') || task === 'first-sync') await import('../dist/sync/run-sync.js');
 else if (task === 'read-csv') await import(`${args[1] ? pathToFileURL(resolve(args[1])).href : '../dist'}/sources/index.js`);
 else await import(task === 'bare-xlsx' ? 'exceljs' : 'csv-parse');
 const started = performance.now();

@@ -120,6 +120,9 @@ export function renderDoc(results: BenchResults): string {
       `| 5 | peak RSS of plan, ${smallest.rows} → ${largest.rows} rows | ${fmt(smallest.planRssMb.median, 0)} → ${fmt(largest.planRssMb.median, 0)} MB | flat (≤ 300 MB) | ${verdict(largest.planRssMb.median <= 300)} |`,
     );
   }
+  for (const first of results.firstSync ?? []) {
+    lines.push(`| 6 | peak RSS of a first \`sync --create-group\`, ${first.rows.toLocaleString('en')} rows (all creates)${first.completed === false ? ', **stopped before it finished**' : ''} | ${cell(first.maxRssMb, 0, ' MB')} | ≤ 400 MB (1M rows) | ${verdict(first.completed !== false && first.maxRssMb.median <= 400)} |`);
+  }
   lines.push('');
 
   if (plan.length > 0) {
@@ -215,6 +218,26 @@ export function renderDoc(results: BenchResults): string {
     );
     lines.push('');
   }
+  if (results.firstSync?.length) {
+    lines.push('## 6. The first sync of a large roster');
+    lines.push('');
+    lines.push(
+      'bench/first-sync.ts: a first `sync --create-group` of a generated roster, every row a create, as the installed CLI runs it (`runSync` from dist/, plain node, in bench/measure.mjs) against `rostersync emulator` in a process of its own with no rate limit (the pipeline\'s max_rps far above what it serves), so the emulator\'s memory is not counted. Peak RSS is the sync process\'s `process.resourceUsage().maxRSS` (VmHWM sampled from /proc when a run is stopped before it finishes); "planned", "applied" and "reported" are `process.memoryUsage()` (RSS / JS heap) at the first outcome, the last outcome and after the report is written. Report sizes are those of the last run; `records/` holds the record pages after report.html\'s first.',
+    );
+    lines.push('');
+    lines.push('| Rows | runs | wall time | records/s | peak RSS | RSS / heap planned | applied | reported | report files |');
+    lines.push('|---:|---:|---|---|---|---|---|---|---|');
+    for (const f of results.firstSync) {
+      const stage = (name: string) => (f.stages[name] ? `${f.stages[name].rssMb} / ${f.stages[name].heapMb} MB` : '–');
+      const files = Object.entries(f.reportBytes)
+        .map(([name, bytes]) => (bytes < 1e6 ? `${name} ${fmt(bytes / 1e3, 0)} kB` : `${name} ${fmt(bytes / 1e6, 1)} MB`))
+        .join(', ');
+      lines.push(
+        `| ${f.rows.toLocaleString('en')}${f.completed === false ? ` (stopped before it finished: ${f.created.toLocaleString('en')} written)` : ''} | ${f.runs} | ${cell({ ...f.ms, median: f.ms.median / 1000, min: f.ms.min / 1000, max: f.ms.max / 1000 }, 0, ' s')} | ${cell(f.recordsPerSecond, 0)} | ${cell(f.maxRssMb, 0, ' MB')} | ${stage('planned')} | ${stage('applied')} | ${stage('reported')} | ${files} |`,
+      );
+    }
+    lines.push('');
+  }
   // Hand-written sections kept verbatim: the analysis of missed targets, the XLSX readers' comparison,
   // then the separate scripts' recorded figures.
   for (const section of [ANALYSIS, XLSX_READERS, OTHER_BENCHMARKS]) {
@@ -228,7 +251,8 @@ export function renderDoc(results: BenchResults): string {
   lines.push('```sh');
   lines.push('npm run bench                 # everything (~8 min on 2 cores, plus ~2 min generating bench/data/ on first use)');
   lines.push('npm run bench -- --quick      # a smaller subset with fewer runs (~2 min)');
-  lines.push('npm run bench -- --only=plan  # one section (plan, read, calls, rate, pacing, faults, duplicates); the others keep their last results');
+  lines.push('npm run bench -- --only=plan  # one section (plan, read, calls, rate, pacing, faults, duplicates, firstsync); the others keep their last results');
+  lines.push('npm run bench -- --only=firstsync --firstsync-rows=100000   # first syncs of the named sizes (100k and 1M by default)');
   lines.push('npm run bench -- --only=read --read-baseline=../old/dist   # the CSV reader, and another build\'s on the same roster');
   lines.push('npm run bench -- --render     # re-render this page from bench/results.json (e.g. after editing bench/analysis.md)');
   lines.push('```');

@@ -1,5 +1,6 @@
 /**
- * `npm run bench [-- --quick] [-- --only=plan,read,calls,rate,pacing,faults,duplicates]`: the benchmarks of reading, planning and pacing.
+ * `npm run bench [-- --quick] [-- --only=plan,read,calls,rate,pacing,faults,duplicates,firstsync]`: the benchmarks of reading, planning and pacing.
+ * `--only=firstsync --firstsync-rows=100000` runs only the named first-sync sizes (bench/first-sync.ts).
  * `--only=plan --plan-cases=csv:100000` runs only the named plan cases.
  * `--only=read --read-baseline=<dist dir>` also times another build's CSV reader (e.g. the previous
  * release's dist/) on the same roster, interleaved with this one's.
@@ -20,6 +21,7 @@ import { generateRoster, writeCsv, type GeneratedRoster } from './generate.js';
 import { naiveSync } from './naive-sync.js';
 import { pacingBenchmark, type PacingCase } from './pacing.js';
 import { duplicatePeopleBenchmark, type DuplicatesResult } from './duplicate-people.js';
+import { firstSyncCase, type FirstSyncCase } from './first-sync.js';
 import { renderDoc } from './report.js';
 import { spread, type Spread } from './stats.js';
 
@@ -464,6 +466,7 @@ export interface BenchResults {
   pacing?: PacingCase[];
   faults?: FaultsResult;
   duplicates?: DuplicatesResult;
+  firstSync?: FirstSyncCase[];
 }
 
 async function main(): Promise<void> {
@@ -515,6 +518,14 @@ async function main(): Promise<void> {
   if (wanted('pacing')) results.pacing = await pacingBenchmark(quick, log);
   if (wanted('faults')) results.faults = await faultsBenchmark(quick ? 200 : 500, quick ? 1 : 3);
   if (wanted('duplicates')) results.duplicates = await duplicatePeopleBenchmark(quick, log);
+  if (wanted('firstsync')) {
+    // A million creates take many minutes: one run of each size unless --firstsync-runs says more.
+    const sizes = (argv.find((a) => a.startsWith('--firstsync-rows='))?.slice('--firstsync-rows='.length).split(',') ?? (quick ? ['100000'] : ['100000', '1000000'])).map(Number);
+    const runs = Number(argv.find((a) => a.startsWith('--firstsync-runs='))?.slice('--firstsync-runs='.length) ?? 1);
+    execFileSync(process.execPath, [join(ROOT, 'scripts', 'build.mjs')], { cwd: ROOT, stdio: 'ignore' });
+    results.firstSync = [];
+    for (const rows of sizes) results.firstSync.push(await firstSyncCase(DATA, rows, runs, log));
+  }
   results.durationSeconds = Math.round((performance.now() - started) / 1000);
 
   const resultsPath = join(ROOT, 'bench', 'results.json');
@@ -524,6 +535,10 @@ async function main(): Promise<void> {
   // Picked plan cases replace theirs among the last results; the other cases stay.
   if (results.plan && previous.plan && argv.some((a) => a.startsWith('--plan-cases='))) {
     merged.plan = previous.plan.map((old) => results.plan!.find((fresh) => fresh.format === old.format && fresh.rows === old.rows) ?? old);
+  }
+  // Picked first-sync sizes replace theirs among the last results; the other sizes stay.
+  if (results.firstSync && previous.firstSync) {
+    merged.firstSync = [...previous.firstSync.filter((old) => !results.firstSync!.some((fresh) => fresh.rows === old.rows)), ...results.firstSync].sort((a, b) => a.rows - b.rows);
   }
   writeFileSync(resultsPath, `${JSON.stringify(merged, null, 2)}\n`);
   const docPath = join(ROOT, 'docs', 'benchmarks.md');

@@ -63,7 +63,9 @@ export async function runSync(options: RunOptions): Promise<RunResult> {
 /**
  * Everything a sync does before its first write (`rostersync plan`): a dry run through the same
  * code path, every lookup, validation and guard included. `savePlanTo` saves the plan for
- * {@link applyPlan}. The field-by-field changes are in `report.records[].changes`.
+ * {@link applyPlan}. The field-by-field changes are in `report.records[].changes` (a run of more
+ * than 10,000 records lists the first ones and the failures there; `written.files.records`, the
+ * report's records.jsonl, holds every one).
  */
 export async function planSync(options: Omit<RunOptions, 'dryRun'>): Promise<RunResult> {
   return runSync({ ...options, dryRun: true });

@@ -66,6 +66,12 @@ export class GroupGoneError extends Error {
 
 export type StopReason = 'interrupted' | 'lock_lost' | 'deadline' | 'unavailable' | 'auth' | 'group_gone';
 
+/**
+ * The outcome of nearly every write, shared: a first sync of a million records would otherwise
+ * hold a million copies of it until the report is written.
+ */
+const DONE_FIRST_TIME: ItemOutcome = Object.freeze({ outcome: 'done', httpStatus: 200, attempts: 1 });
+
 export interface ApplyResult {
   outcomes: Map<string, ItemOutcome>;
   stopped?: { reason: StopReason; message: string; exitCode: number };
@@ -128,7 +134,10 @@ export async function writePlan(options: ApplyOptions): Promise<ApplyResult> {
     const write: WriteOptions = { onSucceeded: (count) => (attempts = count) };
     try {
       const { sent, kept } = await send(writer, options.groupId, item, write);
-      outcome = { outcome: 'done', httpStatus: 200, attempts, ...(sent === 'recreated' ? { recreated: true } : sent === 'adopted' ? { adopted: true } : {}), ...(kept.length > 0 ? { kept } : {}) };
+      outcome =
+        attempts === 1 && sent === 'written' && kept.length === 0
+          ? DONE_FIRST_TIME
+          : { outcome: 'done', httpStatus: 200, attempts, ...(sent === 'recreated' ? { recreated: true } : sent === 'adopted' ? { adopted: true } : {}), ...(kept.length > 0 ? { kept } : {}) };
       consecutiveUnavailable = 0;
       if (item.action === 'delete') store.recordDeleted({ journalId, clientId: item.clientId, status: 200, attempts });
       else store.recordApplied({ journalId, clientId: item.clientId, ...item.desired!, runId, sourceRow: item.provenance?.row ?? null, status: 200, attempts });

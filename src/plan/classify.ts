@@ -104,6 +104,10 @@ export class RosterClassifier {
       for (const clientId of owned.ids()) if (!rosterIds.has(clientId) && !drop.has(clientId)) result.missing.push(clientId);
     }
     this.rowKeys?.keepOnly((clientId) => !drop.has(clientId) && (this.status.get(clientId) ?? 'unchanged') === 'unchanged');
+    // The records are the classification's now. The row keys' filter above keeps this classifier
+    // alive until the run ends: without this, a first sync would hold every new record twice over
+    // (as classified, and as the plan's items) through apply and the report.
+    this.kept.clear();
     return result;
   }
 }

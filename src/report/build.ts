@@ -12,7 +12,7 @@ import type { RecordEntry, RunReport } from './types.js';
 /** The run's facts that the plan and the outcomes do not carry. */
 export type ReportHeader = Omit<
   RunReport,
-  'counts' | 'records' | 'orphans' | 'orphanNames' | 'guards' | 'estimate' | 'input' | 'rejectedRows' | 'rejectedRowsOmitted' | 'notes' | 'finishedAt' | 'durationMs'
+  'counts' | 'records' | 'recordsOmitted' | 'recordsFile' | 'orphans' | 'orphanNames' | 'guards' | 'estimate' | 'input' | 'rejectedRows' | 'rejectedRowsOmitted' | 'notes' | 'finishedAt' | 'durationMs'
 >;
 
 export interface ReportInput {
@@ -32,17 +32,27 @@ export interface ReportInput {
   notes: string[];
 }
 
-export function buildRunReport(input: ReportInput): RunReport {
-  const { plan, roster, applied } = input;
+/**
+ * Records report.json lists; records.jsonl beside it (report/write.ts) holds every one. A first
+ * sync of a million rows would otherwise keep a million entries in memory and write them into
+ * one document no tool opens.
+ */
+export const RECORDS_LISTED = 10_000;
+/** Failed records listed beyond the first RECORDS_LISTED, so report.json names what needs attention. */
+export const FAILED_RECORDS_LISTED = 10_000;
+/** The file beside report.json with every record, one JSON object a line. */
+export const RECORDS_FILE = 'records.jsonl';
+
+/**
+ * Every record of the run, in plan order, built as it is read: the report keeps only those it
+ * lists, and the writer streams the rest to records.jsonl without holding them.
+ */
+export function* reportRecords(input: Pick<ReportInput, 'plan' | 'applied' | 'optionLabels'>): Generator<RecordEntry> {
+  const { plan, applied } = input;
   const show = showChange(input.optionLabels);
-  const counts: RunReport['counts'] = { create: {}, update: {}, delete: {}, noop: {} };
-  const bump = (action: PlanAction, outcome: RecordOutcome, by = 1) => {
-    counts[action][outcome] = (counts[action][outcome] ?? 0) + by;
-  };
-  const records: RecordEntry[] = plan.items.map((item) => {
+  for (const item of plan.items) {
     const result = applied?.outcomes.get(item.clientId);
     const outcome: RecordOutcome = result?.outcome ?? (applied ? 'skipped' : 'planned');
-    bump(item.action, outcome);
     const entry: RecordEntry = { clientId: item.clientId, action: item.action, reason: item.reason, changes: item.changes.map(show), outcome };
     if (item.provenance) entry.provenance = item.provenance;
     if (item.pairedWith) entry.pairedWith = item.pairedWith;
@@ -53,8 +63,28 @@ export function buildRunReport(input: ReportInput): RunReport {
     if (result?.adopted) entry.adopted = true;
     // Fields apply found already set in the service (write: if_empty, or on_create on an adoption).
     if (result?.kept) entry.changes = entry.changes.map((change) => (result.kept!.includes(change.field) ? { ...change, kept: true } : change));
-    return entry;
-  });
+    yield entry;
+  }
+}
+
+export function buildRunReport(input: ReportInput): RunReport {
+  const { plan, roster, applied } = input;
+  const counts: RunReport['counts'] = { create: {}, update: {}, delete: {}, noop: {} };
+  const bump = (action: PlanAction, outcome: RecordOutcome, by = 1) => {
+    counts[action][outcome] = (counts[action][outcome] ?? 0) + by;
+  };
+  // One pass: counted, and listed while the caps allow (the first records, then failures).
+  const records: RecordEntry[] = [];
+  const adopted: string[] = [];
+  let adoptedCount = 0;
+  let failedListed = 0;
+  let total = 0;
+  for (const entry of reportRecords(input)) {
+    bump(entry.action, entry.outcome);
+    if (entry.adopted && ++adoptedCount <= ADOPTIONS_NAMED) adopted.push(entry.clientId);
+    if (total++ < RECORDS_LISTED) records.push(entry);
+    else if (entry.outcome === 'failed' && failedListed++ < FAILED_RECORDS_LISTED) records.push(entry);
+  }
   if (plan.counts.noop > 0) bump('noop', applied ? 'done' : 'planned', plan.counts.noop);
   return {
     ...input.base,
@@ -71,6 +101,8 @@ export function buildRunReport(input: ReportInput): RunReport {
     estimate: { ...plan.estimate, ...(input.callsMade !== undefined ? { made: input.callsMade } : {}), text: estimateText(plan.estimate, input.callsMade) },
     guards: plan.guards,
     records,
+    ...(total > records.length ? { recordsOmitted: total - records.length } : {}),
+    ...(total > 0 ? { recordsFile: RECORDS_FILE } : {}),
     orphans: plan.orphans,
     ...(plan.orphanNames ? { orphanNames: plan.orphanNames } : {}),
     rejectedRows: roster.rejected,
@@ -79,16 +111,17 @@ export function buildRunReport(input: ReportInput): RunReport {
     ...(roster.counts.filtered > 0 ? { filteredRows: roster.filteredRows ?? [], filteredRowsOmitted: roster.filteredRowsNotStored ?? roster.counts.filtered } : {}),
     ...(roster.duplicatePeople?.length ? { duplicatePeople: roster.duplicatePeople } : {}),
     ...(roster.layers ? { layers: { files: roster.layers.files, replaced: roster.layers.replaced, added: roster.layers.added, addedOmitted: roster.layers.addedNotStored } } : {}),
-    notes: [...plan.notes, ...input.notes, ...adoptionNote(records)],
+    notes: [...plan.notes, ...input.notes, ...adoptionNote(adopted, adoptedCount)],
   };
 }
 
+const ADOPTIONS_NAMED = 50;
+
 /** Adoptions are listed, so an operator sees which existing records the pipeline took over. */
-function adoptionNote(records: readonly RecordEntry[]): string[] {
-  const adopted = records.filter((record) => record.adopted).map((record) => record.clientId);
-  if (adopted.length === 0) return [];
-  const shown = adopted.slice(0, 50).join(', ') + (adopted.length > 50 ? `, … (${adopted.length - 50} more)` : '');
-  return [`adopted ${adopted.length} record${adopted.length === 1 ? '' : 's'} that already existed in the group: only the managed fields were written, fields set in the UI were kept (${shown}).`];
+function adoptionNote(named: readonly string[], count: number): string[] {
+  if (count === 0) return [];
+  const shown = named.join(', ') + (count > named.length ? `, … (${count - named.length} more)` : '');
+  return [`adopted ${count} record${count === 1 ? '' : 's'} that already existed in the group: only the managed fields were written, fields set in the UI were kept (${shown}).`];
 }
 
 /**

@@ -70,7 +70,7 @@ export async function writeReportOrFallback(report: RunReport, options: WriteRep
     try {
       if (options.fallbackRoot === undefined) await privateRoot(root);
       // No run history in the fallback place: it is not the pipeline's report folder.
-      const written = await writeReport(report, { dir, env: options.env, ...(options.rejectedCsv ? { rejectedCsv: options.rejectedCsv } : {}) });
+      const written = await writeReport(report, { dir, env: options.env, ...(options.rejectedCsv ? { rejectedCsv: options.rejectedCsv } : {}), ...(options.records ? { records: options.records } : {}) });
       written.warnings.unshift(`Could not write the report to ${options.dir}: ${primaryReason}. It was written to ${written.dir} instead.`);
       return written;
     } catch (fallback) {

@@ -104,9 +104,37 @@ function changesCell(record: RecordEntry): Cell {
 
 const recordData = (record: RecordEntry) => ({ action: record.action, outcome: record.outcome });
 
-function changesSection(report: RunReport): string {
+/** Records a page holds: report.html the first ones, records/page-N.html the next (report/write.ts). */
+export const RECORDS_PER_PAGE = 5_000;
+/** The folder beside report.html that holds the record pages after the first. */
+export const RECORD_PAGES_DIR = 'records';
+export const recordPageFile = (number: number) => `page-${number}.html`;
+
+/** One page of a run's records: number `number` (from 1) of `pages`, of `total` records. */
+export interface RecordPage {
+  number: number;
+  pages: number;
+  total: number;
+  records: readonly RecordEntry[];
+}
+
+/**
+ * Links between the record pages, as plain links so they work from file:// with JavaScript off.
+ * `fromReport`: the links are made on report.html (the pages are in records/), else on a page.
+ */
+function pagerNav(page: RecordPage, fromReport: boolean, everyRecord: string): string {
+  const first = (page.number - 1) * RECORDS_PER_PAGE + 1;
+  const last = first + page.records.length - 1;
+  const href = (number: number) =>
+    number === 1 ? (fromReport ? '#changes' : '../report.html#changes') : `${fromReport ? `${RECORD_PAGES_DIR}/` : ''}${recordPageFile(number)}`;
+  const link = (number: number, label: string, rel?: string) =>
+    number === page.number || number < 1 || number > page.pages ? `<span class="off">${label}</span>` : `<a href="${href(number)}"${rel ? ` rel="${rel}"` : ''}>${label}</a>`;
+  return `<nav class="pager" aria-label="Record pages">Records ${formatCount(first)}–${formatCount(last)} of ${formatCount(page.total)}, page ${page.number} of ${page.pages}: ${link(1, '« first')} ${link(page.number - 1, '‹ previous', 'prev')} ${link(page.number + 1, 'next ›', 'next')} ${link(page.pages, 'last »')} · every record: <a href="${fromReport ? './' : '../'}${escapeHtml(everyRecord)}">${escapeHtml(everyRecord)}</a></nav>`;
+}
+
+function changesSection(report: RunReport, page: RecordPage | undefined, fromReport = true): string {
   // The contract lists only non-noop records; filter anyway so a noop never crowds the table.
-  const records = report.records.filter((record) => record.action !== 'noop');
+  const records = (page?.records ?? report.records).filter((record) => record.action !== 'noop');
   const table = renderTable({
     columns: [
       { label: 'client_id' },
@@ -121,7 +149,7 @@ function changesSection(report: RunReport): string {
     rows: records,
     keys: ['action', 'outcome'],
     data: recordData,
-    elsewhere: 'open report.json',
+    elsewhere: `open ${report.recordsFile ?? 'report.json'}`,
     cells: (record) => [
       text(record.clientId + (record.pairedWith ? ` (paired with ${record.pairedWith})` : '')),
       text(record.action, `act ${record.action}`),
@@ -133,7 +161,9 @@ function changesSection(report: RunReport): string {
       changesCell(record),
     ],
   });
-  return `<section id="changes"><h2>Changes <span class="n">(${formatCount(records.length)})</span></h2>${table}</section>`;
+  if (!page) return `<section id="changes"><h2>Changes <span class="n">(${formatCount(records.length)})</span></h2>${table}</section>`;
+  const pager = pagerNav(page, fromReport, report.recordsFile ?? 'report.json');
+  return `<section id="changes"><h2>Changes (${formatCount(page.total)}) · this page <span class="n">(${formatCount(records.length)})</span></h2>${pager}${table}${pager}</section>`;
 }
 
 function failuresSection(report: RunReport): string {
@@ -260,6 +290,34 @@ function orphanTable(report: RunReport): string {
 export interface RenderHtmlOptions {
   /** Path segments from the report folder to the pipeline's run-history page, when there is one. */
   indexHref?: readonly string[];
+  /** The first page of records, when they take several pages (else the records the report lists). */
+  page?: RecordPage;
+}
+
+const filtersBar = `<div class="filters" hidden>
+<input data-filter="text" type="search" placeholder="Search: client_id, name, field, value, error…" aria-label="Search">
+<select data-filter="action" aria-label="Action"><option value="">every action</option>${ACTIONS.filter((a) => a !== 'noop')
+  .map((a) => `<option value="${a}">${a}</option>`)
+  .join('')}</select>
+<select data-filter="outcome" aria-label="Outcome"><option value="">every outcome</option>${OUTCOMES.map((o) => `<option value="${o}">${o}</option>`).join('')}</select>
+</div>`;
+
+/**
+ * records/page-N.html: one page of a run's records beyond the first, with the same table, search
+ * and filters as report.html (they search this page), and links to the others.
+ */
+export function renderRecordPage(report: RunReport, page: RecordPage, options: Pick<RenderHtmlOptions, 'indexHref'> = {}): string {
+  const e = escapeHtml;
+  const indexHref = options.indexHref ? relativeHref(['..', ...options.indexHref]) : undefined;
+  const body = `<header>
+<h1>rostersync · <code>${e(report.pipeline)}</code> · records, page ${page.number} of ${page.pages}</h1>
+<nav>${indexHref ? `<a href="${indexHref}">All runs of this pipeline</a> · ` : ''}<a href="../report.html">This run's report</a> · run <code>${e(report.runId)}</code></nav>
+</header>
+<main>
+${filtersBar}
+${changesSection(report, page, false)}
+</main>`;
+  return pageShell({ title: e(`rostersync · ${report.pipeline} · records ${page.number}/${page.pages}`), body });
 }
 
 export function renderHtml(report: RunReport, options: RenderHtmlOptions = {}): string {
@@ -268,20 +326,14 @@ export function renderHtml(report: RunReport, options: RenderHtmlOptions = {}): 
   const body = `<header>
 <h1>rostersync · <code>${e(report.pipeline)}</code> ${outcomeBadgeHtml(report.outcome, reportOutcomeWords(report))}${report.dryRun ? ' <span class="badge dry">dry run</span>' : ''} <span class="exit">exit ${report.exitCode}</span></h1>
 ${report.message ? `<p class="message">${e(report.message)}</p>` : ''}
-<nav>${options.indexHref ? `<a href="${relativeHref(options.indexHref)}">All runs of this pipeline</a> · ` : ''}<a href="./report.json">report.json</a></nav>
+<nav>${options.indexHref ? `<a href="${relativeHref(options.indexHref)}">All runs of this pipeline</a> · ` : ''}<a href="./report.json">report.json</a>${report.recordsFile ? ` · <a href="./${e(report.recordsFile)}">${e(report.recordsFile)}</a>` : ''}</nav>
 </header>
 <main>
 <section id="summary"><h2>Summary</h2><div class="summary">${factsList(report)}<div>${countsTable(report)}${renderChangeChart(report)}</div></div></section>
 ${guardsBlock(report)}
 ${notesBlock(report)}
-<div class="filters" hidden>
-<input data-filter="text" type="search" placeholder="Search: client_id, name, field, value, error…" aria-label="Search">
-<select data-filter="action" aria-label="Action"><option value="">every action</option>${ACTIONS.filter((a) => a !== 'noop')
-    .map((a) => `<option value="${a}">${a}</option>`)
-    .join('')}</select>
-<select data-filter="outcome" aria-label="Outcome"><option value="">every outcome</option>${OUTCOMES.map((o) => `<option value="${o}">${o}</option>`).join('')}</select>
-</div>
-${changesSection(report)}
+${filtersBar}
+${changesSection(report, options.page)}
 ${failuresSection(report)}
 ${rejectedSection(report)}
 ${warningsSection(report)}

@@ -173,9 +173,11 @@ export function renderMarkdown(report: RunReport): string {
   }
 
   const changed = report.records.filter((record) => record.action !== 'noop');
+  // Records report.json does not list (a large run) are in records.jsonl, and counted here.
+  const changedTotal = changed.length + (report.recordsOmitted ?? 0);
   if (changed.length > 0) {
     const shown = changed.slice(0, MARKDOWN_LIMITS.changes);
-    push(`### Changes (${shown.length < changed.length ? `first ${shown.length} of ` : ''}${changed.length})`, '');
+    push(`### Changes (${shown.length < changedTotal ? `first ${shown.length} of ` : ''}${changedTotal})`, '');
     for (const record of shown) {
       const fields = record.changes.map((change) => mdText(change.label || change.field)).join(', ');
       const where = record.provenance ? ` at ${code(formatProvenance(record.provenance))}` : '';
@@ -183,7 +185,7 @@ export function renderMarkdown(report: RunReport): string {
         `- ${code(`${ACTION_SYMBOL[record.action]} ${record.clientId}`)} ${record.action} (${mdText(record.reason)}, ${record.outcome})${where}${fields ? `: ${fields}` : ''}`,
       );
     }
-    if (shown.length < changed.length) push('', `Field-level detail for every record is in report.html and report.json.`);
+    if (shown.length < changedTotal) push('', `Field-level detail for every record is in report.html and ${report.recordsFile ?? 'report.json'}.`);
     push('');
   }
 

@@ -8,7 +8,7 @@
  */
 import type { CellValue } from '../sources/types.js';
 import { redactEmails } from './format.js';
-import type { FieldChange, RunReport } from './types.js';
+import type { FieldChange, RecordEntry, RunReport } from './types.js';
 
 export const MASKED = '(masked)';
 
@@ -34,15 +34,15 @@ function maskChange(change: FieldChange): FieldChange {
 
 const maskName = <T extends { name?: string }>(entry: T): T => (entry.name === undefined ? entry : { ...entry, name: MASKED });
 
+export function maskRecord(record: RecordEntry): RecordEntry {
+  return { ...record, changes: record.changes.map(maskChange), ...(record.error !== undefined ? { error: redactEmails(record.error) } : {}) };
+}
+
 export function maskReport(report: RunReport): RunReport {
   return {
     ...report,
     ...(report.message !== undefined ? { message: redactEmails(report.message) } : {}),
-    records: report.records.map((record) => ({
-      ...record,
-      changes: record.changes.map(maskChange),
-      ...(record.error !== undefined ? { error: redactEmails(record.error) } : {}),
-    })),
+    records: report.records.map(maskRecord),
     rejectedRows: report.rejectedRows.map((row) => ({
       ...maskName(row),
       values: Object.fromEntries(Object.entries(row.values).map(([column, value]) => [column, maskCell(value)])),

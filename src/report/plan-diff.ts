@@ -133,8 +133,11 @@ export function renderPlanDiff(report: RunReport, options: PlanDiffOptions): str
     lines.push(`rostersync would make these changes to ${group}${id}${options.mask ? ' (values masked)' : ''}:`, '');
     lines.push(...groupBlock(report, paint));
     for (const record of shown) lines.push(...recordBlock(record, options, paint), '');
-    if (shown.length < changed.length) {
-      lines.push(paint('dim', `  ... and ${changed.length - shown.length} more records: see the report, or --diff-limit 0 to print them all.`), '');
+    // A large run's report lists only some records; the others are in its records.jsonl.
+    const more = changed.length - shown.length + (report.recordsOmitted ?? 0);
+    if (more > 0) {
+      const where = shown.length < changed.length ? 'see the report, or --diff-limit 0 to print them all' : `every record is in ${report.recordsFile ?? 'report.json'} beside the report`;
+      lines.push(paint('dim', `  ... and ${more} more records: ${where}.`), '');
     }
   }
   lines.push(...orphanBlock(report, options, paint, limit));

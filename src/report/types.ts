@@ -58,8 +58,16 @@ export interface RunReport {
   estimate?: { calls: number; rps: number; seconds: number; ifAbsent?: number; made?: number; text: string };
   limiter?: { requests: number; retries: number; rateLimited: number; currentRate: number; [key: string]: number };
   guards: GuardResult[];
-  /** Every record whose action is not noop. Noops are only counted. */
+  /**
+   * Records whose action is not noop, in plan order (noops are only counted): every one when the
+   * run has at most 10,000, else the first 10,000 and then the failed ones (up to 10,000 more).
+   * `recordsFile` (records.jsonl beside report.json) holds every one, a JSON object a line.
+   */
   records: RecordEntry[];
+  /** Records of the run not listed in `records` (they are in `recordsFile`). */
+  recordsOmitted?: number;
+  /** The JSON-lines file beside this report with every record (present when the run has any). */
+  recordsFile?: string;
   /** Owned records gone from the roster that upsert mode keeps. */
   orphans: string[];
   /** The last-applied name of each orphan, where the inventory holds one. */

@@ -1,6 +1,8 @@
 /**
  * Writes the reconciliation report of one run to its directory (README, Reports and Personal data):
- * report.json, report.md, report.html and, when rows were rejected, rejected.csv.
+ * report.json, report.md, report.html and, when rows were rejected, rejected.csv; when the run has
+ * records, records.jsonl with every one, and when they take more than one page, records/page-N.html.
+ * Records are streamed to those files from the plan and its outcomes, never held all at once.
  * The directory is created 0700 and every file is 0600, because reports hold roster names and
  * emails. Each file is written to a temporary name and renamed, so a reader (or a crash) never
  * sees half a report. Then, when asked, the run joins the pipeline's run history (history.ts:
@@ -12,11 +14,11 @@ import { basename, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { UserFacingError } from '../errors.js';
 import { REPORT_DIR_MODE, writeFileAtomic } from './atomic-file.js';
 import { appendHistory, INDEX_FILE, summarizeRun, whereItRan, writeHistoryIndex } from './history.js';
-import { REJECTED_CSV, renderHtml } from './html.js';
+import { RECORD_PAGES_DIR, RECORDS_PER_PAGE, REJECTED_CSV, recordPageFile, renderHtml, renderRecordPage, type RecordPage, type RenderHtmlOptions } from './html.js';
 import { renderMarkdown } from './markdown.js';
 import { encodeRejectedCsv, rejectedCsvRows, type RejectedCsvOptions } from './rejected-csv.js';
 import { pruneReports, type KeepPolicy } from './retention.js';
-import type { RunReport } from './types.js';
+import type { RecordEntry, RunReport } from './types.js';
 
 export { REPORT_DIR_MODE, REPORT_FILE_MODE, writeFileAtomic } from './atomic-file.js';
 
@@ -37,6 +39,12 @@ export interface WriteReportOptions {
   history?: { root: string; keep: KeepPolicy; now: number };
   /** How rejected.csv is written (the pipeline's CSV dialect, so it can be read back). */
   rejectedCsv?: RejectedCsvOptions;
+  /**
+   * Every record of the run, read afresh at each call, for records.jsonl and report.html's pages
+   * when `report.records` lists only some (report/build.ts, `reportRecords`). Without it, the
+   * records the report lists are all there are.
+   */
+  records?: () => Iterable<RecordEntry>;
 }
 
 export interface WrittenReport {
@@ -46,7 +54,7 @@ export interface WrittenReport {
    * Absolute paths of the files written. `rejectedCsv` only when there were rejected rows, `index`
    * (the pipeline's run-history page) only when `history` was given.
    */
-  files: { json: string; md: string; html: string; rejectedCsv?: string; index?: string };
+  files: { json: string; md: string; html: string; records?: string; rejectedCsv?: string; index?: string };
   /** The step-summary file report.md was appended to, when `GITHUB_STEP_SUMMARY` was set and writable. */
   stepSummary?: string;
   /** Problems that did not stop the report from being written (e.g. an unwritable step summary). */
@@ -90,11 +98,16 @@ export async function writeReport(report: RunReport, options: WriteReportOptions
     md: join(dir, 'report.md'),
     html: join(dir, 'report.html'),
   };
-  const writes: [string, string | Uint8Array | Iterable<string>][] = [
-    [files.json, reportJson(report)],
-    [files.md, markdown],
-    [files.html, renderHtml(report, options.history ? { indexHref: indexSegments(dir, resolve(options.history.root)) } : {})],
-  ];
+  const allRecords = options.records ?? (() => report.records);
+  const htmlOptions = options.history ? { indexHref: indexSegments(dir, resolve(options.history.root)) } : {};
+  const writes: [string, string | Uint8Array | Iterable<string>][] = [[files.json, reportJson(report)], [files.md, markdown]];
+  if (report.recordsFile !== undefined) {
+    files.records = join(dir, report.recordsFile);
+    writes.push([files.records, jsonLines(allRecords())]);
+  }
+  // report.html holds the first page of records; the others are pages of their own beside it.
+  const firstPage = await writeRecordPages(report, dir, allRecords, htmlOptions);
+  writes.push([files.html, renderHtml(report, { ...htmlOptions, ...(firstPage ? { page: firstPage } : {}) })]);
   if (report.rejectedRows.length > 0 || report.warnings?.length) {
     // Formula escaping and the pipeline's CSV settings (rejected-csv.ts), written like the others.
     files.rejectedCsv = join(dir, REJECTED_CSV);
@@ -141,6 +154,62 @@ export function* reportJson(report: RunReport): Generator<string> {
     yield `${i === 0 ? '' : ','}\n    ${JSON.stringify(report.records[i], null, 2).replaceAll('\n', '\n    ')}`;
   }
   yield `\n  ]${outline.slice(at + marker.length)}\n`;
+}
+
+/** One JSON object a line: a million records never become one string. */
+function* jsonLines(records: Iterable<RecordEntry>): Generator<string> {
+  let lines: string[] = [];
+  for (const record of records) {
+    lines.push(JSON.stringify(record));
+    // A few hundred lines a write: fewer system calls than one a line.
+    if (lines.length === 500) {
+      yield `${lines.join('\n')}\n`;
+      lines = [];
+    }
+  }
+  if (lines.length > 0) yield `${lines.join('\n')}\n`;
+}
+
+/**
+ * Writes records/page-2.html and on when the run has more records than one page holds, each
+ * built from its own slice as the records are read, and returns report.html's page (the first).
+ * Undefined when every record fits on report.html, as before pages existed.
+ */
+async function writeRecordPages(report: RunReport, dir: string, records: () => Iterable<RecordEntry>, options: RenderHtmlOptions): Promise<RecordPage | undefined> {
+  const total = report.records.length + (report.recordsOmitted ?? 0);
+  const pages = Math.ceil(total / RECORDS_PER_PAGE);
+  if (pages <= 1) return undefined;
+  const pagesDir = join(dir, RECORD_PAGES_DIR);
+  try {
+    await mkdir(pagesDir, { recursive: true, mode: REPORT_DIR_MODE });
+    await chmod(pagesDir, REPORT_DIR_MODE);
+  } catch (error) {
+    throw cannotWrite(pagesDir, error);
+  }
+  let first: RecordPage | undefined;
+  let slice: RecordEntry[] = [];
+  let number = 0;
+  const flush = async () => {
+    number += 1;
+    const page: RecordPage = { number, pages, total, records: slice };
+    slice = [];
+    if (number === 1) {
+      first = page;
+      return;
+    }
+    const path = join(pagesDir, recordPageFile(number));
+    try {
+      await writeFileAtomic(path, renderRecordPage(report, page, options));
+    } catch (error) {
+      throw cannotWrite(path, error);
+    }
+  };
+  for (const record of records()) {
+    slice.push(record);
+    if (slice.length === RECORDS_PER_PAGE) await flush();
+  }
+  if (slice.length > 0) await flush();
+  return first;
 }
 
 /**

@@ -9,9 +9,9 @@
 import type { ResolvedPipeline } from '../config/load.js';
 import { reportDirFor, reportRootFor } from '../report/location.js';
 import { parseKeep } from '../report/retention.js';
-import type { RunReport } from '../report/types.js';
+import type { RecordEntry, RunReport } from '../report/types.js';
 import { writeReportOrFallback } from '../report/fallback.js';
-import { maskReport } from '../report/mask.js';
+import { maskRecord, maskReport } from '../report/mask.js';
 import { dialectFor } from '../report/rejected-csv.js';
 import { writeReport, type WrittenReport } from '../report/write.js';
 import { notifyRun } from '../notify/index.js';
@@ -26,6 +26,8 @@ export interface RecordInput {
   report: RunReport;
   /** Valid records of the roster (0 when the run stopped before reading it). */
   validRecords: number;
+  /** Every record of the run, when the report lists only some (report/build.ts, `reportRecords`). */
+  records?: () => Iterable<RecordEntry>;
   options: Pick<RunOptions, 'reportDir' | 'cwd' | 'env' | 'logger' | 'notify' | 'mask'>;
 }
 
@@ -57,9 +59,14 @@ export async function recordRun(input: RecordInput): Promise<WrittenReport> {
   }
   report.notes.push(...(await notifyFor(pipeline, report, options)));
   // The files may leave the machine (CI artifacts, the job summary): masked as the console is.
-  const written = await writeReportOrFallback(options.mask ? maskReport(report) : report, reportOptions(pipeline, report, options));
+  const records = input.records && options.mask ? () => mapIterable(input.records!(), maskRecord) : input.records;
+  const written = await writeReportOrFallback(options.mask ? maskReport(report) : report, { ...reportOptions(pipeline, report, options), ...(records ? { records } : {}) });
   if (stateProblem) written.warnings.push(stateProblem);
   return written;
+}
+
+function* mapIterable<T, U>(items: Iterable<T>, map: (item: T) => U): Generator<U> {
+  for (const item of items) yield map(item);
 }
 
 /** The run's alerts (notify/), sent before the report is written so that their outcome is in it. */

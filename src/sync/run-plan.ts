@@ -13,7 +13,7 @@ import { EXIT } from '../errors.js';
 import type { RosterSummary } from '../mapping/roster.js';
 import type { Plan } from '../plan/types.js';
 import type { RowKeyRepairs } from '../plan/row-key-repairs.js';
-import { buildRunReport, type ReportHeader } from '../report/build.js';
+import { buildRunReport, reportRecords, type ReportHeader } from '../report/build.js';
 import type { RunReport } from '../report/types.js';
 import type { StateBackend } from '../state/backend.js';
 import { failureDuringApply } from './exit-code.js';
@@ -170,7 +170,8 @@ async function record(prepared: PreparedRun, verdict: Verdict, applied: ApplyRes
     finishedAt: (options.now ?? Date.now)(),
     notes: prepared.notes,
   });
-  const written = await recordRun({ pipeline, store: prepared.store, report, validRecords: prepared.roster.counts.valid, options });
+  const records = () => reportRecords({ plan: prepared.plan, ...(applied ? { applied } : {}), ...(prepared.optionLabels ? { optionLabels: prepared.optionLabels } : {}) });
+  const written = await recordRun({ pipeline, store: prepared.store, report, validRecords: prepared.roster.counts.valid, records, options });
   return { report, exitCode: verdict.exitCode, written };
 }
 

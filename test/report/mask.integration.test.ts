@@ -42,6 +42,7 @@ async function plan(dir: string, mask: boolean) {
     'report.md': await read('report.md'),
     'report.html': await read('report.html'),
     'report.json': await read('report.json'),
+    'records.jsonl': await read('records.jsonl'),
     'rejected.csv': await read('rejected.csv'),
     'job summary': await readFile(summary, 'utf8'),
   };
@@ -64,6 +65,7 @@ describe('plan --mask', () => {
   it('without --mask the same files do carry them (the reports are for the office)', async () => {
     const files = await plan('plain', false);
     expect(files['report.json']).toContain('Yorick Vane');
+    expect(files['records.jsonl']).toContain('Yorick Vane');
     expect(files['report.html']).toContain('Yorick Vane');
     expect(files['rejected.csv']).toContain('xenia@example.org');
   });

@@ -11,6 +11,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { writeCombinedIndex } from '../../src/report/history.js';
 import type { KeepPolicy } from '../../src/report/retention.js';
 import type { RunReport } from '../../src/report/types.js';
+import { RECORDS_PER_PAGE } from '../../src/report/html.js';
 import { writeReport } from '../../src/report/write.js';
 import { inPage, launchBrowser, openPage, setFilter, shownRows, type BrowserHandle, type OpenedPage } from './browser.js';
 import { CLOSE, EVIL, JS_URL, aChange, aRecord, aRejectedRow, aReport, hostileReport } from './builders.js';
@@ -133,6 +134,39 @@ describe('report.html', () => {
     await page.page.click('#changes .more button');
     expect(await shownRows(page.page, 'changes')).toHaveLength(1234);
     expect(await inPage<string>(page.page, `document.querySelector('#changes .more').textContent`)).toBe('');
+  });
+
+  it('pages through more records than one page holds: plain links from report.html to records/page-N.html and back, each page searchable', async () => {
+    const total = 2 * RECORDS_PER_PAGE + 10;
+    const many = Array.from({ length: total }, (_, i) => aRecord({ clientId: `P-${i}`, changes: [aChange({ before: `Old ${i}`, after: `New ${i}` })] }));
+    const page = await open(await writeRun(join(dir, 'record-pages'), aReport({ ...runAt(0), records: many })));
+    const pager = () => inPage<string>(page.page, `document.querySelector('#changes nav.pager').textContent`);
+    const follow = async (label: string) => {
+      const href = await inPage<string>(page.page, `Array.from(document.querySelectorAll('#changes nav.pager a')).find((a) => a.textContent === ${JSON.stringify(label)}).getAttribute('href')`);
+      await Promise.all([page.page.waitForNavigation({ waitUntil: 'load' }), page.page.click(`#changes nav.pager a[href="${href}"]`)]);
+    };
+
+    expect(await pager()).toContain('Records 1–5,000 of 10,010, page 1 of 3');
+    expect((await ids(page, 'changes')).slice(0, 2)).toEqual(['P-0', 'P-1']);
+    expect(await shownRows(page.page, 'changes')).toHaveLength(500);
+
+    await follow('next ›');
+    expect(page.page.url()).toMatch(/\/records\/page-2\.html$/);
+    expect(await pager()).toContain(`Records 5,001–10,000 of 10,010, page 2 of 3`);
+    expect((await ids(page, 'changes'))[0]).toBe(`P-${RECORDS_PER_PAGE}`);
+    // Search and filters work on the page's own records.
+    await setFilter(page.page, 'text', 'new 9999');
+    expect(await ids(page, 'changes')).toEqual(['P-9999']);
+
+    await follow('last »');
+    expect(await pager()).toContain('Records 10,001–10,010 of 10,010, page 3 of 3');
+    expect(await ids(page, 'changes')).toEqual(Array.from({ length: 10 }, (_, i) => `P-${2 * RECORDS_PER_PAGE + i}`));
+
+    await follow('« first');
+    expect(page.page.url()).toMatch(/\/report\.html#changes$/);
+    expect(await pager()).toContain('page 1 of 3');
+    // Only the report folder's own files were read: no page loaded another's records.
+    expect(page.requested.every((url) => url.startsWith('file://'))).toBe(true);
   });
 
   it('scales the chart to what changed: 3 updates fill the bar next to 50,000 unchanged records', async () => {

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { UserFacingError } from '../../src/errors.js';
 import { renderMarkdown } from '../../src/report/markdown.js';
-import { TABLE_MAX_ROWS } from '../../src/report/table.js';
+import { RECORDS_PER_PAGE } from '../../src/report/html.js';
 import { reportJson, writeReport } from '../../src/report/write.js';
 import { aChange, aRecord, aRejectedRow, aReport } from './builders.js';
 
@@ -50,14 +50,47 @@ describe('writeReport', () => {
     expect(await readFile(files.md, 'utf8')).toBe(renderMarkdown(report));
   });
 
-  it('a page lists at most TABLE_MAX_ROWS changes and says where the rest are', async () => {
-    const records = Array.from({ length: TABLE_MAX_ROWS + 3 }, (_, i) => aRecord({ clientId: `EXP-${i}` }));
+  it('pages through more records than a page holds: report.html the first RECORDS_PER_PAGE, records/page-N.html the rest, each 0600', async () => {
+    const total = 3 * RECORDS_PER_PAGE + 3;
+    const records = Array.from({ length: total }, (_, i) => aRecord({ clientId: `EXP-${i}` }));
     const { files } = await writeReport(aReport({ records }), { dir: root, env: {} });
     const html = await readFile(files.html, 'utf8');
-    expect(html).toContain(`This page holds the first ${TABLE_MAX_ROWS} of ${TABLE_MAX_ROWS + 3} rows; open report.json for all of them.`);
-    expect(html).toContain(`>EXP-${TABLE_MAX_ROWS - 1}<`);
-    expect(html).not.toContain(`>EXP-${TABLE_MAX_ROWS}<`);
-    expect((JSON.parse(await readFile(files.json, 'utf8')) as { records: unknown[] }).records).toHaveLength(TABLE_MAX_ROWS + 3);
+    expect(html).toContain(`Records 1–5,000 of 15,003, page 1 of 4`);
+    expect(html).toContain(`>EXP-${RECORDS_PER_PAGE - 1}<`);
+    expect(html).not.toContain(`>EXP-${RECORDS_PER_PAGE}<`);
+    expect(html).toContain('<a href="records/page-2.html" rel="next">next ›</a>');
+    expect((await readdir(join(root, 'records'))).sort()).toEqual(['page-2.html', 'page-3.html', 'page-4.html']);
+    const second = await readFile(join(root, 'records', 'page-2.html'), 'utf8');
+    expect(second).toContain(`>EXP-${RECORDS_PER_PAGE}<`);
+    expect(second).toContain(`>EXP-${2 * RECORDS_PER_PAGE - 1}<`);
+    expect(second).not.toContain(`>EXP-${2 * RECORDS_PER_PAGE}<`);
+    expect(second).toContain('<a href="../report.html#changes">« first</a>');
+    const last = await readFile(join(root, 'records', 'page-4.html'), 'utf8');
+    expect(last).toContain('Records 15,001–15,003 of 15,003, page 4 of 4');
+    expect(last).toContain(`>EXP-${total - 1}<`);
+    expect(await modeOf(join(root, 'records', 'page-4.html'))).toBe(0o600);
+    // A report that lists every record (no records.jsonl) keeps them all in report.json.
+    expect((JSON.parse(await readFile(files.json, 'utf8')) as { records: unknown[] }).records).toHaveLength(total);
+  });
+
+  it('streams every record to records.jsonl, one object a line, when the report lists only some', async () => {
+    const all = Array.from({ length: 7 }, (_, i) => aRecord({ clientId: `EXP-${i}` }));
+    const report = aReport({ records: all.slice(0, 2) });
+    report.recordsOmitted = 5;
+    report.recordsFile = 'records.jsonl';
+    // Read afresh for each file it feeds (records.jsonl, then the HTML pages).
+    let reads = 0;
+    const { files } = await writeReport(report, { dir: root, env: {}, records: () => (reads++, all) });
+    expect(files.records).toBe(join(root, 'records.jsonl'));
+    expect(await modeOf(files.records!)).toBe(0o600);
+    const lines = (await readFile(files.records!, 'utf8')).trimEnd().split('\n');
+    expect(lines.map((line) => JSON.parse(line) as unknown)).toEqual(all);
+    expect(reads).toBe(1);
+    const json = JSON.parse(await readFile(files.json, 'utf8')) as { records: unknown[]; recordsOmitted: number; recordsFile: string };
+    expect(json.records).toHaveLength(2);
+    expect([json.recordsOmitted, json.recordsFile]).toEqual([5, 'records.jsonl']);
+    expect(await readFile(files.md, 'utf8')).toContain('### Changes (first 2 of 7)');
+    expect((await readdir(root)).sort()).toEqual(['records.jsonl', 'report.html', 'report.json', 'report.md']);
   });
 
   it('writes rejected.csv (0600, formula cells escaped) only when rows were rejected', async () => {

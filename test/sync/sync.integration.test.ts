@@ -285,9 +285,14 @@ describe('sync', () => {
     expect(report.records.every((r) => r.outcome === 'done' && r.httpStatus === 200)).toBe(true);
     const dir = /json\s+(\S+)\/report\.json/.exec(run.stdout)![1]!;
     const { stat } = await import('node:fs/promises');
-    for (const file of ['report.json', 'report.md', 'report.html', 'rejected.csv']) {
+    for (const file of ['report.json', 'records.jsonl', 'report.md', 'report.html', 'rejected.csv']) {
       expect(((await stat(join(dir, file))).mode & 0o777).toString(8)).toBe('600');
     }
+    // records.jsonl: every record, one a line, as report.json lists them (all of them, in a run this small).
+    expect(report.recordsFile).toBe('records.jsonl');
+    const lines = (await readFile(join(dir, 'records.jsonl'), 'utf8')).trimEnd().split('\n');
+    expect(lines.map((line) => JSON.parse(line) as unknown)).toEqual(report.records);
+    expect(lines).toHaveLength(8);
     expect(await readFile(join(dir, 'rejected.csv'), 'utf8')).toContain('0000-0002-1825-0098');
     expect(await readFile(join(dir, 'report.md'), 'utf8')).toContain('create');
     expect(await readFile(join(dir, 'report.html'), 'utf8')).toContain('<html');
