@@ -76,6 +76,7 @@ export function buildRunReport(input: ReportInput): RunReport {
     rejectedRows: roster.rejected,
     rejectedRowsOmitted: roster.rejectedNotStored,
     ...(roster.warnedRows?.length ? { warnings: roster.warnedRows, warningsOmitted: roster.warnedRowsNotStored ?? 0 } : {}),
+    ...(roster.discarded ? { discardedRows: roster.discarded } : {}),
     ...(roster.counts.filtered > 0 ? { filteredRows: roster.filteredRows ?? [], filteredRowsOmitted: roster.filteredRowsNotStored ?? roster.counts.filtered } : {}),
     ...(roster.duplicatePeople?.length ? { duplicatePeople: roster.duplicatePeople } : {}),
     ...(roster.layers ? { layers: { files: roster.layers.files, replaced: roster.layers.replaced, added: roster.layers.added, addedOmitted: roster.layers.addedNotStored } } : {}),

@@ -194,6 +194,23 @@ function warningsSection(report: RunReport): string {
   return `<section id="warnings"><h2>Warnings <span class="n">(${formatCount(problems.length)})</span></h2><p>These rows were synced; the values named here were skipped, or synced as written. <a href="./${REJECTED_CSV}" download>${REJECTED_CSV}</a> lists them beside the rejected rows.</p>${omitted}${table}</section>`;
 }
 
+/** Rows a `first`/`last` duplicate policy set aside: what they carried is in no record of the service. */
+function discardedSection(report: RunReport): string {
+  const rows = report.discardedRows ?? [];
+  if (rows.length === 0) return '';
+  const table = renderTable({
+    columns: [{ label: 'row' }, { label: 'client_id' }, { label: 'kept row', num: true }, { label: 'not synced' }],
+    rows,
+    cells: (row) => [
+      text(formatProvenance(row.provenance)),
+      text(row.clientId),
+      text(row.keptRow),
+      text(Object.entries(row.notSynced).map(([column, value]) => `${column}: ${String(value)}`).join(' · ') || '(nothing the kept row lacks)'),
+    ],
+  });
+  return `<section id="discarded"><h2>Discarded duplicate rows <span class="n">(${formatCount(rows.length)})</span></h2><p>Rows whose client_id another row also carries; <code>duplicate_client_ids</code> kept the other row, so the values below were not synced. Merge the rows in the roster if they are the same person.</p>${table}</section>`;
+}
+
 /** Rows the mapping's `skip_rows` dropped: collapsed, because they are by design, not a problem. */
 function filteredSection(report: RunReport): string {
   const rows = report.filteredRows ?? [];
@@ -285,6 +302,7 @@ ${changesSection(report)}
 ${failuresSection(report)}
 ${rejectedSection(report)}
 ${warningsSection(report)}
+${discardedSection(report)}
 ${filteredSection(report)}
 ${layersSection(report)}
 ${duplicatePeopleSection(report)}

@@ -54,6 +54,9 @@ export function maskReport(report: RunReport): RunReport {
       })),
     })),
     ...(report.filteredRows ? { filteredRows: report.filteredRows.map(maskName) } : {}),
+    ...(report.discardedRows
+      ? { discardedRows: report.discardedRows.map((row) => ({ ...row, notSynced: Object.fromEntries(Object.keys(row.notSynced).map((column) => [column, MASKED])) })) }
+      : {}),
     notes: report.notes.map(redactEmails),
   };
 }

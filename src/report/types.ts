@@ -2,7 +2,7 @@
  * The reconciliation report of one run. `report.json` is this object
  * verbatim; `report.md`, `report.html` and the console summary are renderings of it.
  */
-import type { FilteredRow, RejectedRow } from '../mapping/types.js';
+import type { DiscardedRow, FilteredRow, RejectedRow } from '../mapping/types.js';
 import type { FieldChange, GuardResult, PlanAction, RecordOutcome } from '../plan/types.js';
 import type { Provenance } from '../sources/types.js';
 import type { DuplicatePair } from '../mapping/duplicate-people.js';
@@ -86,6 +86,8 @@ export interface RunReport {
   layers?: { files: string[]; replaced: number; added: Array<{ clientId: string; provenance: Provenance }>; addedOmitted: number };
   /** Pairs of client_ids that are probably one person, with the tier and the evidence (`policy.duplicate_people`). */
   duplicatePeople?: DuplicatePair[];
+  /** Rows `duplicate_client_ids: first`/`last` set aside, with what they carried that was not synced. */
+  discardedRows?: DiscardedRow[];
   notes: string[];
   /**
    * The drift check of a real run (sync/drift.ts): a random sample of owned records read back from
