@@ -53,6 +53,10 @@ export function buildRunReport(input: ReportInput): RunReport {
     if (result?.adopted) entry.adopted = true;
     // Fields apply found already set in the service (write: if_empty, or on_create on an adoption).
     if (result?.kept) entry.changes = entry.changes.map((change) => (result.kept!.includes(change.field) ? { ...change, kept: true } : change));
+    if (result?.overwritten) {
+      const labels = new Map(entry.changes.map((change) => [change.field, change.label]));
+      entry.overwritten = result.overwritten.map((value) => ({ ...value, label: labels.get(value.field) ?? value.field }));
+    }
     return entry;
   });
   if (plan.counts.noop > 0) bump('noop', applied ? 'done' : 'planned', plan.counts.noop);
@@ -89,7 +93,14 @@ function adoptionNote(records: readonly RecordEntry[]): string[] {
   const adopted = records.filter((record) => record.adopted).map((record) => record.clientId);
   if (adopted.length === 0) return [];
   const shown = adopted.slice(0, 50).join(', ') + (adopted.length > 50 ? `, … (${adopted.length - 50} more)` : '');
-  return [`adopted ${adopted.length} record${adopted.length === 1 ? '' : 's'} that already existed in the group: only the managed fields were written, fields set in the UI were kept (${shown}).`];
+  const notes = [`adopted ${adopted.length} record${adopted.length === 1 ? '' : 's'} that already existed in the group: only the managed fields were written, fields set in the UI were kept (${shown}).`];
+  // Values are personal data (report.md prints notes): the fields are named here, the values in report.html/json.
+  const overwrote = records.filter((record) => record.overwritten);
+  if (overwrote.length > 0) {
+    const list = overwrote.slice(0, 50).map((record) => `${record.clientId} (${record.overwritten!.map((value) => value.label).join(', ')})`).join('; ');
+    notes.push(`${overwrote.length} adoption${overwrote.length === 1 ? '' : 's'} overwrote values the service held in managed fields, perhaps typed in its UI: ${list}${overwrote.length > 50 ? `; … (${overwrote.length - 50} more)` : ''}. The old values are in report.html and report.json.`);
+  }
+  return notes;
 }
 
 /**
@@ -115,9 +126,11 @@ export function earlyFailureReport(input: { base: Omit<ReportHeader, 'outcome'>;
 
 /** `25 calls at 10/s ≈ 2.5 s`; after the writes, `…; 24 made`. */
 export function estimateText(estimate: PlanEstimate, made?: number): string {
-  const ifAbsent = estimate.ifAbsent
-    ? ` (${estimate.ifAbsent} create-if-absent counted twice: a partial POST, then a full POST when the record is absent)`
-    : '';
+  const readFirst = [
+    ...(estimate.ifAbsent ? [`${estimate.ifAbsent} create-if-absent`] : []),
+    ...(estimate.ifEmpty ? [`${estimate.ifEmpty} update${estimate.ifEmpty === 1 ? '' : 's'} of if_empty fields`] : []),
+  ];
+  const ifAbsent = readFirst.length > 0 ? ` (${readFirst.join(' and ')} counted twice: read first, then written)` : '';
   const pace = estimate.rps === 0 ? 'at the rate the service allows (no max_rps)' : `at ${estimate.rps}/s ≈ ${formatSeconds(estimate.seconds)}`;
   return `${estimate.calls} calls${ifAbsent} ${pace}${made === undefined ? '' : `; ${made} made`}`;
 }

@@ -41,6 +41,7 @@ export function maskReport(report: RunReport): RunReport {
     records: report.records.map((record) => ({
       ...record,
       changes: record.changes.map(maskChange),
+      ...(record.overwritten ? { overwritten: record.overwritten.map((value) => ({ ...value, before: maskValue(value.before), after: maskValue(value.after) })) } : {}),
       ...(record.error !== undefined ? { error: redactEmails(record.error) } : {}),
     })),
     rejectedRows: report.rejectedRows.map((row) => ({

@@ -25,6 +25,8 @@ export interface RecordEntry {
   pairedWith?: string;
   /** The record already existed in the group and was adopted: only managed fields were written. */
   adopted?: boolean;
+  /** An adoption replaced these values the service held in managed fields (typed in its UI, say). */
+  overwritten?: { field: string; label: string; before: FieldChange['before']; after: FieldChange['after'] }[];
 }
 
 export interface RunReport {
@@ -55,7 +57,7 @@ export interface RunReport {
   /** counts[action][outcome] */
   counts: Record<PlanAction, Partial<Record<RecordOutcome, number>>>;
   /** The plan's estimate; `made`: the write calls the run made, to compare with `calls`. */
-  estimate?: { calls: number; rps: number; seconds: number; ifAbsent?: number; made?: number; text: string };
+  estimate?: { calls: number; rps: number; seconds: number; ifAbsent?: number; ifEmpty?: number; made?: number; text: string };
   limiter?: { requests: number; retries: number; rateLimited: number; currentRate: number; [key: string]: number };
   guards: GuardResult[];
   /** Every record whose action is not noop. Noops are only counted. */
