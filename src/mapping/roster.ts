@@ -478,13 +478,13 @@ export async function mapRoster(
       }
     }
   }
-  if (shadowed.size || (policy === 'reject' && duplicateRows.size) || overlays.length > 0) {
-    // In the pipeline's order of files (the source, then each overlay), then by row.
-    const order = new Map([source.file, ...overlayFiles].map((file, i) => [file, i]));
-    rejected.sort((a, b) => (order.get(a.provenance.file) ?? 0) - (order.get(b.provenance.file) ?? 0) || a.provenance.row - b.provenance.row);
-  }
+  // In the pipeline's order of files (the source, then each overlay), then by row.
+  const order = new Map([source.file, ...overlayFiles].map((file, i) => [file, i]));
+  const byFileAndRow = (a: { provenance: Provenance }, b: { provenance: Provenance }) =>
+    (order.get(a.provenance.file) ?? 0) - (order.get(b.provenance.file) ?? 0) || a.provenance.row - b.provenance.row;
+  if (shadowed.size || (policy === 'reject' && duplicateRows.size) || overlays.length > 0) rejected.sort(byFileAndRow);
   const added = [...replacedBy].filter(([clientId]) => !replacing.has(clientId));
-  const discarded = policy === 'reject' ? [] : discardedRows(duplicateRows, duplicateValues, policy, fileOf, cap);
+  const discarded = policy === 'reject' ? [] : discardedRows(duplicateRows, duplicateValues, policy, fileOf, cap).sort(byFileAndRow);
 
   return {
     counts,
@@ -526,7 +526,7 @@ function discardedRows(
       out.push({ provenance, clientId, keptRow, notSynced: Object.fromEntries(cells) });
     }
   }
-  return out.sort((a, b) => a.provenance.file.localeCompare(b.provenance.file) || a.provenance.row - b.provenance.row);
+  return out;
 }
 
 /** One row of one file, as a key. */
