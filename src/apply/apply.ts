@@ -243,7 +243,7 @@ export async function applyPlan(options: ApplyOptions): Promise<ApplyResult> {
  * recreated it; `adopted`: a create-if-absent found the record existing and wrote only managed fields.
  */
 async function send(writer: RecordWriter, groupId: number, item: PlanItem, write: WriteOptions): Promise<Sent> {
-  const readFirst = (item.action === 'create' && item.ifAbsent) || (item.ifEmpty?.length && !item.replace);
+  const readFirst = (item.action === 'create' && item.ifAbsent === true) || ((item.ifEmpty?.length ?? 0) > 0 && !item.replace);
   if (readFirst) return sendAfterRead(writer, groupId, item, item.ifEmpty ?? [], write);
   return { sent: await sendWhole(writer, groupId, item, write), kept: [] };
 }
