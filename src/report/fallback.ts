@@ -99,30 +99,32 @@ async function exists(path: string): Promise<boolean> {
 }
 
 export async function writeReportOrFallback(report: RunReport, options: WriteReportOptions & FallbackOptions & { unwritable?: string }): Promise<WrittenReport> {
-  try {
-    // Known unwritable beforehand (reportDestination): the alerts already named the fallback folder.
-    if (options.unwritable !== undefined) throw new Error(options.unwritable);
-    return await writeReport(report, options);
-  } catch (primary) {
-    const { root, dir } = fallbackDir(report, options);
-    const primaryReason = options.unwritable ?? reason(primary);
+  // Known unwritable beforehand (reportDestination): the alerts already named the fallback folder.
+  let primaryReason = options.unwritable;
+  if (primaryReason === undefined) {
     try {
-      if (options.fallbackRoot === undefined) await privateRoot(root);
-      // No run history in the fallback place: it is not the pipeline's report folder.
-      const written = await writeReport(report, { dir, env: options.env, ...(options.rejectedCsv ? { rejectedCsv: options.rejectedCsv } : {}) });
-      written.warnings.unshift(`Could not write the report to ${options.dir}: ${primaryReason}. It was written to ${written.dir} instead.`);
-      return written;
-    } catch (fallback) {
-      const anyWrites = ACTIONS.some((action) => action !== 'noop' && countOf(report, action, 'done') > 0);
-      throw new UserFacingError(
-        `The run finished (${report.outcome}, ${writesDone(report)}) but its report could not be written: ` +
-          `${options.dir}: ${primaryReason}; fallback ${dir}: ${reason(fallback)}.`,
-        {
-          hint: 'Free some disk space or make a report directory writable (--report-dir DIR); the next run reports the state again. Nothing is lost: the state journal holds every write.',
-          exitCode: anyWrites ? EXIT.failedAfterWrites : EXIT.usage,
-          cause: fallback,
-        },
-      );
+      return await writeReport(report, options);
+    } catch (primary) {
+      primaryReason = reason(primary);
     }
+  }
+  const { root, dir } = fallbackDir(report, options);
+  try {
+    if (options.fallbackRoot === undefined) await privateRoot(root);
+    // No run history in the fallback place: it is not the pipeline's report folder.
+    const written = await writeReport(report, { dir, env: options.env, ...(options.rejectedCsv ? { rejectedCsv: options.rejectedCsv } : {}) });
+    written.warnings.unshift(`Could not write the report to ${options.dir}: ${primaryReason}. It was written to ${written.dir} instead.`);
+    return written;
+  } catch (fallback) {
+    const anyWrites = ACTIONS.some((action) => action !== 'noop' && countOf(report, action, 'done') > 0);
+    throw new UserFacingError(
+      `The run finished (${report.outcome}, ${writesDone(report)}) but its report could not be written: ` +
+        `${options.dir}: ${primaryReason}; fallback ${dir}: ${reason(fallback)}.`,
+      {
+        hint: 'Free some disk space or make a report directory writable (--report-dir DIR); the next run reports the state again. Nothing is lost: the state journal holds every write.',
+        exitCode: anyWrites ? EXIT.failedAfterWrites : EXIT.usage,
+        cause: fallback,
+      },
+    );
   }
 }
