@@ -20,9 +20,12 @@ export interface WriteOptions {
   onSucceeded?: (attempts: number) => void;
 }
 
-/** The three record writes apply needs, and the read before a write of seeded fields; the service client implements them. */
+/** The three record writes apply needs, and the read before some of them; the service client implements them. */
 export interface RecordWriter {
-  /** Reads a record before sending fields to write only where it holds no value (`PlanItem.ifEmpty`). */
+  /**
+   * Reads a record before a create-if-absent (so an adoption can name the values it replaces) and
+   * before sending fields to write only where it holds no value (`PlanItem.ifEmpty`).
+   */
   getAuthor?(groupId: number, clientId: string): Promise<object>;
   putAuthor(groupId: number, clientId: string, body: Fields, options?: WriteOptions): Promise<unknown>;
   patchAuthor(groupId: number, clientId: string, body: Fields, options?: WriteOptions): Promise<unknown>;
@@ -40,6 +43,22 @@ export interface ItemOutcome {
   adopted?: boolean;
   /** Fields of the plan's body not sent because the record already held a value (`ifEmpty`). */
   kept?: string[];
+  /** Managed fields of an adopted record whose value in the service was replaced. */
+  overwritten?: Overwritten[];
+}
+
+/** A managed field an adoption overwrote: the value the service held, and the roster's. */
+export interface Overwritten {
+  field: string;
+  before: Fields[string];
+  after: Fields[string];
+}
+
+/** What one planned write did beyond being written (see ItemOutcome). */
+interface Sent {
+  sent: 'written' | 'recreated' | 'adopted';
+  kept: string[];
+  overwritten?: Overwritten[];
 }
 
 /**
@@ -133,11 +152,18 @@ export async function writePlan(options: ApplyOptions): Promise<ApplyResult> {
     let attempts = 1;
     const write: WriteOptions = { onSucceeded: (count) => (attempts = count) };
     try {
-      const { sent, kept } = await send(writer, options.groupId, item, write);
+      const { sent, kept, overwritten } = await send(writer, options.groupId, item, write);
       outcome =
         attempts === 1 && sent === 'written' && kept.length === 0
           ? DONE_FIRST_TIME
-          : { outcome: 'done', httpStatus: 200, attempts, ...(sent === 'recreated' ? { recreated: true } : sent === 'adopted' ? { adopted: true } : {}), ...(kept.length > 0 ? { kept } : {}) };
+          : {
+              outcome: 'done',
+              httpStatus: 200,
+              attempts,
+              ...(sent === 'recreated' ? { recreated: true } : sent === 'adopted' ? { adopted: true } : {}),
+              ...(kept.length > 0 ? { kept } : {}),
+              ...(overwritten?.length ? { overwritten } : {}),
+            };
       consecutiveUnavailable = 0;
       if (item.action === 'delete') store.recordDeleted({ journalId, clientId: item.clientId, status: 200, attempts });
       else store.recordApplied({ journalId, clientId: item.clientId, ...item.desired!, runId, sourceRow: item.provenance?.row ?? null, status: 200, attempts });
@@ -224,17 +250,21 @@ export async function writePlan(options: ApplyOptions): Promise<ApplyResult> {
  * Sends one planned write. `recreated`: a partial update found the record deleted remotely and
  * recreated it; `adopted`: a create-if-absent found the record existing and wrote only managed fields.
  */
-async function send(writer: RecordWriter, groupId: number, item: PlanItem, write: WriteOptions): Promise<{ sent: 'written' | 'recreated' | 'adopted'; kept: string[] }> {
-  if (item.ifEmpty?.length && !item.replace) return sendSeeded(writer, groupId, item, item.ifEmpty, write);
+async function send(writer: RecordWriter, groupId: number, item: PlanItem, write: WriteOptions): Promise<Sent> {
+  const readFirst = (item.action === 'create' && item.ifAbsent === true) || ((item.ifEmpty?.length ?? 0) > 0 && !item.replace);
+  if (readFirst) return sendAfterRead(writer, groupId, item, item.ifEmpty ?? [], write);
   return { sent: await sendWhole(writer, groupId, item, write), kept: [] };
 }
 
 /**
- * A write with fields to set only where the record holds no value: one GET, then the partial POST
- * of the rest (none when nothing is left), or the full POST of every field when the record is absent.
+ * A create-if-absent, or a write with fields to set only where the record holds no value: ONE GET,
+ * then the full POST of every field when the record is absent (404), else the partial POST of the
+ * rest (none when nothing is left). A create-if-absent that finds the record adopts it: every
+ * managed field but the kept ones is written (2 calls, as for a new record: the estimate counts 2),
+ * and the values it replaced are returned for the report (a name typed in the UI, say).
  */
-async function sendSeeded(writer: RecordWriter, groupId: number, item: PlanItem, ifEmpty: readonly string[], write: WriteOptions): Promise<{ sent: 'written' | 'recreated' | 'adopted'; kept: string[] }> {
-  if (!writer.getAuthor) throw new Error('this writer cannot read records, which fields written if_empty need');
+async function sendAfterRead(writer: RecordWriter, groupId: number, item: PlanItem, ifEmpty: readonly string[], write: WriteOptions): Promise<Sent> {
+  if (!writer.getAuthor) throw new Error('this writer cannot read records, which create-if-absent and fields written if_empty need');
   let remote: Record<string, unknown>;
   try {
     remote = (await writer.getAuthor(groupId, item.clientId)) as Record<string, unknown>;
@@ -246,22 +276,17 @@ async function sendSeeded(writer: RecordWriter, groupId: number, item: PlanItem,
   const kept = ifEmpty.filter((field) => !isEmptyValue(remote[field] as Fields[string] | undefined));
   const body = Object.fromEntries(Object.entries(item.action === 'create' ? managedFields(item) : (item.body ?? {})).filter(([field]) => !kept.includes(field)));
   if (Object.keys(body).length > 0) await writer.patchAuthor(groupId, item.clientId, body, write);
-  return { sent: item.action === 'create' ? 'adopted' : 'written', kept };
+  if (item.action !== 'create') return { sent: 'written', kept };
+  const overwritten = Object.entries(body).flatMap(([field, after]) => {
+    const before = (remote[field] ?? null) as Fields[string];
+    return isEmptyValue(before) || sameHeld(before, after) ? [] : [{ field, before, after }];
+  });
+  return { sent: 'adopted', kept, overwritten };
 }
 
-async function sendWhole(writer: RecordWriter, groupId: number, item: PlanItem, write: WriteOptions): Promise<'written' | 'recreated' | 'adopted'> {
+async function sendWhole(writer: RecordWriter, groupId: number, item: PlanItem, write: WriteOptions): Promise<'written' | 'recreated'> {
   switch (item.action) {
     case 'create':
-      if (item.ifAbsent) {
-        // Create-if-absent (measured cheapest in bench/adoption-protocols.ts): a record that exists
-        // takes every managed field and keeps the rest; only a 404 (docs/service-contract.md, call 3) leads to a full POST.
-        try {
-          await writer.patchAuthor(groupId, item.clientId, managedFields(item), write);
-          return 'adopted';
-        } catch (error) {
-          if (!(error instanceof NotFoundError)) throw error;
-        }
-      }
       await writer.putAuthor(groupId, item.clientId, item.body ?? {}, write);
       return 'written';
     case 'delete':
@@ -300,6 +325,12 @@ function groupAware(writer: RecordWriter, groupId: number): RecordWriter {
       }
     },
   };
+}
+
+/** Equal as the service keeps them: a list in another order (options, e-mails) is the same value. */
+function sameHeld(held: Fields[string], value: Fields[string]): boolean {
+  const canonical = (v: Fields[string]) => JSON.stringify(Array.isArray(v) ? [...v].sort() : v);
+  return canonical(held) === canonical(value);
 }
 
 /** Every managed field of the roster row, empty ones as null (an adoption sets them all). */

@@ -23,7 +23,7 @@ import { truncate } from '../sources/headers.js';
 import type { CompiledMapping } from './compile.js';
 import type { DuplicatePair } from './duplicate-people.js';
 import type { MapRowResult } from './map-row.js';
-import type { DesiredRecord, FilteredRow, RejectedRow, RowProblem } from './types.js';
+import type { DesiredRecord, DiscardedRow, FilteredRow, RejectedRow, RowProblem } from './types.js';
 
 export interface RosterCounts {
   /** Rows read from the source, unreadable rows included. */
@@ -72,6 +72,8 @@ export interface RosterSummary {
   firstRowById: RosterIds;
   /** Rows `skip_rows` left out, with the entry that matched, at most FILTERED_ROWS_LISTED of them. */
   filteredRows?: FilteredRow[];
+  /** Rows the `first` / `last` policies set aside, with what they carried (capped like `rejected`). */
+  discarded?: DiscardedRow[];
   /** Filtered rows beyond that cap (counted, not listed). */
   filteredRowsNotStored?: number;
   /** What the files layered over the source did (only when there are overlays). */
@@ -269,10 +271,9 @@ export async function mapRoster(
     const rows = duplicateRows.get(clientId) ?? [seenAt];
     rows.push(row.provenance.row);
     duplicateRows.set(clientId, rows);
-    if (policy === 'reject') {
-      if (duplicateValues.size < cap) duplicateValues.set(rowRef(row.provenance), row.values);
-      return;
-    }
+    // Kept under every policy: `reject` lists the rows' cells, `first`/`last` what the row set aside carried.
+    if (duplicateValues.size < cap) duplicateValues.set(rowRef(row.provenance), row.values);
+    if (policy === 'reject') return;
     counts.duplicatesIgnored++;
     const ignoredRow = policy === 'first' ? row.provenance.row : rows[rows.length - 2]!;
     const keptRow = policy === 'first' ? seenAt : row.provenance.row;
@@ -425,7 +426,8 @@ export async function mapRoster(
     shadowed.set(clientId, policy === 'last' && validRows ? validRows[validRows.length - 1]! : firstRows.get(clientId)!);
   }
   const needValues = new Set([...shadowed].map(([clientId, row]) => rowRef({ ...fileOf(clientId), row })));
-  if (policy === 'reject') for (const [clientId, rows] of duplicateRows) needValues.add(rowRef({ ...fileOf(clientId), row: rows[0]! }));
+  // The first row of each duplicated id was gone when the second was met.
+  for (const [clientId, rows] of duplicateRows) if (policy === 'reject' || needValues.size < cap) needValues.add(rowRef({ ...fileOf(clientId), row: rows[0]! }));
   if (needValues.size) {
     const openers = [...(options.reopen ? [options.reopen] : []), ...overlays];
     for (const reopen of openers) if (needValues.size > 0) await collectValues(await reopen(), needValues, duplicateValues, options.signal);
@@ -476,12 +478,13 @@ export async function mapRoster(
       }
     }
   }
-  if (shadowed.size || (policy === 'reject' && duplicateRows.size) || overlays.length > 0) {
-    // In the pipeline's order of files (the source, then each overlay), then by row.
-    const order = new Map([source.file, ...overlayFiles].map((file, i) => [file, i]));
-    rejected.sort((a, b) => (order.get(a.provenance.file) ?? 0) - (order.get(b.provenance.file) ?? 0) || a.provenance.row - b.provenance.row);
-  }
+  // In the pipeline's order of files (the source, then each overlay), then by row.
+  const order = new Map([source.file, ...overlayFiles].map((file, i) => [file, i]));
+  const byFileAndRow = (a: { provenance: Provenance }, b: { provenance: Provenance }) =>
+    (order.get(a.provenance.file) ?? 0) - (order.get(b.provenance.file) ?? 0) || a.provenance.row - b.provenance.row;
+  if (shadowed.size || (policy === 'reject' && duplicateRows.size) || overlays.length > 0) rejected.sort(byFileAndRow);
   const added = [...replacedBy].filter(([clientId]) => !replacing.has(clientId));
+  const discarded = policy === 'reject' ? [] : discardedRows(duplicateRows, duplicateValues, policy, fileOf, cap).sort(byFileAndRow);
 
   return {
     counts,
@@ -499,7 +502,31 @@ export async function mapRoster(
     ...(overlays.length > 0
       ? { layers: { files: overlayFiles, replaced, added: added.slice(0, cap).map(([clientId, provenance]) => ({ clientId, provenance })), addedNotStored: Math.max(0, added.length - cap) } }
       : {}),
+    ...(discarded.length > 0 ? { discarded } : {}),
   };
+}
+
+/** The rows `first` / `last` set aside, each with the cells it carried that the kept row does not. */
+function discardedRows(
+  duplicateRows: ReadonlyMap<string, number[]>,
+  values: ReadonlyMap<string, Record<string, CellValue>>,
+  policy: 'first' | 'last',
+  fileOf: (clientId: string) => Omit<Provenance, 'row'>,
+  cap: number,
+): DiscardedRow[] {
+  const out: DiscardedRow[] = [];
+  for (const [clientId, rows] of duplicateRows) {
+    const file = fileOf(clientId);
+    const keptRow = policy === 'first' ? rows[0]! : rows[rows.length - 1]!;
+    const kept = values.get(rowRef({ ...file, row: keptRow }));
+    for (const row of rows) {
+      if (row === keptRow || out.length >= cap) continue;
+      const provenance: Provenance = { ...file, row };
+      const cells = Object.entries(values.get(rowRef(provenance)) ?? {}).filter(([column, value]) => value !== null && value !== '' && (!kept || kept[column] !== value));
+      out.push({ provenance, clientId, keptRow, notSynced: Object.fromEntries(cells) });
+    }
+  }
+  return out;
 }
 
 /** One row of one file, as a key. */

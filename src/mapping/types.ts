@@ -52,6 +52,19 @@ export interface RejectedRow {
   problems: RowProblem[];
 }
 
+/**
+ * A row the `first` / `last` duplicate policy set aside: its record was not synced, so what it
+ * carried that the kept row does not (an ORCID, an e-mail) is lost unless someone merges the rows.
+ */
+export interface DiscardedRow {
+  provenance: Provenance;
+  clientId: string;
+  /** The row of the same client_id that was synced. */
+  keptRow: number;
+  /** The discarded row's non-empty cells that differ from the kept row's (all of them when the kept row's cells are unknown). */
+  notSynced: Record<string, CellValue>;
+}
+
 /** A row a `skip_rows` entry of the mapping left out on purpose (counted as filtered, not rejected). */
 export interface FilteredRow {
   provenance: Provenance;

@@ -183,15 +183,16 @@ export function buildPlan(input: BuildPlanInput): Plan {
 }
 
 /**
- * Every call the writes will make: one per item, and a second for each create-if-absent (a partial
- * POST that the service answers 404 when the record is absent, as it is on a first sync into an
- * existing group, then the full POST). rps 0: no max_rps, the pace is found at run time, so no
- * duration can be told beforehand.
+ * Every call the writes will make: one per item, and a second for each item apply reads first (a
+ * GET): a create-if-absent (then a full POST when the record is absent, a partial POST when it
+ * adopts it), and an update with fields written if_empty whose remote copy the plan lacks. rps 0:
+ * no max_rps, the pace is found at run time, so no duration can be told beforehand.
  */
 function estimateOf(items: readonly PlanItem[], maxRps: number | undefined): PlanEstimate {
   const ifAbsent = items.filter((item) => item.action === 'create' && item.ifAbsent).length;
-  const calls = items.length + ifAbsent;
-  return { calls, rps: maxRps ?? 0, seconds: maxRps ? calls / maxRps : 0, ...(ifAbsent > 0 ? { ifAbsent } : {}) };
+  const ifEmpty = items.filter((item) => item.action === 'update' && item.ifEmpty?.length && !item.replace).length;
+  const calls = items.length + ifAbsent + ifEmpty;
+  return { calls, rps: maxRps ?? 0, seconds: maxRps ? calls / maxRps : 0, ...(ifAbsent > 0 ? { ifAbsent } : {}), ...(ifEmpty > 0 ? { ifEmpty } : {}) };
 }
 
 /**

@@ -61,8 +61,9 @@ export const planItemSchema = z.strictObject({
   replace: z.boolean().optional(),
   /**
    * Create-if-absent, for a client_id the pipeline does not own in a group it did not create: a
-   * partial POST of every managed field first (a record that exists is adopted, its other fields
-   * kept), a full POST only when the service answers 404.
+   * GET first (the same read `ifEmpty` needs); a record that exists is adopted (a partial POST of
+   * its managed fields, its other fields kept, the values it replaced reported), a full POST only
+   * when the service answers 404.
    */
   ifAbsent: z.boolean().optional(),
   /**
@@ -102,12 +103,14 @@ export type PlanCounts = z.infer<typeof planCountsSchema>;
 
 /** Calls the plan needs and the time they take at the configured rate (report/ puts it in words). */
 export const planEstimateSchema = z.strictObject({
-  /** Every call the writes make, create-if-absent counted twice (its partial POST may answer 404). */
+  /** Every call the writes make, those read first (`ifAbsent`, `ifEmpty`) counted twice. */
   calls: z.number(),
   rps: z.number(),
   seconds: z.number(),
-  /** Creates sent as create-if-absent: a partial POST, then a full POST when the record is absent. */
+  /** Creates sent as create-if-absent: a GET, then a full POST (absent) or a partial POST (adopted). */
   ifAbsent: z.number().optional(),
+  /** Updates with fields written if_empty, the record not read by the plan: a GET, then the write. */
+  ifEmpty: z.number().optional(),
 });
 export type PlanEstimate = z.infer<typeof planEstimateSchema>;
 

@@ -63,6 +63,10 @@ export function* reportRecords(input: Pick<ReportInput, 'plan' | 'applied' | 'op
     if (result?.adopted) entry.adopted = true;
     // Fields apply found already set in the service (write: if_empty, or on_create on an adoption).
     if (result?.kept) entry.changes = entry.changes.map((change) => (result.kept!.includes(change.field) ? { ...change, kept: true } : change));
+    if (result?.overwritten) {
+      const labels = new Map(entry.changes.map((change) => [change.field, change.label]));
+      entry.overwritten = result.overwritten.map((value) => ({ ...value, label: labels.get(value.field) ?? value.field }));
+    }
     yield entry;
   }
 }
@@ -75,13 +79,13 @@ export function buildRunReport(input: ReportInput): RunReport {
   };
   // One pass: counted, and listed while the caps allow (the first records, then failures).
   const records: RecordEntry[] = [];
-  const adopted: string[] = [];
-  let adoptedCount = 0;
+  const adoptions: Adoptions = { named: [], count: 0, overwrote: [], overwroteCount: 0 };
   let failedListed = 0;
   let total = 0;
   for (const entry of reportRecords(input)) {
     bump(entry.action, entry.outcome);
-    if (entry.adopted && ++adoptedCount <= ADOPTIONS_NAMED) adopted.push(entry.clientId);
+    if (entry.adopted && ++adoptions.count <= ADOPTIONS_NAMED) adoptions.named.push(entry.clientId);
+    if (entry.overwritten && ++adoptions.overwroteCount <= ADOPTIONS_NAMED) adoptions.overwrote.push(`${entry.clientId} (${entry.overwritten.map((value) => value.label).join(', ')})`);
     if (total++ < RECORDS_LISTED) records.push(entry);
     else if (entry.outcome === 'failed' && failedListed++ < FAILED_RECORDS_LISTED) records.push(entry);
   }
@@ -108,20 +112,37 @@ export function buildRunReport(input: ReportInput): RunReport {
     rejectedRows: roster.rejected,
     rejectedRowsOmitted: roster.rejectedNotStored,
     ...(roster.warnedRows?.length ? { warnings: roster.warnedRows, warningsOmitted: roster.warnedRowsNotStored ?? 0 } : {}),
+    ...(roster.discarded ? { discardedRows: roster.discarded } : {}),
     ...(roster.counts.filtered > 0 ? { filteredRows: roster.filteredRows ?? [], filteredRowsOmitted: roster.filteredRowsNotStored ?? roster.counts.filtered } : {}),
     ...(roster.duplicatePeople?.length ? { duplicatePeople: roster.duplicatePeople } : {}),
     ...(roster.layers ? { layers: { files: roster.layers.files, replaced: roster.layers.replaced, added: roster.layers.added, addedOmitted: roster.layers.addedNotStored } } : {}),
-    notes: [...plan.notes, ...input.notes, ...adoptionNote(adopted, adoptedCount)],
+    notes: [...plan.notes, ...input.notes, ...adoptionNote(adoptions)],
   };
 }
 
 const ADOPTIONS_NAMED = 50;
 
 /** Adoptions are listed, so an operator sees which existing records the pipeline took over. */
-function adoptionNote(named: readonly string[], count: number): string[] {
+interface Adoptions {
+  /** The first ADOPTIONS_NAMED adopted client_ids, and how many there were. */
+  named: string[];
+  count: number;
+  /** The first ADOPTIONS_NAMED adoptions that overwrote a service value, as `id (fields)`, and how many. */
+  overwrote: string[];
+  overwroteCount: number;
+}
+
+function adoptionNote({ named, count, overwrote, overwroteCount }: Adoptions): string[] {
   if (count === 0) return [];
   const shown = named.join(', ') + (count > named.length ? `, … (${count - named.length} more)` : '');
-  return [`adopted ${count} record${count === 1 ? '' : 's'} that already existed in the group: only the managed fields were written, fields set in the UI were kept (${shown}).`];
+  const notes = [`adopted ${count} record${count === 1 ? '' : 's'} that already existed in the group: only the managed fields were written, fields set in the UI were kept (${shown}).`];
+  // Values are personal data (report.md prints notes): the fields are named here, the values in report.html/json.
+  if (overwroteCount > 0) {
+    notes.push(
+      `${overwroteCount} adoption${overwroteCount === 1 ? '' : 's'} overwrote values the service held in managed fields, perhaps typed in its UI: ${overwrote.join('; ')}${overwroteCount > overwrote.length ? `; … (${overwroteCount - overwrote.length} more)` : ''}. The old values are in report.html and report.json.`,
+    );
+  }
+  return notes;
 }
 
 /**
@@ -147,9 +168,11 @@ export function earlyFailureReport(input: { base: Omit<ReportHeader, 'outcome'>;
 
 /** `25 calls at 10/s ≈ 2.5 s`; after the writes, `…; 24 made`. */
 export function estimateText(estimate: PlanEstimate, made?: number): string {
-  const ifAbsent = estimate.ifAbsent
-    ? ` (${estimate.ifAbsent} create-if-absent counted twice: a partial POST, then a full POST when the record is absent)`
-    : '';
+  const readFirst = [
+    ...(estimate.ifAbsent ? [`${estimate.ifAbsent} create-if-absent`] : []),
+    ...(estimate.ifEmpty ? [`${estimate.ifEmpty} update${estimate.ifEmpty === 1 ? '' : 's'} of if_empty fields`] : []),
+  ];
+  const ifAbsent = readFirst.length > 0 ? ` (${readFirst.join(' and ')} counted twice: read first, then written)` : '';
   const pace = estimate.rps === 0 ? 'at the rate the service allows (no max_rps)' : `at ${estimate.rps}/s ≈ ${formatSeconds(estimate.seconds)}`;
   return `${estimate.calls} calls${ifAbsent} ${pace}${made === undefined ? '' : `; ${made} made`}`;
 }

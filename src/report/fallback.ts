@@ -5,8 +5,9 @@
  * the system's temporary directory, and the run names it (`warnings`) on the console.
  */
 import { tmpdir, userInfo } from 'node:os';
-import { lstat, mkdir } from 'node:fs/promises';
-import { join } from 'node:path';
+import { constants } from 'node:fs';
+import { access, lstat, mkdir, stat } from 'node:fs/promises';
+import { dirname, join, resolve } from 'node:path';
 import { EXIT, UserFacingError } from '../errors.js';
 import { fileSystemProblem } from '../file-system-problem.js';
 import { ACTIONS, countOf } from './format.js';
@@ -60,30 +61,70 @@ export function writesDone(report: RunReport): string {
   return `${done('create')} created, ${done('update')} updated, ${done('delete')} deleted`;
 }
 
-export async function writeReportOrFallback(report: RunReport, options: WriteReportOptions & FallbackOptions): Promise<WrittenReport> {
+/** The fallback folder of a run's report. */
+function fallbackDir(report: RunReport, options: FallbackOptions): { root: string; dir: string } {
+  const root = options.fallbackRoot ?? defaultFallbackRoot();
+  return { root, dir: join(root, segment(report.pipeline), segment(report.runId)) };
+}
+
+/**
+ * Where the report will go, told before it is written: the run's alerts are sent first (so their
+ * outcome is in the report) and must name the folder the report really lands in. `dir` when its
+ * nearest existing folder is a directory this process may write, else the fallback folder, with
+ * the reason; pass the answer on to writeReportOrFallback, which then goes straight there.
+ */
+export async function reportDestination(report: RunReport, options: Pick<WriteReportOptions, 'dir'> & FallbackOptions): Promise<{ dir: string; unwritable?: string }> {
+  const wanted = resolve(options.dir);
   try {
-    return await writeReport(report, options);
-  } catch (primary) {
-    const root = options.fallbackRoot ?? defaultFallbackRoot();
-    const dir = join(root, segment(report.pipeline), segment(report.runId));
-    const primaryReason = reason(primary);
+    // The nearest folder that exists: the report's folder (and any parents) is created in it.
+    let path = wanted;
+    while (!(await exists(path))) path = dirname(path);
+    if (!(await stat(path)).isDirectory()) throw Object.assign(new Error(`${path} is not a directory`), { code: 'ENOTDIR' });
+    await access(path, constants.W_OK | constants.X_OK);
+    return { dir: wanted };
+  } catch (error) {
+    return { dir: fallbackDir(report, options).dir, unwritable: reason(error) };
+  }
+}
+
+/** false when absent; any other problem (a file in the path, a permission) is thrown. */
+async function exists(path: string): Promise<boolean> {
+  try {
+    await stat(path);
+    return true;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return false;
+    throw error;
+  }
+}
+
+export async function writeReportOrFallback(report: RunReport, options: WriteReportOptions & FallbackOptions & { unwritable?: string }): Promise<WrittenReport> {
+  // Known unwritable beforehand (reportDestination): the alerts already named the fallback folder.
+  let primaryReason = options.unwritable;
+  if (primaryReason === undefined) {
     try {
-      if (options.fallbackRoot === undefined) await privateRoot(root);
-      // No run history in the fallback place: it is not the pipeline's report folder.
-      const written = await writeReport(report, { dir, env: options.env, ...(options.rejectedCsv ? { rejectedCsv: options.rejectedCsv } : {}), ...(options.records ? { records: options.records } : {}) });
-      written.warnings.unshift(`Could not write the report to ${options.dir}: ${primaryReason}. It was written to ${written.dir} instead.`);
-      return written;
-    } catch (fallback) {
-      const anyWrites = ACTIONS.some((action) => action !== 'noop' && countOf(report, action, 'done') > 0);
-      throw new UserFacingError(
-        `The run finished (${report.outcome}, ${writesDone(report)}) but its report could not be written: ` +
-          `${options.dir}: ${primaryReason}; fallback ${dir}: ${reason(fallback)}.`,
-        {
-          hint: 'Free some disk space or make a report directory writable (--report-dir DIR); the next run reports the state again. Nothing is lost: the state journal holds every write.',
-          exitCode: anyWrites ? EXIT.failedAfterWrites : EXIT.usage,
-          cause: fallback,
-        },
-      );
+      return await writeReport(report, options);
+    } catch (primary) {
+      primaryReason = reason(primary);
     }
+  }
+  const { root, dir } = fallbackDir(report, options);
+  try {
+    if (options.fallbackRoot === undefined) await privateRoot(root);
+    // No run history in the fallback place: it is not the pipeline's report folder.
+    const written = await writeReport(report, { dir, env: options.env, ...(options.rejectedCsv ? { rejectedCsv: options.rejectedCsv } : {}), ...(options.records ? { records: options.records } : {}) });
+    written.warnings.unshift(`Could not write the report to ${options.dir}: ${primaryReason}. It was written to ${written.dir} instead.`);
+    return written;
+  } catch (fallback) {
+    const anyWrites = ACTIONS.some((action) => action !== 'noop' && countOf(report, action, 'done') > 0);
+    throw new UserFacingError(
+      `The run finished (${report.outcome}, ${writesDone(report)}) but its report could not be written: ` +
+        `${options.dir}: ${primaryReason}; fallback ${dir}: ${reason(fallback)}.`,
+      {
+        hint: 'Free some disk space or make a report directory writable (--report-dir DIR); the next run reports the state again. Nothing is lost: the state journal holds every write.',
+        exitCode: anyWrites ? EXIT.failedAfterWrites : EXIT.usage,
+        cause: fallback,
+      },
+    );
   }
 }

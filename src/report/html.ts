@@ -224,6 +224,36 @@ function warningsSection(report: RunReport): string {
   return `<section id="warnings"><h2>Warnings <span class="n">(${formatCount(problems.length)})</span></h2><p>These rows were synced; the values named here were skipped, or synced as written. <a href="./${REJECTED_CSV}" download>${REJECTED_CSV}</a> lists them beside the rejected rows.</p>${omitted}${table}</section>`;
 }
 
+/** Adoptions that replaced a value the service held: someone may have typed it in the UI on purpose. */
+function overwrittenSection(report: RunReport): string {
+  const rows = report.records.flatMap((record) => (record.overwritten ?? []).map((value) => ({ clientId: record.clientId, ...value })));
+  if (rows.length === 0) return '';
+  const show = (value: unknown) => (Array.isArray(value) ? value.join('; ') : value === null || value === undefined ? '' : String(value));
+  const table = renderTable({
+    columns: [{ label: 'client_id' }, { label: 'field' }, { label: 'value in the service (overwritten)' }, { label: 'value written' }],
+    rows,
+    cells: (row) => [text(row.clientId), text(row.label), text(show(row.before)), text(show(row.after))],
+  });
+  return `<section id="overwritten"><h2>Adoptions that overwrote values <span class="n">(${formatCount(rows.length)})</span></h2><p>These records existed in the group before this pipeline owned them; their managed fields held other values (perhaps typed in the service's UI), which the roster's replaced.</p>${table}</section>`;
+}
+
+/** Rows a `first`/`last` duplicate policy set aside: what they carried is in no record of the service. */
+function discardedSection(report: RunReport): string {
+  const rows = report.discardedRows ?? [];
+  if (rows.length === 0) return '';
+  const table = renderTable({
+    columns: [{ label: 'row' }, { label: 'client_id' }, { label: 'kept row', num: true }, { label: 'not synced' }],
+    rows,
+    cells: (row) => [
+      text(formatProvenance(row.provenance)),
+      text(row.clientId),
+      text(row.keptRow),
+      text(Object.entries(row.notSynced).map(([column, value]) => `${column}: ${String(value)}`).join(' · ') || '(nothing the kept row lacks)'),
+    ],
+  });
+  return `<section id="discarded"><h2>Discarded duplicate rows <span class="n">(${formatCount(rows.length)})</span></h2><p>Rows whose client_id another row also carries; <code>duplicate_client_ids</code> kept the other row, so the values below were not synced. Merge the rows in the roster if they are the same person.</p>${table}</section>`;
+}
+
 /** Rows the mapping's `skip_rows` dropped: collapsed, because they are by design, not a problem. */
 function filteredSection(report: RunReport): string {
   const rows = report.filteredRows ?? [];
@@ -337,6 +367,8 @@ ${changesSection(report, options.page)}
 ${failuresSection(report)}
 ${rejectedSection(report)}
 ${warningsSection(report)}
+${overwrittenSection(report)}
+${discardedSection(report)}
 ${filteredSection(report)}
 ${layersSection(report)}
 ${duplicatePeopleSection(report)}

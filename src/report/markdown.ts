@@ -208,6 +208,17 @@ export function renderMarkdown(report: RunReport): string {
     );
   }
 
+  const discarded = report.discardedRows ?? [];
+  if (discarded.length > 0) {
+    // Columns only: the values are personal data, listed in report.html.
+    push('### Discarded duplicate rows', '', '| row | client_id | kept row | not synced |', '| --- | --- | --- | --- |');
+    for (const row of discarded.slice(0, MARKDOWN_LIMITS.changes)) {
+      push(`| ${row.provenance.row} | ${mdText(row.clientId)} | ${row.keptRow} | ${mdText(Object.keys(row.notSynced).join(', ') || '-')} |`);
+    }
+    if (discarded.length > MARKDOWN_LIMITS.changes) push('', `${discarded.length - MARKDOWN_LIMITS.changes} more in report.html and report.json.`);
+    push('');
+  }
+
   if (report.notes.length > 0) {
     push('### Notes', '');
     for (const note of report.notes) push(`- ${mdText(redactEmails(note))}`);

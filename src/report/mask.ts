@@ -8,6 +8,7 @@
  */
 import type { CellValue } from '../sources/types.js';
 import { redactEmails } from './format.js';
+import type { RejectedRow } from '../mapping/types.js';
 import type { FieldChange, RecordEntry, RunReport } from './types.js';
 
 export const MASKED = '(masked)';
@@ -35,7 +36,25 @@ function maskChange(change: FieldChange): FieldChange {
 const maskName = <T extends { name?: string }>(entry: T): T => (entry.name === undefined ? entry : { ...entry, name: MASKED });
 
 export function maskRecord(record: RecordEntry): RecordEntry {
-  return { ...record, changes: record.changes.map(maskChange), ...(record.error !== undefined ? { error: redactEmails(record.error) } : {}) };
+  return {
+    ...record,
+    changes: record.changes.map(maskChange),
+    ...(record.overwritten ? { overwritten: record.overwritten.map((value) => ({ ...value, before: maskValue(value.before), after: maskValue(value.after) })) } : {}),
+    ...(record.error !== undefined ? { error: redactEmails(record.error) } : {}),
+  };
+}
+
+function maskRow(row: RejectedRow): RejectedRow {
+  return {
+    ...maskName(row),
+    values: Object.fromEntries(Object.entries(row.values).map(([column, value]) => [column, maskCell(value)])),
+    problems: row.problems.map((problem) => ({
+      ...problem,
+      message: redactEmails(problem.message),
+      ...(problem.value !== undefined ? { value: MASKED } : {}),
+      ...(problem.hint !== undefined ? { hint: redactEmails(problem.hint) } : {}),
+    })),
+  };
 }
 
 export function maskReport(report: RunReport): RunReport {
@@ -43,17 +62,15 @@ export function maskReport(report: RunReport): RunReport {
     ...report,
     ...(report.message !== undefined ? { message: redactEmails(report.message) } : {}),
     records: report.records.map(maskRecord),
-    rejectedRows: report.rejectedRows.map((row) => ({
-      ...maskName(row),
-      values: Object.fromEntries(Object.entries(row.values).map(([column, value]) => [column, maskCell(value)])),
-      problems: row.problems.map((problem) => ({
-        ...problem,
-        message: redactEmails(problem.message),
-        ...(problem.value !== undefined ? { value: MASKED } : {}),
-        ...(problem.hint !== undefined ? { hint: redactEmails(problem.hint) } : {}),
-      })),
-    })),
+    rejectedRows: report.rejectedRows.map(maskRow),
+    ...(report.warnings ? { warnings: report.warnings.map(maskRow) } : {}),
+    ...(report.orphanNames ? { orphanNames: Object.fromEntries(Object.keys(report.orphanNames).map((clientId) => [clientId, MASKED])) } : {}),
+    // The evidence quotes names, e-mails and ORCID iDs; the tier and the client_ids say enough.
+    ...(report.duplicatePeople ? { duplicatePeople: report.duplicatePeople.map((pair) => ({ ...pair, evidence: MASKED })) } : {}),
     ...(report.filteredRows ? { filteredRows: report.filteredRows.map(maskName) } : {}),
+    ...(report.discardedRows
+      ? { discardedRows: report.discardedRows.map((row) => ({ ...row, notSynced: Object.fromEntries(Object.keys(row.notSynced).map((column) => [column, MASKED])) })) }
+      : {}),
     notes: report.notes.map(redactEmails),
   };
 }

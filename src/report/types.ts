@@ -2,7 +2,7 @@
  * The reconciliation report of one run. `report.json` is this object
  * verbatim; `report.md`, `report.html` and the console summary are renderings of it.
  */
-import type { FilteredRow, RejectedRow } from '../mapping/types.js';
+import type { DiscardedRow, FilteredRow, RejectedRow } from '../mapping/types.js';
 import type { FieldChange, GuardResult, PlanAction, RecordOutcome } from '../plan/types.js';
 import type { Provenance } from '../sources/types.js';
 import type { DuplicatePair } from '../mapping/duplicate-people.js';
@@ -25,6 +25,8 @@ export interface RecordEntry {
   pairedWith?: string;
   /** The record already existed in the group and was adopted: only managed fields were written. */
   adopted?: boolean;
+  /** An adoption replaced these values the service held in managed fields (typed in its UI, say). */
+  overwritten?: { field: string; label: string; before: FieldChange['before']; after: FieldChange['after'] }[];
 }
 
 export interface RunReport {
@@ -55,7 +57,7 @@ export interface RunReport {
   /** counts[action][outcome] */
   counts: Record<PlanAction, Partial<Record<RecordOutcome, number>>>;
   /** The plan's estimate; `made`: the write calls the run made, to compare with `calls`. */
-  estimate?: { calls: number; rps: number; seconds: number; ifAbsent?: number; made?: number; text: string };
+  estimate?: { calls: number; rps: number; seconds: number; ifAbsent?: number; ifEmpty?: number; made?: number; text: string };
   limiter?: { requests: number; retries: number; rateLimited: number; currentRate: number; [key: string]: number };
   guards: GuardResult[];
   /**
@@ -94,6 +96,8 @@ export interface RunReport {
   layers?: { files: string[]; replaced: number; added: Array<{ clientId: string; provenance: Provenance }>; addedOmitted: number };
   /** Pairs of client_ids that are probably one person, with the tier and the evidence (`policy.duplicate_people`). */
   duplicatePeople?: DuplicatePair[];
+  /** Rows `duplicate_client_ids: first`/`last` set aside, with what they carried that was not synced. */
+  discardedRows?: DiscardedRow[];
   notes: string[];
   /**
    * The drift check of a real run (sync/drift.ts): a random sample of owned records read back from

@@ -10,10 +10,10 @@ import type { ResolvedPipeline } from '../config/load.js';
 import { reportDirFor, reportRootFor } from '../report/location.js';
 import { parseKeep } from '../report/retention.js';
 import type { RecordEntry, RunReport } from '../report/types.js';
-import { writeReportOrFallback } from '../report/fallback.js';
+import { reportDestination, writeReportOrFallback } from '../report/fallback.js';
 import { maskRecord, maskReport } from '../report/mask.js';
 import { dialectFor } from '../report/rejected-csv.js';
-import { writeReport, type WrittenReport } from '../report/write.js';
+import type { WrittenReport } from '../report/write.js';
 import { notifyRun } from '../notify/index.js';
 import { fileSystemHint, fileSystemProblem } from '../file-system-problem.js';
 import type { StateBackend } from '../state/backend.js';
@@ -57,10 +57,16 @@ export async function recordRun(input: RecordInput): Promise<WrittenReport> {
       'rejected.csv is a CSV file while this pipeline reads a workbook: copy the fixed rows back into the sheet, or read rejected.csv with a copy of the pipeline whose source is `{ file: rejected.csv, format: csv }`.',
     );
   }
-  report.notes.push(...(await notifyFor(pipeline, report, options)));
+  // The alerts name the folder the report will really be in, the fallback one included.
+  const destination = await reportDestination(report, reportOptions(pipeline, report, options));
+  report.notes.push(...(await notifyFor(pipeline, report, options, destination.dir)));
   // The files may leave the machine (CI artifacts, the job summary): masked as the console is.
   const records = input.records && options.mask ? () => mapIterable(input.records!(), maskRecord) : input.records;
-  const written = await writeReportOrFallback(options.mask ? maskReport(report) : report, { ...reportOptions(pipeline, report, options), ...(records ? { records } : {}) });
+  const written = await writeReportOrFallback(options.mask ? maskReport(report) : report, {
+    ...reportOptions(pipeline, report, options),
+    ...(records ? { records } : {}),
+    ...(destination.unwritable !== undefined ? { unwritable: destination.unwritable } : {}),
+  });
   if (stateProblem) written.warnings.push(stateProblem);
   return written;
 }
@@ -70,10 +76,10 @@ function* mapIterable<T, U>(items: Iterable<T>, map: (item: T) => U): Generator<
 }
 
 /** The run's alerts (notify/), sent before the report is written so that their outcome is in it. */
-function notifyFor(pipeline: ResolvedPipeline, report: RunReport, options: RecordInput['options']): Promise<string[]> {
+function notifyFor(pipeline: ResolvedPipeline, report: RunReport, options: RecordInput['options'], reportDir: string): Promise<string[]> {
   return notifyRun(pipeline.config.notify, report, {
     env: options.env ?? process.env,
-    reportDir: reportDirFor(pipeline, report.runId, options),
+    reportDir,
     logger: options.logger,
     delivery: options.notify,
   });
@@ -97,11 +103,15 @@ function reportOptions(pipeline: ResolvedPipeline, report: RunReport, options: R
 export async function recordEarlyFailure(input: Omit<RecordInput, 'validRecords'>): Promise<void> {
   const { pipeline, store, report, options } = input;
   // First, so that a state or report folder that cannot be written does not also silence the alert.
-  report.notes.push(...(await notifyFor(pipeline, report, options)));
+  const destination = await reportDestination(report, reportOptions(pipeline, report, options));
+  report.notes.push(...(await notifyFor(pipeline, report, options, destination.dir)));
   try {
     store.startRun({ id: report.runId, dryRun: report.dryRun, sourceSha256: '' });
     store.finishRun({ id: report.runId, outcome: 'failed', validRecords: 0, counts: report.counts });
-    const written = await writeReport(report, reportOptions(pipeline, report, options));
+    const written = await writeReportOrFallback(report, {
+      ...reportOptions(pipeline, report, options),
+      ...(destination.unwritable !== undefined ? { unwritable: destination.unwritable } : {}),
+    });
     options.logger?.error({ runId: report.runId, pipeline: pipeline.name, exitCode: report.exitCode, report: written.files.json }, 'run failed before planning');
   } catch {
     // The original error is what the operator needs; a report that cannot be written must not hide it.

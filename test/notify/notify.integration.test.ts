@@ -4,7 +4,7 @@
  * and receivers that are down, slow or answer 500 (the run's outcome never changes).
  */
 import { createHmac } from 'node:crypto';
-import { readFile, writeFile } from 'node:fs/promises';
+import { readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pino } from 'pino';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -208,6 +208,28 @@ describe('notify', () => {
     expect(run.report.notes).toContainEqual(expect.stringMatching(/^the notification by email via 127\.0\.0\.1 to 2 recipients failed after 1 attempt: the SMTP server refused the login \(535\)\./));
     expect(smtp.mails).toHaveLength(0);
     expect(run.files).not.toContain(HMAC_SECRET);
+  });
+
+  it('a report that falls back to another folder: the notice names the folder it really is in', async () => {
+    const project = await makeProject(people(5));
+    await addNotify(project, notifyBlock({ on: ['success'], email: false }));
+    // roster.csv is a file: no report folder can be made under it (as root too).
+    const run = await runSync({
+      pipelinePath: project.pipeline,
+      service: { baseUrl: emu.url, apiKey: API_KEY },
+      reportDir: join(project.dir, 'roster.csv', 'report'),
+      createGroup: true,
+      env: { TEST_WEBHOOK_URL: hook.url, TEST_WEBHOOK_SECRET: HMAC_SECRET },
+      notify: FAST,
+    });
+    try {
+      expect(run.exitCode).toBe(0);
+      expect(run.written.warnings[0]).toContain(`It was written to ${run.written.dir} instead.`);
+      expect(JSON.parse(hook.posts[0]!.body)).toMatchObject({ report: { path: run.written.dir } });
+      expect(JSON.parse(await readFile(join(run.written.dir, 'report.json'), 'utf8'))).toMatchObject({ runId: run.report.runId });
+    } finally {
+      await rm(run.written.dir, { recursive: true, force: true });
+    }
   });
 
   it('a dry run never notifies', async () => {

@@ -9,11 +9,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningEmulator } from '../../src/emulator/server.js';
 import { cli, emulator as startEmulator, makeProject, person, type Project } from '../support/project.js';
 
-const SECRETS = ['Zelda Quux', 'zelda.quux@example.org', 'Yorick Vane', 'yorick@example.org', 'Xenia Broken', 'xenia@example.org'];
+const SECRETS = ['Zelda Quux', 'zelda.quux@example.org', 'Yorick Vane', 'yorick@example.org', 'Xenia Broken', 'xenia@example.org', 'Wanda Orphan', 'Vera Twin', 'Ulla Formula'];
 const rows = [
   person(1, { name: 'Zelda Quux', email: 'zelda.quux@example.org' }),
   person(2, { name: 'Yorick Vane', email: 'yorick@example.org' }),
   person(3, { name: 'Xenia Broken', email: 'xenia@example.org', level: 'Grandmaster' }), // rejected: unknown option
+  person(4, { name: 'Vera Twin', email: 'yorick@example.org' }), // probably Yorick: listed with the evidence
+  person(5, { name: '=Ulla Formula' }), // synced with a warning: a formula-like value
+  person(6, { name: 'Wanda Orphan' }), // gone from the roster: an orphan named as last applied
 ];
 
 let running: RunningEmulator;
@@ -21,11 +24,11 @@ let project: Project;
 
 beforeAll(async () => {
   running = await startEmulator();
-  project = await makeProject(rows.slice(0, 1));
+  project = await makeProject([rows[0]!, rows[5]!], { mode: 'upsert' });
   const first = await cli(running, project.dir, ['sync', project.pipeline, '--create-group']);
   expect(first.code, first.stderr).toBe(0);
-  // The next plan updates Zelda (a new e-mail), creates Yorick and rejects Xenia.
-  await project.writeRoster([{ ...rows[0]!, email: 'zelda.quux@example.org; zq@example.org' }, rows[1]!, rows[2]!]);
+  // The next plan updates Zelda (a new e-mail), creates Yorick, Vera and Ulla, rejects Xenia and leaves Wanda an orphan.
+  await project.writeRoster([{ ...rows[0]!, email: 'zelda.quux@example.org; zq@example.org' }, ...rows.slice(1, 5)]);
 });
 
 afterAll(async () => {
@@ -56,7 +59,7 @@ describe('plan --mask', () => {
     }
     const report = JSON.parse(files['report.json']) as { records: { clientId: string; changes: { after?: unknown }[] }[]; rejectedRows: { name?: string; values: Record<string, unknown> }[] };
     // What a drift check is read for stays: which records change, and which rows were rejected.
-    expect(report.records.map((record) => record.clientId).sort()).toEqual(['p1', 'p2']);
+    expect(report.records.map((record) => record.clientId).sort()).toEqual(['p1', 'p2', 'p4', 'p5']);
     expect(report.records.find((record) => record.clientId === 'p2')!.changes.some((change) => change.after === '(masked)')).toBe(true);
     expect(report.rejectedRows[0]).toMatchObject({ name: '(masked)', values: { ID: '(masked)', Level: '(masked)' } });
     expect(files['report.html']).toContain('(masked)');
@@ -66,6 +69,8 @@ describe('plan --mask', () => {
     const files = await plan('plain', false);
     expect(files['report.json']).toContain('Yorick Vane');
     expect(files['records.jsonl']).toContain('Yorick Vane');
+    // The parts --mask must cover are there to be masked: the orphan's name, the warning, the pair.
+    for (const secret of ['Wanda Orphan', 'Ulla Formula', 'Vera Twin']) expect(files['report.html']).toContain(secret);
     expect(files['report.html']).toContain('Yorick Vane');
     expect(files['rejected.csv']).toContain('xenia@example.org');
   });

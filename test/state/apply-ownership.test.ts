@@ -1,6 +1,6 @@
 /**
- * The writer's side of ownership, against a fake record writer: create-if-absent (a partial POST
- * first, a full POST only on 404), a client_id another pipeline claimed since planning is not
+ * The writer's side of ownership, against a fake record writer: create-if-absent (a GET first, a
+ * full POST only on 404, else a partial POST that reports the values it replaced), a client_id another pipeline claimed since planning is not
  * written, and a run whose lock was taken says so instead of reporting a signal.
  */
 import { mkdtempSync } from 'node:fs';
@@ -16,19 +16,26 @@ import { SqliteStateStore } from '../../src/state/sqlite/sqlite-store.js';
 
 type Call = [string, string, Fields | undefined];
 
-/** A service holding `existing` client_ids: a partial POST of another id answers 404, as docs/service-contract.md, call 3 says. */
-function service(existing: string[]): RecordWriter & { calls: Call[] } {
-  const records = new Set(existing);
+/** A service holding `existing` records: a GET or partial POST of another id answers 404, as docs/service-contract.md, call 3 says. */
+function service(existing: Record<string, Fields>): RecordWriter & { calls: Call[] } {
+  const records = new Map(Object.entries(existing));
   const calls: Call[] = [];
+  const notFound = (clientId: string) => errorFromStatus({ status: 404, method: 'GET', path: `/api/external/author-from-group/7/${clientId}/` });
   return {
     calls,
+    async getAuthor(_g, clientId) {
+      calls.push(['get', clientId, undefined]);
+      const record = records.get(clientId);
+      if (!record) throw notFound(clientId);
+      return { client_id: clientId, ...record };
+    },
     async putAuthor(_g, clientId, body) {
       calls.push(['full', clientId, body]);
-      records.add(clientId);
+      records.set(clientId, body);
     },
     async patchAuthor(_g, clientId, body) {
       calls.push(['partial', clientId, body]);
-      if (!records.has(clientId)) throw errorFromStatus({ status: 404, method: 'POST', path: `/api/external/author-from-group/7/${clientId}/partial/` });
+      if (!records.has(clientId)) throw notFound(clientId);
     },
     async deleteAuthor(_g, clientId) {
       calls.push(['delete', clientId, undefined]);
@@ -53,17 +60,19 @@ const run = (items: PlanItem[], writer: RecordWriter, state: SqliteStateStore, s
   writePlan({ plan: { items, stateRepairs: [] }, groupId: 7, writer, store: state, runId: 'r', concurrency: 1, ...(signal ? { signal } : {}) });
 
 describe('apply: ownership', () => {
-  it('adopts an existing record with one partial POST of every managed field, and creates a missing one after a 404', async () => {
-    const writer = service(['old']);
+  it('adopts an existing record with a GET and one partial POST of every managed field, and creates a missing one after a 404', async () => {
+    const writer = service({ old: { name: 'Typed in the UI', emails: [], notes: 'kept' } });
     const state = store();
     const result = await run([create('old', true), create('new', true), create('plain', false)], writer, state);
     expect(writer.calls).toEqual([
+      ['get', 'old', undefined],
       ['partial', 'old', { name: 'Name old', emails: null }],
-      ['partial', 'new', { name: 'Name new', emails: null }],
+      ['get', 'new', undefined],
       ['full', 'new', { name: 'Name new' }],
       ['full', 'plain', { name: 'Name plain' }],
     ]);
-    expect(result.outcomes.get('old')).toMatchObject({ outcome: 'done', adopted: true });
+    // The name held in the service is reported as overwritten; the empty e-mail list is not.
+    expect(result.outcomes.get('old')).toMatchObject({ outcome: 'done', adopted: true, overwritten: [{ field: 'name', before: 'Typed in the UI', after: 'Name old' }] });
     expect(result.outcomes.get('new')).toMatchObject({ outcome: 'done' });
     expect(result.outcomes.get('new')!.adopted).toBeUndefined();
     expect(state.ownedCount()).toBe(3);
@@ -76,7 +85,7 @@ describe('apply: ownership', () => {
     const other = store('other', dir);
     other.claim({ baseUrl: 'http://127.0.0.1:1', groupId: 7 }, ['taken']);
     const mine = store('mine', dir);
-    const writer = service([]);
+    const writer = service({});
     const result = await run([create('taken', true), create('free', true)], writer, mine);
     expect(writer.calls.map(([, id]) => id)).toEqual(['free', 'free']);
     expect(result.outcomes.get('taken')).toMatchObject({ outcome: 'failed', error: expect.stringContaining('pipeline "other" owns this record') });
@@ -89,7 +98,7 @@ describe('apply: ownership', () => {
     const controller = new AbortController();
     controller.abort(new LockLostError('this run lost the pipeline lock: run r2 (bob on h, pid 7) took it at 2026-11-23T03:00:00Z'));
     const state = store();
-    const result = await run([create('a', false)], service([]), state, controller.signal);
+    const result = await run([create('a', false)], service({}), state, controller.signal);
     expect(result.stopped).toMatchObject({ reason: 'lock_lost', exitCode: EXIT.partial });
     expect(result.stopped!.message).toMatch(/^this run lost the pipeline lock: run r2 \(bob on h, pid 7\) took it/);
     expect(result.stopped!.message).not.toContain('signal');

@@ -153,6 +153,27 @@ describe('overlays: a corrected rejected.csv layered over the export', () => {
     expect(legacyRecords().has('legacy-70013')).toBe(false);
   });
 
+  it('duplicate_client_ids: last in an overlay: the row set aside is listed with that file and the cells the kept row lacks', async () => {
+    const { dir, pipeline } = legacyProject();
+    const mapping = join(dir, 'mappings/legacy.yaml');
+    writeFileSync(mapping, readFileSync(mapping, 'utf8').replace('duplicate_client_ids: reject', 'duplicate_client_ids: last'));
+    const header = 'PersonID,Name,E-mail,ORCID,Institution,Level,Areas,Reviews,Last review,Status,Remarks';
+    writeFileSync(
+      join(dir, 'second.csv'),
+      `${header}\n70013,"Costa, V",a@example.org,,X,Sr,Genetics,1,01.01.2024,active,\n70013,"Costa, V",b@example.org,,X,Sr,Genetics,1,01.01.2024,active,\n`,
+    );
+    addOverlays(pipeline, ['../second.csv']);
+    const run = await cli(emu, dir, ['plan', pipeline, '--create-group', '--report-dir', 'out']);
+    expect(run.code, run.stderr).not.toBe(1);
+    const report = JSON.parse(await readFile(join(dir, 'out', 'report.json'), 'utf8')) as RunReport;
+    // The first row of 70013 in second.csv was read back from that file (not from the export's row 3).
+    expect(report.discardedRows).toEqual([
+      // The export's own duplicate (rows 13 and 31), and the overlay's.
+      expect.objectContaining({ clientId: 'legacy-70117', keptRow: 31, provenance: { file: join(dir, 'samples/legacy-export.csv'), row: 13 } }),
+      { provenance: { file: join(dir, 'second.csv'), row: 2 }, clientId: 'legacy-70013', keptRow: 3, notSynced: { 'E-mail': 'a@example.org' } },
+    ]);
+  });
+
   it('a saved plan is refused once an overlay changed', async () => {
     const { dir, pipeline, fields } = legacyProject();
     const header = 'PersonID,Name,E-mail,ORCID,Institution,Level,Areas,Reviews,Last review,Status,Remarks';

@@ -323,6 +323,12 @@ describe('sync', () => {
     // A dry run with the same roster exits as the real run would.
     const dry = await cli(emu, project.dir, ['sync', project.pipeline, '--dry-run']);
     expect(dry.code).toBe(code);
+    // So do a drift check (the valid rows are in step now: only the rejects count) and validate.
+    const drift = await cli(emu, project.dir, ['plan', project.pipeline, '--mask', '--detailed-exitcode']);
+    expect(drift.code, drift.stdout + drift.stderr).toBe(code);
+    const validated = await cli(emu, project.dir, ['validate', project.pipeline]);
+    expect(validated.code, validated.stdout + validated.stderr).toBe(code);
+    expect(validated.stdout).toContain(rejects ? (code === 0 ? 'within the tolerance' : 'over the tolerance') : 'rejected and not synced');
   });
 
   it('writes a failed report when the service refuses the key before planning (exit 4, nothing written)', async () => {

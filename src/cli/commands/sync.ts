@@ -136,7 +136,8 @@ function runLogger(args: RunArgs, io: CliIo, apiKey: string) {
 /**
  * `plan`: the field-by-field diff, then the summary. Under `--detailed-exitcode` (drift checks in
  * CI, as Terraform's) a finished plan exits 0 when the service is in step with the roster and 2
- * when it is not: changes planned, or roster rows rejected; failures keep their own codes.
+ * when it is not: changes planned, or more roster rows rejected than `policy.rejects` tolerates
+ * (the plan's own code is then already 2, as sync's would be); failures keep their own codes.
  */
 function printPlan(result: RunResult, args: RunArgs, io: CliIo): number {
   const limit = args['diff-limit'] ?? DEFAULT_DIFF_LIMIT;
@@ -150,7 +151,8 @@ function printPlan(result: RunResult, args: RunArgs, io: CliIo): number {
 
 export function detailedExitCode(report: RunReport, code: number): number {
   if (code !== EXIT.ok && code !== EXIT.partial) return code;
-  return planHasChanges(report) || report.input.rejected > 0 ? EXIT.partial : EXIT.ok;
+  // Rejects within policy.rejects leave the code 0, as they leave a sync green.
+  return planHasChanges(report) || code === EXIT.partial ? EXIT.partial : EXIT.ok;
 }
 
 async function run(
@@ -180,7 +182,7 @@ export const planCommand: CommandFactory = (ctx) => ({
       .option('refresh', { type: 'string', describe: 'Also GET remote records: --refresh (planned keys) or --refresh=all' })
       .option('mask', { type: 'boolean', default: false, describe: 'Mask personal data: every field value and name is (masked) on the console and in the report files' })
       .option('diff-limit', { type: 'number', default: DEFAULT_DIFF_LIMIT, describe: 'Records the diff prints before pointing at the report (0: all)' })
-      .option('detailed-exitcode', { type: 'boolean', default: false, describe: 'Exit 0 when nothing would change, 2 when something would (or rows were rejected)' })
+      .option('detailed-exitcode', { type: 'boolean', default: false, describe: 'Exit 0 when nothing would change, 2 when something would (or more rows were rejected than policy.rejects tolerates)' })
       .example('$0 plan pipelines/reviewers.yaml', 'the field-by-field diff of the next sync')
       .example('$0 plan pipelines/reviewers.yaml --mask --detailed-exitcode', 'a drift check for CI: exit 2 when out of step, no personal data printed')
       .example('$0 plan pipelines/reviewers.yaml --out plan.json', 'save the plan for review, then `rostersync apply plan.json`'),

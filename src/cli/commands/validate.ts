@@ -1,7 +1,7 @@
 /**
  * `rostersync validate <pipeline>`: reads the roster, maps every row and explains each rejected
- * one, without writing anything to the service. Exit 0 when every row is valid, 2 when some rows
- * were rejected, 1 when the pipeline, mapping or file itself is wrong (thrown ConfigError,
+ * one, without writing anything to the service. Exit 0 when every row is valid (or the rejected
+ * ones are within `policy.rejects`, as for sync), 2 when rows were rejected beyond it, 1 when the pipeline, mapping or file itself is wrong (thrown ConfigError,
  * MappingError or SourceError, printed by `main`).
  */
 import { relative, resolve } from 'node:path';
@@ -10,6 +10,7 @@ import { loadPipeline } from '../../config/load.js';
 import { EXIT } from '../../errors.js';
 import type { RowProblem } from '../../mapping/types.js';
 import { loadFieldsFile } from '../../config/fields-file.js';
+import { judgeRejects, type RejectsVerdict } from '../../sync/rejects-tolerance.js';
 import { validatePipeline, type ValidationResult } from '../../sync/validate.js';
 import { dialectFor, rejectedCsvRows, writeRejectedCsv } from '../../report/rejected-csv.js';
 import type { Provenance } from '../../sources/types.js';
@@ -52,12 +53,13 @@ export const validateCommand: CommandFactory = (ctx) => ({
       const rows = rejectedCsvRows({ rejectedRows: summary.rejected, warnings: summary.warnedRows });
       await writeRejectedCsv(rejectedOut, rows, { headers: result.source.headers, dialect: dialectFor(pipeline.config.source) });
     }
-    const exitCode = summary.counts.rejected > 0 ? EXIT.partial : EXIT.ok;
+    const rejects = summary.counts.rejected > 0 ? judgeRejects(summary.counts, pipeline.config.policy.rejects) : undefined;
+    const exitCode = rejects && !rejects.tolerated ? EXIT.partial : EXIT.ok;
     const show = (file: string): string => relative(io.cwd, file) || file;
     if (args.json) {
-      io.stdout.write(`${JSON.stringify(toJson(pipeline.name, result, rejectedOut, exitCode), null, 2)}\n`);
+      io.stdout.write(`${JSON.stringify(toJson(pipeline.name, result, rejectedOut, exitCode, rejects), null, 2)}\n`);
     } else {
-      io.stdout.write(renderText(pipeline.name, result, rejectedOut, show));
+      io.stdout.write(renderText(pipeline.name, result, rejectedOut, show, rejects));
     }
     return exitCode;
   }),
@@ -91,7 +93,7 @@ function groupByCode(problems: RowProblem[]): Map<string, RowProblem[]> {
   return groups;
 }
 
-function renderText(name: string, result: ValidationResult, rejectedOut: string | undefined, show: (f: string) => string): string {
+function renderText(name: string, result: ValidationResult, rejectedOut: string | undefined, show: (f: string) => string, rejects: RejectsVerdict | undefined): string {
   const { summary, source } = result;
   const { counts } = summary;
   const out: string[] = [];
@@ -143,11 +145,11 @@ function renderText(name: string, result: ValidationResult, rejectedOut: string 
     if (pairs.length > SHOWN_PER_CODE) out.push(`    … and ${pairs.length - SHOWN_PER_CODE} more`);
   }
   if (rejectedOut) out.push('', `Rejected rows written to ${show(rejectedOut)}; fix them there and feed the file back.`);
-  out.push('', counts.rejected ? `${counts.rejected} row(s) rejected.` : 'All rows valid.');
+  out.push('', rejects ? `${rejects.text}.` : 'All rows valid.');
   return `${out.join('\n')}\n`;
 }
 
-function toJson(name: string, result: ValidationResult, rejectedOut: string | undefined, exitCode: number): unknown {
+function toJson(name: string, result: ValidationResult, rejectedOut: string | undefined, exitCode: number, rejects: RejectsVerdict | undefined): unknown {
   const { summary, source, compiled } = result;
   return {
     pipeline: name,
@@ -163,6 +165,7 @@ function toJson(name: string, result: ValidationResult, rejectedOut: string | un
     ...(summary.layers ? { layers: summary.layers } : {}),
     ...(summary.duplicatePeople ? { duplicatePeople: summary.duplicatePeople } : {}),
     rejectedOut: rejectedOut ?? null,
+    ...(rejects ? { rejects } : {}),
     exitCode,
   };
 }
