@@ -8,7 +8,7 @@
  * by host only.
  */
 import type { Logger } from 'pino';
-import type { NotifyConfig } from '../config/pipeline.js';
+import type { NotifyConfig, RejectsPolicy } from '../config/pipeline.js';
 import type { RunReport } from '../report/types.js';
 import { postWebhook, withRetries, type Delivered, type DeliveryOptions } from './deliver.js';
 import { sendEmail } from './email.js';
@@ -19,6 +19,10 @@ export interface NotifyContext {
   env: Readonly<Record<string, string | undefined>>;
   /** The report folder, named in the message when notify.report_url is not set. */
   reportDir: string;
+  /** The report fell back to another folder: notify.report_url does not lead to it, so the path is named instead. */
+  fellBack?: boolean;
+  /** policy.rejects, which tells tolerated rejects (no `rejects` event) from too many. */
+  rejects?: RejectsPolicy | undefined;
   logger?: Logger | undefined;
   delivery?: DeliveryOptions | undefined;
 }
@@ -26,10 +30,10 @@ export interface NotifyContext {
 /** Sends the notifications a run calls for; returns the notes for its report (none when it calls for none). */
 export async function notifyRun(config: NotifyConfig | undefined, report: RunReport, context: NotifyContext): Promise<string[]> {
   if (!config || report.dryRun) return [];
-  const events = runEvents(report);
+  const events = runEvents(report, context.rejects);
   const matched = events.filter((event) => config.on.includes(event));
   if (matched.length === 0) return [];
-  const notice = runNotice(report, matched, { reportDir: context.reportDir, reportUrl: config.report_url });
+  const notice = runNotice(report, matched, { reportDir: context.reportDir, reportUrl: context.fellBack ? undefined : config.report_url });
   const sends: { sink: string; send: () => Promise<Delivered> }[] = [];
   const { env } = context;
   const delivery = context.delivery ?? {};

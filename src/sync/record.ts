@@ -59,7 +59,7 @@ export async function recordRun(input: RecordInput): Promise<WrittenReport> {
   }
   // The alerts name the folder the report will really be in, the fallback one included.
   const destination = await reportDestination(report, reportOptions(pipeline, report, options));
-  report.notes.push(...(await notifyFor(pipeline, report, options, destination.dir)));
+  report.notes.push(...(await notifyFor(pipeline, report, options, destination)));
   // The files may leave the machine (CI artifacts, the job summary): masked as the console is.
   const records = input.records && options.mask ? () => mapIterable(input.records!(), maskRecord) : input.records;
   const written = await writeReportOrFallback(options.mask ? maskReport(report) : report, {
@@ -76,10 +76,12 @@ function* mapIterable<T, U>(items: Iterable<T>, map: (item: T) => U): Generator<
 }
 
 /** The run's alerts (notify/), sent before the report is written so that their outcome is in it. */
-function notifyFor(pipeline: ResolvedPipeline, report: RunReport, options: RecordInput['options'], reportDir: string): Promise<string[]> {
+function notifyFor(pipeline: ResolvedPipeline, report: RunReport, options: RecordInput['options'], destination: { dir: string; unwritable?: string }): Promise<string[]> {
   return notifyRun(pipeline.config.notify, report, {
     env: options.env ?? process.env,
-    reportDir,
+    reportDir: destination.dir,
+    fellBack: destination.unwritable !== undefined,
+    rejects: pipeline.config.policy.rejects,
     logger: options.logger,
     delivery: options.notify,
   });
@@ -104,7 +106,7 @@ export async function recordEarlyFailure(input: Omit<RecordInput, 'validRecords'
   const { pipeline, store, report, options } = input;
   // First, so that a state or report folder that cannot be written does not also silence the alert.
   const destination = await reportDestination(report, reportOptions(pipeline, report, options));
-  report.notes.push(...(await notifyFor(pipeline, report, options, destination.dir)));
+  report.notes.push(...(await notifyFor(pipeline, report, options, destination)));
   try {
     store.startRun({ id: report.runId, dryRun: report.dryRun, sourceSha256: '' });
     store.finishRun({ id: report.runId, outcome: 'failed', validRecords: 0, counts: report.counts });

@@ -19,7 +19,7 @@ import type { StateBackend } from '../state/backend.js';
 import { failureDuringApply } from './exit-code.js';
 import type { RunOptions, RunResult } from './options.js';
 import { recordRun } from './record.js';
-import { judgeRejects } from './rejects-tolerance.js';
+import { judgeRejects } from '../plan/rejects-tolerance.js';
 
 /** Everything known before the first write. */
 export interface PreparedRun {

@@ -226,6 +226,8 @@ describe('notify', () => {
       expect(run.exitCode).toBe(0);
       expect(run.written.warnings[0]).toContain(`It was written to ${run.written.dir} instead.`);
       expect(JSON.parse(hook.posts[0]!.body)).toMatchObject({ report: { path: run.written.dir } });
+      // notify.report_url leads to where reports are published, which this one is not.
+      expect(JSON.parse(hook.posts[0]!.body).report.url).toBeUndefined();
       expect(JSON.parse(await readFile(join(run.written.dir, 'report.json'), 'utf8'))).toMatchObject({ runId: run.report.runId });
     } finally {
       await rm(run.written.dir, { recursive: true, force: true });

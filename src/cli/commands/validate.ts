@@ -10,7 +10,7 @@ import { loadPipeline } from '../../config/load.js';
 import { EXIT } from '../../errors.js';
 import type { RowProblem } from '../../mapping/types.js';
 import { loadFieldsFile } from '../../config/fields-file.js';
-import { judgeRejects, type RejectsVerdict } from '../../sync/rejects-tolerance.js';
+import { judgeRejects, type RejectsVerdict } from '../../plan/rejects-tolerance.js';
 import { validatePipeline, type ValidationResult } from '../../sync/validate.js';
 import { dialectFor, rejectedCsvRows, writeRejectedCsv } from '../../report/rejected-csv.js';
 import type { Provenance } from '../../sources/types.js';
