@@ -88,8 +88,7 @@ function watchGroups(names: string[], records: number) {
  * Both children at once; checks they used the limit together and shared it fairly. 300 writes at
  * R = 20 take 15 s. Sharing one pace, each process takes as long from its first write to its
  * last, however late it started (the one that starts first has the limit alone meanwhile, then
- * half of it), so the bound holds on a loaded machine. Each on its own pace, one starves
- * (measured: 15.7 s and 30.2 s from their common start; 50 s to 354 s with four processes).
+ * half of it), so start-up times (seconds, and unequal, on a loaded machine) do not count.
  */
 async function expectSharedFairly(projects: Array<{ dir: string; pipeline: string }>, env: (i: number) => NodeJS.ProcessEnv, records: number, R: number) {
   const watch = watchGroups(['Budget test A', 'Budget test B'], records);
@@ -97,8 +96,12 @@ async function expectSharedFairly(projects: Array<{ dir: string; pipeline: strin
   for (const run of runs) expect(run.code, run.stderr).toBe(0);
   expect(emu!.stats.snapshot().writes.succeeded).toBeGreaterThanOrEqual(2 * records);
   const spans = watch.spans();
-  expect((2 * records) / watch.total() / R).toBeGreaterThan(0.5);
-  expect(Math.min(...spans) / Math.max(...spans), `seconds from first to last write: ${spans.join(', ')}`).toBeGreaterThan(0.6);
+  const seen = `seconds from first to last write: ${spans.map((x) => x.toFixed(1)).join(', ')}; all: ${watch.total().toFixed(1)}`;
+  // Each on its own pace, two processes reached 0.23-0.50 R together, and one took 3.6 times as
+  // long as the other (72 s and 262 s). Shared, the bench measures about 0.9 R and 2 % apart; a
+  // process busy with its own state writes leaves turns unused, so the bounds here are loose.
+  expect((2 * records) / watch.total() / R, seen).toBeGreaterThan(0.6);
+  expect(Math.min(...spans) / Math.max(...spans), seen).toBeGreaterThan(0.4);
 }
 
 describe('one budget per API key, shared by the processes of a host', () => {
