@@ -178,11 +178,9 @@ describe('pacing (simulated clock)', () => {
 /**
  * The client's pace against each limit the emulator can play, in simulated time: the emulator's
  * own limit classes judge each request, which reaches them after a latency with jitter (a
- * seeded 1–15 ms), as requests bunch on a real network.
- */
-/**
- * `jitterEveryMs`: besides the limit's own refusals, one call that often is refused anyway, as
- * a sliding window refuses a call whose latency came out longer than the pace's margin.
+ * seeded 1–15 ms), as requests bunch on a real network. `jitterEveryMs`: besides the limit's own
+ * refusals, one call that often is refused anyway, as a sliding window refuses a call whose
+ * latency came out longer than the pace's margin.
  */
 async function againstLimit(kind: RateLimitKind, R: number, maxRps: number | undefined, seconds: number, seed: number, jitterEveryMs = Infinity) {
   const clock = simClock();
