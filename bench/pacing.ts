@@ -280,8 +280,11 @@ export async function pacingRun(input: PacingRunInput): Promise<PacingRun> {
     const trace = process.env.PACING_TRACE
       ? setInterval(() => {
           const st = limiter.stats();
-          const recent = successes.filter((t) => t > performance.now() - 1000).length;
-          process.stderr.write(`${((performance.now() - started) / 1000).toFixed(2)}s pace ${st.currentRps.toFixed(1)} est ${st.estimatedLimitRps.toFixed(1)} 429s ${st.rateLimited} ok/last1s ${recent} inflight ${st.inFlight} queued ${st.queued}\n`);
+          const since = performance.now() - 1000;
+          const recent = (times: number[]) => times.filter((t) => t > since).length;
+          process.stderr.write(
+            `${((performance.now() - started) / 1000).toFixed(2)}s pace ${st.currentRps.toFixed(1)} est ${st.estimatedLimitRps.toFixed(1)} 429s ${st.rateLimited} last 1 s: sent ${recent(limiter.sentAt)} admitted ${recent(limiter.admittedAt)} records ${recent(successes)}; inflight ${st.inFlight}\n`,
+          );
         }, 250)
       : undefined;
     await Promise.all(

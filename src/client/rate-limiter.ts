@@ -79,8 +79,18 @@ const DOUBLING_MS = 300;
 const HOLD_MS = 10_000;
 /** ...then probes upward: +1 % after one second, +3 % after two, +7 %, +15 %... (doubling). */
 const PROBE_STEP = 0.01;
-/** A higher limit learned from a probe is kept once it has been paced this long without a 429. */
-const TRIAL_MS = 2000;
+/**
+ * A higher limit learned from a probe is kept once it has been paced this long without a second
+ * 429: longer than JITTER_QUIET_MS, so an estimate a hair too high (a fixed window counted across
+ * its edge: 21 where it admits 20) is caught by its recurring refusals, not kept as jitter.
+ */
+const TRIAL_MS = 5000;
+/**
+ * A probe's 429 learns a higher limit only when the service admitted this much more than the
+ * estimate: within it, a window's count of answers (whole calls, jittered) says nothing new, and
+ * a trial of it fails at the next jitter and holds the estimate down for DISPROVED_MS.
+ */
+const LEARN_ABOVE = 1.02;
 /** How long a learned estimate that failed its trial caps the next ones (the budget's other users may leave). */
 const DISPROVED_MS = 30_000;
 /** Admissions and refusals are counted over this window (the usual window of a rate limit). */
@@ -91,6 +101,16 @@ const WINDOW_MS = 1000;
  */
 const OVERSHOOT_429S = 3;
 const OVERSHOOT_SHARE = 0.05;
+/**
+ * A lone 429 at the settled pace, this long after the last one, is timing jitter and changes
+ * nothing. The pace leaves a margin of 3 % (30 ms of every second) under the limit; on a loaded
+ * machine the latency of two calls a second apart differs by more now and then, and the window
+ * refuses one. Cutting the pace 1 % at each such 429 ratcheted it down to 0.9 of the limit
+ * (0.87 R) within a minute, and the probe that should have restored it met the next one within
+ * its trial and was held under for DISPROVED_MS. One late 429 every few seconds costs a call
+ * (under 2 % at R = 20); recurring ones, closer than this, still nudge the pace down.
+ */
+const JITTER_QUIET_MS = 4000;
 /**
  * Lateness of a timer (a busy event loop) that the next turns may make up, at most half an
  * interval: any window of T ms then holds at most (T + 25) / interval + 1 requests, within the
@@ -124,6 +144,8 @@ export interface PaceState {
   /** When the answers of the last window came: admitted (anything but a 429) and refused. */
   admitted: number[];
   refused: number[];
+  /** When the last 429 at the settled pace came (absent from states written by an older version). */
+  lastRefusalAt?: number;
 }
 
 /**
@@ -154,6 +176,7 @@ export function initialPaceState(rate: number): PaceState {
     disproved: null,
     admitted: [],
     refused: [],
+    lastRefusalAt: -Infinity,
   };
 }
 
@@ -288,9 +311,10 @@ export class RateLimiter {
   /**
    * A 429. Only a share of refusals says the pace is above the limit: then the limit is estimated
    * from the requests the service admitted in the last window, and the pace settles under it. A
-   * lone 429 at the estimated limit (timing jitter, or the probe touching it) brings the pace back
-   * to its settled value, a hair lower; a lone 429 above it (a probe that found more room) learns
-   * the higher limit, on trial; a lone 429 far under it is not about the pace (a fault) and changes
+   * lone 429 at the settled pace after a quiet while is timing jitter and changes nothing; recurring
+   * ones bring the pace a hair lower. A lone 429 met by the probe above the settled pace brings it
+   * back there, or, when the service admitted clearly more than the estimate up to it, learns the
+   * higher limit, on trial. A lone 429 far under the pace is not about the pace (a fault) and changes
    * nothing. Answers to requests sent before the last slow-down are ignored.
    */
   onRateLimited(): void {
@@ -298,7 +322,13 @@ export class RateLimiter {
     this.rateLimitedCount += 1;
     this.update((s) => {
       recordEvent(s.refused, now);
+      const probing = s.rate > s.ceiling * SETTLE * 1.001;
+      // Timing jitter at the settled pace (not while probing above it: a probe's 429 is news, and
+      // says nothing of the settled pace).
+      const quietMs = now - (s.lastRefusalAt ?? -Infinity);
+      if (!probing) s.lastRefusalAt = now;
       if (now < s.holdoffUntil) return;
+      if (quietMs > JITTER_QUIET_MS && Number.isFinite(s.ceiling) && !probing && countRecent(s.refused, now) === 1) return;
       if (s.trial && now >= s.trial.until) {
         // The learned estimate held: the limit is at least that.
         s.trial = null;
@@ -322,11 +352,15 @@ export class RateLimiter {
       const overshooting = refusedCount >= OVERSHOOT_429S && refusedCount >= OVERSHOOT_SHARE * (refusedCount + admittedCount);
       if (!overshooting) {
         const learned = Math.min(admitted, 0.9 * (s.disproved?.value ?? Infinity));
-        if (Number.isFinite(s.ceiling) && learned > s.ceiling) {
+        if (Number.isFinite(s.ceiling) && learned > LEARN_ABOVE * s.ceiling) {
           // The probe passed the estimate and the service admitted it all, up to this lone 429: the
           // limit is what it just admitted (another client on the budget left, or the first
           // estimate was low). Falling back to the old estimate would starve this run.
           this.learn(s, learned, s.ceiling, now);
+        } else if (Number.isFinite(s.ceiling) && probing) {
+          // The probe touched the limit it knew: back to the settled pace, which this 429 does not
+          // fault. Cutting it here too ratcheted it down a step at every probe.
+          this.settle(s);
         } else if (Number.isFinite(s.ceiling) && admitted >= 0.9 * s.ceiling) {
           // A nudge: against a fixed window, a pace a hair too high meets a 429 at every edge. Never
           // below 0.9 of the last estimate, so random 429s cannot ratchet the pace down.

@@ -178,9 +178,11 @@ describe('pacing (simulated clock)', () => {
 /**
  * The client's pace against each limit the emulator can play, in simulated time: the emulator's
  * own limit classes judge each request, which reaches them after a latency with jitter (a
- * seeded 1–15 ms), as requests bunch on a real network.
+ * seeded 1–15 ms), as requests bunch on a real network. `jitterEveryMs`: besides the limit's own
+ * refusals, one call that often is refused anyway, as a sliding window refuses a call whose
+ * latency came out longer than the pace's margin.
  */
-async function againstLimit(kind: RateLimitKind, R: number, maxRps: number | undefined, seconds: number, seed: number) {
+async function againstLimit(kind: RateLimitKind, R: number, maxRps: number | undefined, seconds: number, seed: number, jitterEveryMs = Infinity) {
   const clock = simClock();
   const serverLimit = createServerRateLimit({ kind, rps: R }, clock.now);
   const limiter = limiterOn(clock, { ...(maxRps !== undefined ? { rps: maxRps } : {}), maxInFlight: 8 });
@@ -191,13 +193,16 @@ async function againstLimit(kind: RateLimitKind, R: number, maxRps: number | und
   const records = R * seconds;
   let next = 0;
   let finished = 0;
+  let jitterAt = jitterEveryMs;
   const worker = async () => {
     while (next < records) {
       next += 1;
       for (let refusals = 0; ; refusals++) {
         const admitted = await limiter.run(async () => {
           await clock.sleep(1 + random() * 14);
-          return serverLimit.admit().waitMs === 0;
+          if (clock.now() < jitterAt) return serverLimit.admit().waitMs === 0;
+          jitterAt += jitterEveryMs;
+          return false;
         });
         if (admitted) {
           admittedAt.push(clock.now());
@@ -253,6 +258,19 @@ describe('pacing against every limit the emulator plays (simulated clock)', () =
       expect(result.settledOverR).toBeGreaterThanOrEqual(0.95);
       expect(result.lateRefusals).toBeLessThanOrEqual(5);
       expect(result.limiter.currentRps).toBeLessThanOrEqual(40);
+    });
+  }
+
+  for (const kind of ['sliding-window', 'hidden'] as const) {
+    it(`${kind}: a lone 429 every 5 s (latency jitter on a loaded machine) does not ratchet the pace down`, async () => {
+      // Before: each one cut the estimate 1 % and restarted the 10 s hold before any probe, so
+      // the pace sank to 0.9 of the limit (0.87 R) within a minute and stayed there.
+      const result = await againstLimit(kind, 20, undefined, 60, 5, 5000);
+      expect(result.settledOverR).toBeGreaterThanOrEqual(0.95);
+      expect(result.limiter.estimatedLimitRps).toBeGreaterThan(19.5);
+      expect(result.limiter.currentRps).toBeGreaterThanOrEqual(0.95 * 20);
+      // The jitter's own 429s (one in 5 s) and hardly any more.
+      expect(result.lateRefusals).toBeLessThanOrEqual(60 / 5 + 3);
     });
   }
 

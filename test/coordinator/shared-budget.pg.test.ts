@@ -26,7 +26,7 @@ afterEach(async () => {
 });
 
 /** `rostersync sync <pipeline> --create-group` in a child process; resolves with its exit code and when it ended. */
-function syncInChild(pipeline: string, cwd: string, env: NodeJS.ProcessEnv): Promise<{ code: number | null; endedAt: number; stderr: string }> {
+function syncInChild(pipeline: string, cwd: string, env: NodeJS.ProcessEnv): Promise<{ code: number | null; stderr: string }> {
   return new Promise((done, fail) => {
     const child = spawn(process.execPath, [join(ROOT, 'bin', 'rostersync-dev.js'), 'sync', pipeline, '--create-group', '--log-level', 'warn'], {
       cwd,
@@ -39,7 +39,7 @@ function syncInChild(pipeline: string, cwd: string, env: NodeJS.ProcessEnv): Pro
     child.once('error', fail);
     child.once('exit', (code) => {
       clearTimeout(timer);
-      done({ code, endedAt: performance.now(), stderr });
+      done({ code, stderr });
     });
   });
 }
@@ -60,19 +60,48 @@ async function twoProjects(records: number) {
 }
 
 /**
- * Both children at once; checks they finished together and used the limit together. 300 writes at
- * R = 20 take 15 s, plus the children's start-up (seconds each on a loaded machine). Each on its
- * own pace, one finishes far earlier than the other (measured: 15.7 s and 30.2 s).
+ * When each pipeline's group got its first record and its last one, read from the emulator's
+ * world every 50 ms: the children's own pace, without their start-up (seconds each, and unequal,
+ * on a loaded machine).
+ */
+function watchGroups(names: string[], records: number) {
+  const firstAt = new Map<string, number>();
+  const doneAt = new Map<string, number>();
+  const timer = setInterval(() => {
+    const now = performance.now();
+    for (const group of emu!.world.orgs.flatMap((org) => [...org.groups.values()])) {
+      if (!names.includes(group.name)) continue;
+      if (group.records.size > 0 && !firstAt.has(group.name)) firstAt.set(group.name, now);
+      if (group.records.size >= records && !doneAt.has(group.name)) doneAt.set(group.name, now);
+    }
+  }, 50);
+  return {
+    stop: () => clearInterval(timer),
+    /** Seconds each group took from its first record to its last. */
+    spans: () => names.map((name) => ((doneAt.get(name) ?? NaN) - (firstAt.get(name) ?? NaN)) / 1000),
+    /** Seconds from the first record of all to the last. */
+    total: () => (Math.max(...doneAt.values()) - Math.min(...firstAt.values())) / 1000,
+  };
+}
+
+/**
+ * Both children at once; checks they used the limit together and shared it fairly. 300 writes at
+ * R = 20 take 15 s. Sharing one pace, each process takes as long from its first write to its
+ * last, however late it started (the one that starts first has the limit alone meanwhile, then
+ * half of it), so start-up times (seconds, and unequal, on a loaded machine) do not count.
  */
 async function expectSharedFairly(projects: Array<{ dir: string; pipeline: string }>, env: (i: number) => NodeJS.ProcessEnv, records: number, R: number) {
-  const started = performance.now();
-  const runs = await Promise.all(projects.map((project, i) => syncInChild(project.pipeline, project.dir, env(i))));
+  const watch = watchGroups(['Budget test A', 'Budget test B'], records);
+  const runs = await Promise.all(projects.map((project, i) => syncInChild(project.pipeline, project.dir, env(i)))).finally(watch.stop);
   for (const run of runs) expect(run.code, run.stderr).toBe(0);
   expect(emu!.stats.snapshot().writes.succeeded).toBeGreaterThanOrEqual(2 * records);
-  const seconds = runs.map((run) => (run.endedAt - started) / 1000);
-  const [first, last] = [Math.min(...seconds), Math.max(...seconds)];
-  expect((2 * records) / last / R).toBeGreaterThan(0.4);
-  expect(first / last).toBeGreaterThan(0.75);
+  const spans = watch.spans();
+  const seen = `seconds from first to last write: ${spans.map((x) => x.toFixed(1)).join(', ')}; all: ${watch.total().toFixed(1)}`;
+  // Each on its own pace, two processes reached 0.23-0.50 R together, and one took 3.6 times as
+  // long as the other (72 s and 262 s). Shared, the bench measures about 0.9 R and 2 % apart; a
+  // process busy with its own state writes leaves turns unused, so the bounds here are loose.
+  expect((2 * records) / watch.total() / R, seen).toBeGreaterThan(0.6);
+  expect(Math.min(...spans) / Math.max(...spans), seen).toBeGreaterThan(0.4);
 }
 
 describe('one budget per API key, shared by the processes of a host', () => {
