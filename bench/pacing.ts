@@ -393,7 +393,7 @@ export async function pacingBenchmark(quick: boolean, log: (m: string) => void):
     { kind: 'sliding-window', serverRps: R, clientMaxRps: R, records: R * seconds, concurrency: 8 },
     // Twenty pipelines' clients sharing one limiter (as `sync a.yaml b.yaml …` wires them), no max_rps.
     { kind: 'sliding-window', serverRps: R, clientMaxRps: null, records: R * seconds, concurrency: 4, clients: 20 },
-    // Issue 13's example: five calls in any sliding second, no max_rps (no baseline: at 5 req/s load does not matter).
+    // The classic hard case: five calls in any sliding second, no max_rps (no baseline: at 5 req/s load does not matter).
     { kind: 'sliding-window', serverRps: 5, clientMaxRps: null, records: quick ? 60 : 75, concurrency: 8 },
     // The workloads of real runs, judged after their first 10 s: 404s (create-if-absent, the
     // mixed run's misses) are calls the service admitted, and the pace must learn from them.

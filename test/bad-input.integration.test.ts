@@ -269,7 +269,7 @@ const cases: BadCase[] = [
   { name: 'unreachable base URL', argv: sync, env: { SERVICE_BASE_URL: 'http://127.0.0.1:9' }, exit: EXIT.unavailable, says: [/127\.0\.0\.1:9/] },
   { name: 'plain http to a host off loopback', argv: sync, env: { SERVICE_BASE_URL: 'http://service.example.org' }, exit: EXIT.usage, says: [/refusing plain http:\/\/ to service\.example\.org/] },
   { name: 'no base URL at all', argv: validate, env: { SERVICE_BASE_URL: undefined }, exit: EXIT.usage, says: [/SERVICE_BASE_URL/] },
-  // Issue 12: the credentials of a base URL are never echoed, even when the port is wrong.
+  // the credentials of a base URL are never echoed, even when the port is wrong.
   {
     name: 'base URL with credentials and a bad port',
     argv: sync,

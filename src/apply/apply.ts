@@ -10,7 +10,8 @@
  */
 import { NotFoundError, ServiceError } from '../client/errors.js';
 import { EXIT, UserFacingError } from '../errors.js';
-import type { Fields, Plan, PlanItem, RecordOutcome } from '../plan/types.js';
+import type { Fields, Plan, PlanItem } from '../plan/types.js';
+import type { ApplyResult, ItemOutcome, Overwritten } from '../plan/outcomes.js';
 import { isEmptyValue } from '../plan/build.js';
 import type { RowKeyRepairs } from '../plan/row-key-repairs.js';
 import type { StateBackend } from '../state/backend.js';
@@ -32,28 +33,6 @@ export interface RecordWriter {
   deleteAuthor(groupId: number, clientId: string, options?: WriteOptions): Promise<unknown>;
 }
 
-export interface ItemOutcome {
-  outcome: RecordOutcome;
-  httpStatus?: number;
-  attempts?: number;
-  error?: string;
-  /** A partial update that found the record deleted remotely and recreated it with a full POST. */
-  recreated?: boolean;
-  /** A create-if-absent that found the record existing: adopted, only managed fields written. */
-  adopted?: boolean;
-  /** Fields of the plan's body not sent because the record already held a value (`ifEmpty`). */
-  kept?: string[];
-  /** Managed fields of an adopted record whose value in the service was replaced. */
-  overwritten?: Overwritten[];
-}
-
-/** A managed field an adoption overwrote: the value the service held, and the roster's. */
-export interface Overwritten {
-  field: string;
-  before: Fields[string];
-  after: Fields[string];
-}
-
 /** What one planned write did beyond being written (see ItemOutcome). */
 interface Sent {
   sent: 'written' | 'recreated' | 'adopted';
@@ -70,7 +49,7 @@ export class LockLostError extends Error {
 }
 
 /**
- * A full POST answered 404. Spec § 2 creates a record that is absent, so the only thing that can be
+ * A full POST answered 404. docs/service-contract.md, call 2 creates a record that is absent, so the only thing that can be
  * missing is the group itself: deleted in the service's UI (or another organization's).
  */
 export class GroupGoneError extends Error {
@@ -83,7 +62,6 @@ export class GroupGoneError extends Error {
   }
 }
 
-export type StopReason = 'interrupted' | 'lock_lost' | 'deadline' | 'unavailable' | 'auth' | 'group_gone';
 
 /**
  * The outcome of nearly every write, shared: a first sync of a million records would otherwise
@@ -91,10 +69,6 @@ export type StopReason = 'interrupted' | 'lock_lost' | 'deadline' | 'unavailable
  */
 const DONE_FIRST_TIME: ItemOutcome = Object.freeze({ outcome: 'done', httpStatus: 200, attempts: 1 });
 
-export interface ApplyResult {
-  outcomes: Map<string, ItemOutcome>;
-  stopped?: { reason: StopReason; message: string; exitCode: number };
-}
 
 export interface ApplyOptions {
   plan: Pick<Plan, 'items' | 'stateRepairs' | 'rowKeySalt'>;
@@ -301,7 +275,7 @@ async function sendWhole(writer: RecordWriter, groupId: number, item: PlanItem, 
         await writer.patchAuthor(groupId, item.clientId, item.body ?? {}, write);
         return 'written';
       } catch (error) {
-        // Spec § 3: a partial update of a missing record is a 404. The record was deleted
+        // docs/service-contract.md, call 3: a partial update of a missing record is a 404. The record was deleted
         // remotely since the last run; recreate it whole from the roster.
         if (!(error instanceof NotFoundError)) throw error;
         await writer.putAuthor(groupId, item.clientId, fullBody(item), write);

@@ -100,21 +100,21 @@ export interface ClientStats {
 }
 
 export interface ServiceClient {
-  /** Spec § 1. GET an author-from-group record (with its linked author). */
+  /** docs/service-contract.md, call 1. GET an author-from-group record (with its linked author). */
   getAuthor(groupId: number, clientId: string, options?: CallOptions): Promise<AuthorFromGroup>;
-  /** Spec § 2. Create or fully replace a record; fields not sent become null. */
+  /** docs/service-contract.md, call 2. Create or fully replace a record; fields not sent become null. */
   putAuthor(groupId: number, clientId: string, body: AuthorWrite, options?: CallOptions): Promise<OkResponse>;
-  /** Spec § 3. Update only the fields sent (null clears one); 404 when the record does not exist. */
+  /** docs/service-contract.md, call 3. Update only the fields sent (null clears one); 404 when the record does not exist. */
   patchAuthor(groupId: number, clientId: string, body: AuthorPatch, options?: CallOptions): Promise<OkResponse>;
-  /** Spec § 4. Delete a record; 404 when absent. */
+  /** docs/service-contract.md, call 4. Delete a record; 404 when absent. */
   deleteAuthor(groupId: number, clientId: string, options?: CallOptions): Promise<OkResponse>;
-  /** Spec § 5. Not idempotent: see AmbiguousGroupCreationError. */
+  /** docs/service-contract.md, call 5. Not idempotent: see AmbiguousGroupCreationError. */
   createGroup(req: CreateGroupRequest, options?: CallOptions): Promise<CreateGroupResponse>;
-  /** Spec § 6. Multipart upload of a manuscript; answers referee candidates. */
+  /** docs/service-contract.md, call 6. Multipart upload of a manuscript; answers referee candidates. */
   uploadManuscript(input: ManuscriptUploadInput, options?: CallOptions): Promise<UploadResponse>;
-  /** Spec § 7. Journals for a manuscript already uploaded with `originId`. */
+  /** docs/service-contract.md, call 7. Journals for a manuscript already uploaded with `originId`. */
   recommendJournals(originId: string, query?: { corpus?: JournalsCorpus }, options?: CallOptions): Promise<RecommendJournalsResponse>;
-  /** Spec § 8. Custom fields of the three owners. */
+  /** docs/service-contract.md, call 8. Custom fields of the three owners. */
   listCustomFields(options?: CallOptions): Promise<CustomFieldsListing>;
   stats(): ClientStats;
 }

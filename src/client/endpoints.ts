@@ -42,9 +42,9 @@ export interface Endpoint {
 const AUTHOR = '/api/external/author-from-group/:group_id/:client_id/';
 
 export const ENDPOINTS = {
-  /** Spec § 1. */
+  /** docs/service-contract.md, call 1. */
   getAuthor: { method: 'GET', route: AUTHOR, answer: authorFromGroupSchema, okRequired: false, mode: 'idempotent' },
-  /** Spec § 2: create or fully replace a record. */
+  /** docs/service-contract.md, call 2: create or fully replace a record. */
   putAuthor: {
     method: 'POST',
     route: AUTHOR,
@@ -53,7 +53,7 @@ export const ENDPOINTS = {
     mode: 'idempotent',
     body: { schema: authorWriteSchema, what: 'author record (full POST)' },
   },
-  /** Spec § 3: update the fields sent. */
+  /** docs/service-contract.md, call 3: update the fields sent. */
   patchAuthor: {
     method: 'POST',
     route: `${AUTHOR}partial/`,
@@ -62,9 +62,9 @@ export const ENDPOINTS = {
     mode: 'idempotent',
     body: { schema: authorPatchSchema, what: 'author record (partial POST)' },
   },
-  /** Spec § 4. */
+  /** docs/service-contract.md, call 4. */
   deleteAuthor: { method: 'DELETE', route: AUTHOR, answer: okResponseSchema, okRequired: true, mode: 'idempotent' },
-  /** Spec § 5. Not idempotent (design decision 3): retried only when provably never processed. */
+  /** docs/service-contract.md, call 5. Not idempotent (design decision 3): retried only when provably never processed. */
   createGroup: {
     method: 'POST',
     route: '/api/external/authors-group/create/',
@@ -73,9 +73,9 @@ export const ENDPOINTS = {
     mode: 'unsent-only',
     body: { schema: createGroupRequestSchema, what: 'group creation request' },
   },
-  /** Spec § 6, multipart. "States and transitions" rule 1: the same origin_id updates, so a repeat is safe. */
+  /** docs/service-contract.md, call 6, multipart. "States and transitions" rule 1: the same origin_id updates, so a repeat is safe. */
   uploadManuscript: { method: 'POST', route: '/api/external/proposal/', answer: uploadResponseSchema, okRequired: false, mode: 'idempotent' },
-  /** Spec § 7. */
+  /** docs/service-contract.md, call 7. */
   recommendJournals: {
     method: 'GET',
     route: '/api/external/recommend-journals/:origin_id/',
@@ -83,7 +83,7 @@ export const ENDPOINTS = {
     okRequired: false,
     mode: 'idempotent',
   },
-  /** Spec § 8. */
+  /** docs/service-contract.md, call 8. */
   listCustomFields: { method: 'GET', route: '/api/external/custom-fields/all/', answer: customFieldsListingSchema, okRequired: false, mode: 'idempotent' },
 } as const satisfies Record<string, Endpoint>;
 

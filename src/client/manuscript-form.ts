@@ -103,7 +103,7 @@ export function validateManuscriptInput(input: ManuscriptUploadInput): void {
 /** Builds a fresh form for one attempt (a FormData body is consumed when sent). */
 export function buildManuscriptForm(input: ManuscriptUploadInput, apiKey: string): FormData {
   const form = new FormData();
-  // Spec § Authentication 2: the upload also carries the key as a form field.
+  // docs/service-contract.md, Authentication: the upload also carries the key as a form field.
   form.append('api_key', apiKey);
   form.append('folder', input.folder);
   form.append('origin_id', input.originId);
@@ -121,7 +121,7 @@ export function buildManuscriptForm(input: ManuscriptUploadInput, apiKey: string
     const value = input.filters?.[key];
     if (value !== undefined) form.append(field, String(value));
   }
-  // Spec § 6: any non-empty value (even "false") skips candidates, so send the field only when asked.
+  // docs/service-contract.md, call 6: any non-empty value (even "false") skips candidates, so send the field only when asked.
   if (input.excludeCandidates) form.append('exclude_candidates', 'true');
   if (input.sourceFile) {
     const kind = detectSourceFileKind(input.sourceFile.data) ?? 'pdf';

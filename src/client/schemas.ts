@@ -14,7 +14,7 @@ export function hasKnownDataKind<F extends { data_kind: string }>(field: F): fie
   return (dataKindSchema.options as readonly string[]).includes(field.data_kind);
 }
 
-/** Spec § Custom field: `options` is present only for single_option / multi_option. */
+/** docs/service-contract.md, Custom fields: `options` is present only for single_option / multi_option. */
 export const customFieldOptionSchema = z.object({ api_id: z.string(), option: z.string() }).loose();
 export const customFieldSchema = z
   .object({
@@ -29,7 +29,7 @@ export const customFieldSchema = z
   .loose();
 export type CustomField = z.infer<typeof customFieldSchema>;
 
-/** Spec § 8: three owners, each an array of custom fields. */
+/** docs/service-contract.md, call 8: three owners, each an array of custom fields. */
 export const customFieldsListingSchema = z
   .object({
     author_from_group: z.array(customFieldSchema),
@@ -110,7 +110,7 @@ export type AuthorPatch = z.infer<typeof authorPatchSchema>;
 export const okResponseSchema = z.object({ ok: z.boolean() }).loose();
 export type OkResponse = z.infer<typeof okResponseSchema>;
 
-/** Spec § 5. */
+/** docs/service-contract.md, call 5. */
 export const createGroupRequestSchema = z.object({
   group_name: z.string().min(1),
   owner_team: z.string().min(1),
@@ -121,7 +121,7 @@ export type CreateGroupRequest = z.infer<typeof createGroupRequestSchema>;
 export const createGroupResponseSchema = z.object({ authors_group_id: z.number().int() }).loose();
 export type CreateGroupResponse = z.infer<typeof createGroupResponseSchema>;
 
-/** Spec § authors_groups_settings. `boost_multiplier` only with effect `boost`. */
+/** The service's authors_groups_settings. `boost_multiplier` only with effect `boost`. */
 export const authorsGroupRefSchema = z
   .object({ id: z.number().int(), name: z.string(), label: z.string().nullable() })
   .loose();
@@ -134,7 +134,7 @@ export const authorsGroupsSettingsSchema = z
   .loose();
 export type AuthorsGroupsSettings = z.infer<typeof authorsGroupsSettingsSchema>;
 
-/** Spec § debug_info. */
+/** The upload answer's debug_info. */
 export const debugInfoSchema = z
   .object({
     source_file: z.string().nullable(),
@@ -196,7 +196,7 @@ export const candidateSchema = z
   .loose();
 export type Candidate = z.infer<typeof candidateSchema>;
 
-/** Spec § 6 response. */
+/** docs/service-contract.md, call 6 response. */
 export const uploadResponseSchema = z
   .object({
     version: z.number().int(),
@@ -209,7 +209,7 @@ export const uploadResponseSchema = z
   .loose();
 export type UploadResponse = z.infer<typeof uploadResponseSchema>;
 
-/** Spec § Recommended journal. */
+/** A recommended journal (docs/service-contract.md, call 7). */
 export const recommendedJournalSchema = z
   .object({
     id: z.number().int(),
@@ -247,7 +247,7 @@ export const webhookCandidateSchema = candidateSchema
   .extend({ marked: z.literal(true), marked_by: z.string() });
 export type WebhookCandidate = z.infer<typeof webhookCandidateSchema>;
 
-/** Spec § Events payload: the webhook documents only highlight and limit_to. */
+/** docs/service-contract.md, The webhook: the payload: the webhook documents only highlight and limit_to. */
 export const webhookPayloadSchema = z
   .object({
     version: z.number().int(),

@@ -118,7 +118,7 @@ export function validateWriteBody(org: AuthorFieldIndex, body: Record<string, un
   }
 }
 
-/** Spec § Records 3: a full replace — omitted standard fields become null, omitted custom fields have no value. */
+/** docs/service-contract.md, call 2: a full replace — omitted standard fields become null, omitted custom fields have no value. */
 export function fullRecord(body: Record<string, unknown>): StoredRecord {
   const record: StoredRecord = {
     name: body.name as string,
@@ -134,7 +134,7 @@ export function fullRecord(body: Record<string, unknown>): StoredRecord {
   return record;
 }
 
-/** Spec § 3: only the sent fields change; a custom field sent as null loses its value. */
+/** docs/service-contract.md, call 3: only the sent fields change; a custom field sent as null loses its value. */
 export function applyPartial(record: StoredRecord, body: Record<string, unknown>): void {
   for (const [key, value] of Object.entries(body)) {
     if (STANDARD.has(key)) record[key] = value;

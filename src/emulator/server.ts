@@ -290,7 +290,7 @@ async function runRoute(route: Route, params: Record<string, string>, input: Run
   };
   try {
     if (route.auth === 'none') return await route.handle(ctx);
-    // Spec § Authentication 1: X-ApiKey header; node lower-cases header names (case-insensitive).
+    // docs/service-contract.md, Authentication: X-ApiKey header; node lower-cases header names (case-insensitive).
     const header = input.req.headers['x-apikey'];
     const key = Array.isArray(header) ? header[0] : header;
     const org = input.world.orgByApiKey(key?.trim());

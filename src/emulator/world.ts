@@ -236,7 +236,7 @@ function buildOrgState(org: FixtureOrg, orgIndex: number): OrgState {
   };
 }
 
-/** Spec § Custom field: description is nullable; options present only for the option kinds. */
+/** docs/service-contract.md, Custom fields: description is nullable; options present only for the option kinds. */
 function listedField(field: CustomField): CustomField {
   const { options, ...rest } = field;
   const listed: CustomField = { ...rest, description: field.description ?? null };

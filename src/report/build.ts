@@ -3,7 +3,7 @@
  * This is where the plan's data becomes words for people: option api_ids are shown by their
  * labels, and the estimate is put in a sentence. Pure: no I/O.
  */
-import type { ApplyResult } from '../apply/apply.js';
+import type { ApplyResult } from '../plan/outcomes.js';
 import type { FieldValue } from '../mapping/types.js';
 import type { RosterSummary } from '../mapping/roster.js';
 import type { FieldChange, Plan, PlanAction, PlanEstimate, RecordOutcome } from '../plan/types.js';

@@ -5,7 +5,8 @@
  * - apply: the group is created if need be and the plan's items are written (apply/, the only writer);
  * - record: the run's outcome and exit code are decided, journaled in the state, and the report written.
  */
-import { writePlan, type ApplyResult } from '../apply/apply.js';
+import { writePlan } from '../apply/apply.js';
+import type { ApplyResult } from '../plan/outcomes.js';
 import { ensureGroup } from '../apply/group.js';
 import type { ServiceClient } from '../client/client.js';
 import type { ResolvedPipeline } from '../config/load.js';

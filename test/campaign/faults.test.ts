@@ -1,5 +1,5 @@
 /**
- * Issue 4 "Done when": with the emulator injecting 10 % faults (500, 502, 503, 429 and connection
+ * With the emulator injecting 10 % faults (500, 502, 503, 429 and connection
  * resets, before or after the handler ran) under a rate limit, a single sync of 2,000 records
  * converges with no failed record, using the client's default retry policy (real delays).
  */

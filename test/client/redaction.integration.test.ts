@@ -1,5 +1,5 @@
 /**
- * Issue 12, "Messages, exit codes, secrets": the API key is redacted also URL-encoded and with its
+ * the API key is redacted also URL-encoded and with its
  * case changed; credentials in a base URL are never echoed, whatever else is wrong with the URL.
  */
 import { Writable } from 'node:stream';

@@ -1,5 +1,5 @@
 /**
- * Issue 12, "Service answers": the client against an emulator that behaves the inconvenient way
+ * the client against an emulator that behaves the inconvenient way
  * (docs/emulator.md, "Quirks"). Each test fails without the matching fix in src/client/.
  */
 import { afterEach, describe, expect, it } from 'vitest';

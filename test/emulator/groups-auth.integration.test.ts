@@ -1,4 +1,4 @@
-/** Spec § 5 (authors group creation), § 8 (custom fields listing) and § Authentication, over real HTTP. */
+/** docs/service-contract.md, call 5 (authors group creation), § 8 (custom fields listing) and § Authentication, over real HTTP. */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { ENDPOINTS } from '../../src/client/endpoints.js';
 import type { RunningEmulator } from '../../src/emulator/server.js';

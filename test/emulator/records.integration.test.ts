@@ -1,4 +1,4 @@
-/** Spec §§ 1–4 (author-from-group records) and the custom field value rules, over real HTTP. */
+/** docs/service-contract.md, calls 1–4 (author-from-group records) and the custom field value rules, over real HTTP. */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { ENDPOINTS } from '../../src/client/endpoints.js';
 import type { RunningEmulator } from '../../src/emulator/server.js';

@@ -1,4 +1,4 @@
-/** Issue 12: numbers a JSON number (a double) cannot carry exactly are row rejects, not rounded values. */
+/** Numbers a JSON number (a double) cannot carry exactly are row rejects, not rounded values. */
 import { describe, expect, it } from 'vitest';
 import { coerceNumber } from '../../src/mapping/coerce.js';
 

@@ -1,5 +1,5 @@
 /**
- * Issue 12: a valid row and a rejected row with the same client_id are duplicates. The record is
+ * A valid row and a rejected row with the same client_id are duplicates. The record is
  * neither written nor deleted while the rejected row exists, so the valid row must not count as
  * valid: it is rejected too, pointing at the rejected row.
  */

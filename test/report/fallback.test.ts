@@ -1,5 +1,5 @@
 /**
- * Issue 12: a run whose report directory cannot be written still says what it wrote, on the console
+ * A run whose report directory cannot be written still says what it wrote, on the console
  * and in a report in a fallback place it names; a full disk is a clear message, not "a bug".
  */
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';

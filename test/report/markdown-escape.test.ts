@@ -1,5 +1,5 @@
 /**
- * Issue 12: Markdown reports (report.md and the $GITHUB_STEP_SUMMARY append, which is the same text)
+ * Markdown reports (report.md and the $GITHUB_STEP_SUMMARY append, which is the same text)
  * escape roster values. Rendered with a real GFM renderer (marked): a client_id with backticks or raw
  * HTML stays inside its code span and nothing renders as a link, an image or markup.
  */

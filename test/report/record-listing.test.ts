@@ -4,7 +4,7 @@
  * `reportRecords` gives every one again for records.jsonl and the HTML pages.
  */
 import { describe, expect, it } from 'vitest';
-import type { ApplyResult, ItemOutcome } from '../../src/apply/apply.js';
+import type { ApplyResult, ItemOutcome } from '../../src/plan/outcomes.js';
 import type { RosterSummary } from '../../src/mapping/roster.js';
 import type { Plan, PlanItem } from '../../src/plan/types.js';
 import { buildRunReport, FAILED_RECORDS_LISTED, RECORDS_FILE, RECORDS_LISTED, reportRecords, type ReportHeader } from '../../src/report/build.js';

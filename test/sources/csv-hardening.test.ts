@@ -1,5 +1,5 @@
 /**
- * Issue 12, "Readers" (CSV): a NUL byte anywhere is refused, not only in the first 64 KB; invalid
+ * CSV readers: a NUL byte anywhere is refused, not only in the first 64 KB; invalid
  * UTF-8 is reported by line; a row with many cells beyond the header gets a bounded message.
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';

@@ -1,5 +1,5 @@
 /**
- * Issue 12: a sound state database on a read-only mount (or without write permission, or on a full
+ * A sound state database on a read-only mount (or without write permission, or on a full
  * disk) is not called damaged: following "move it aside" would lose the state.
  */
 import { chmodSync, mkdtempSync, writeFileSync } from 'node:fs';

@@ -1,5 +1,5 @@
 /**
- * Issue 10, "state you can trust", end to end: the CLI in-process against the emulator over real
+ * end to end: the CLI in-process against the emulator over real
  * HTTP. One test per case of the issue, each with exact write counts, the values set "in the UI"
  * that must survive, and exit codes.
  */

@@ -1,5 +1,5 @@
 /**
- * Issue 12: report directory not writable. The run's writes are done; it still says what it wrote,
+ * Report directory not writable. The run's writes are done; it still says what it wrote,
  * on the console and in a report in a fallback place it names, and exits with the run's own code.
  */
 import { existsSync, rmSync } from 'node:fs';

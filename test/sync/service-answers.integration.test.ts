@@ -1,5 +1,5 @@
 /**
- * Issue 12, "Service answers", end to end: sync against an emulator that behaves the inconvenient
+ * Service answers, end to end: sync against an emulator that behaves the inconvenient
  * way (docs/emulator.md, "Quirks"). Each test fails without its fix.
  */
 import { readFile, writeFile } from 'node:fs/promises';

@@ -1,5 +1,5 @@
 /**
- * Issue 12: rows from rejected.csv can be read back by the same pipeline after they are fixed: the
+ * Rows from rejected.csv can be read back by the same pipeline after they are fixed: the
  * file is written in the pipeline's own encoding, delimiter and header row.
  */
 import { readFileSync, writeFileSync } from 'node:fs';

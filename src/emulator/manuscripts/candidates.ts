@@ -198,7 +198,7 @@ export function computeCandidates(ctx: CandidateContext): CandidateResult {
   };
 }
 
-/** Spec § authors_groups_settings: present when the folder's settings name groups; `boost_multiplier` only for boost. */
+/** The service's authors_groups_settings: present when the folder's settings name groups; `boost_multiplier` only for boost. */
 export function groupsSettingsOf(rf: ResolvedRefereeFinder | null): AuthorsGroupsSettings | null {
   if (!rf) return null;
   return {

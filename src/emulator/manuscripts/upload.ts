@@ -17,7 +17,7 @@ export interface UploadFields {
   authorsCount: number;
   authors: ManuscriptAuthor[];
   filters: CandidateFilters;
-  /** Spec § 6: present with any non-empty value (even "false" or "0") skips candidates. */
+  /** docs/service-contract.md, call 6: present with any non-empty value (even "false" or "0") skips candidates. */
   excludeCandidates: boolean;
 }
 

@@ -1,5 +1,5 @@
 /**
- * Spec §§ 1–4: author-from-group records inside an authors group, keyed by the client-side id.
+ * docs/service-contract.md, calls 1–4: author-from-group records inside an authors group, keyed by the client-side id.
  * The group must belong to the caller's organization (else 404, like an unknown group).
  */
 import { servedAt, type AuthenticatedContext, type Route } from '../router.js';
@@ -17,7 +17,7 @@ function groupOf(ctx: AuthenticatedContext): GroupState {
     throw notFound(`no such endpoint: ${ctx.method} ${ctx.path}`);
   }
   const raw = ctx.params.group_id!;
-  // Spec § 1: group_id is an integer; anything else cannot name a group.
+  // docs/service-contract.md, call 1: group_id is an integer; anything else cannot name a group.
   const id = /^\d{1,15}$/.test(raw) ? Number(raw) : NaN;
   const group = Number.isSafeInteger(id) ? ctx.org.groups.get(id) : undefined;
   if (!group) throw notFound(`authors group ${raw} does not exist in this organization`);
@@ -62,7 +62,7 @@ function readShape(world: World, record: StoredRecord): Record<string, unknown> 
       name: [author.first_name, author.middle_name, author.last_name, author.suffix].filter(Boolean).join(' '),
       articles_count: articles.length,
       h_index: author.h_index,
-      // Spec § Limits: the last three published articles (newest first).
+      // The service's stated limits: the last three published articles (newest first).
       last_articles: articles.slice(0, 3).map((article) => ({
         service_url: world.articleUrl(article.id),
         title: article.title,
@@ -90,7 +90,7 @@ export const routes: Route[] = [
       const body = ctx.jsonObject();
       validateWriteBody(ctx.org, body, 'full');
       if (refusesWrite(ctx.runtime, ctx.params.client_id!)) return REFUSED(ctx);
-      // Spec § 2 / Records 3: created when absent, fully replaced when present.
+      // docs/service-contract.md, call 2 / Records 3: created when absent, fully replaced when present.
       group.records.set(ctx.params.client_id!, fullRecord(body));
       return json({ ok: true });
     },

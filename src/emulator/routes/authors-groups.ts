@@ -1,5 +1,5 @@
 /**
- * Spec § 5: `POST /api/external/authors-group/create/`. Needs the Authors groups plan feature (403),
+ * docs/service-contract.md, call 5: `POST /api/external/authors-group/create/`. Needs the Authors groups plan feature (403),
  * a body with group_name, owner_team, editor_teams, viewer_teams (400), and teams that exist (400
  * naming the team). Not idempotent: the same body twice creates two groups, as the real service does.
  */

@@ -1,4 +1,4 @@
-/** Spec § 8: `GET /api/external/custom-fields/all/` lists the org's custom fields for the three owners. */
+/** docs/service-contract.md, call 8: `GET /api/external/custom-fields/all/` lists the org's custom fields for the three owners. */
 import { servedAt, type Route } from '../router.js';
 import { json } from '../reply.js';
 import { quirksOf, UNKNOWN_KIND_FIELD } from '../quirks.js';

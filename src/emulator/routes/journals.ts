@@ -1,5 +1,5 @@
 /**
- * Spec § 7: `GET /api/external/recommend-journals/{origin_id}/?journals_corpus=all_journals|org_journals`.
+ * docs/service-contract.md, call 7: `GET /api/external/recommend-journals/{origin_id}/?journals_corpus=all_journals|org_journals`.
  * Needs the Recommend journals plan feature (403) and a manuscript uploaded with that origin_id
  * by the same organization (404).
  */

@@ -1,5 +1,5 @@
 /**
- * Spec § 6: `POST /api/external/proposal/` (multipart) — stores the manuscript (upsert by
+ * docs/service-contract.md, call 6: `POST /api/external/proposal/` (multipart) — stores the manuscript (upsert by
  * origin_id, folder move, folders created on demand) and answers referee candidates, version 7.
  *
  * Authentication: the `X-ApiKey` header (checked by the server) and the `api_key` form field
