@@ -3,6 +3,7 @@
  * This is where the plan's data becomes words for people: option api_ids are shown by their
  * labels, and the estimate is put in a sentence. Pure: no I/O.
  */
+import type { ResolvedPipeline } from '../config/load.js';
 import type { ApplyResult } from '../plan/outcomes.js';
 import type { FieldValue } from '../mapping/types.js';
 import type { RosterSummary } from '../mapping/roster.js';
@@ -14,6 +15,45 @@ export type ReportHeader = Omit<
   RunReport,
   'counts' | 'records' | 'recordsOmitted' | 'recordsFile' | 'orphans' | 'orphanNames' | 'guards' | 'estimate' | 'input' | 'rejectedRows' | 'rejectedRowsOmitted' | 'notes' | 'finishedAt' | 'durationMs'
 >;
+
+/** What a run knows of itself when it reports, planned or not. */
+export interface RunFacts {
+  runId: string;
+  pipeline: ResolvedPipeline;
+  source: RunReport['source'];
+  target: RunReport['target'];
+  dryRun: boolean;
+  startedAt: number;
+  /** Known once the run planned; a run that failed before is `failed` (earlyFailureReport). */
+  outcome?: RunReport['outcome'];
+  exitCode: number;
+  message?: string | undefined;
+  limiter?: RunReport['limiter'];
+  drift?: RunReport['drift'];
+}
+
+/** The report's header, built here only: for a run that planned and for one that failed before. */
+export function reportHeader(run: RunFacts & { outcome: RunReport['outcome'] }): ReportHeader;
+export function reportHeader(run: RunFacts): Omit<ReportHeader, 'outcome'>;
+export function reportHeader(run: RunFacts): Omit<ReportHeader, 'outcome'> {
+  return {
+    version: 1,
+    runId: run.runId,
+    pipeline: run.pipeline.name,
+    pipelineFile: run.pipeline.file,
+    source: run.source,
+    target: run.target,
+    mode: run.pipeline.config.policy.mode,
+    update: run.pipeline.config.policy.update,
+    dryRun: run.dryRun,
+    startedAt: new Date(run.startedAt).toISOString(),
+    ...(run.outcome ? { outcome: run.outcome } : {}),
+    exitCode: run.exitCode,
+    ...(run.message ? { message: run.message } : {}),
+    ...(run.limiter ? { limiter: run.limiter } : {}),
+    ...(run.drift ? { drift: run.drift } : {}),
+  };
+}
 
 export interface ReportInput {
   base: ReportHeader;

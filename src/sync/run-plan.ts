@@ -14,7 +14,7 @@ import { EXIT } from '../errors.js';
 import type { RosterSummary } from '../mapping/roster.js';
 import type { Plan } from '../plan/types.js';
 import type { RowKeyRepairs } from '../plan/row-key-repairs.js';
-import { buildRunReport, reportRecords, type ReportHeader } from '../report/build.js';
+import { buildRunReport, reportHeader, reportRecords, type ReportHeader } from '../report/build.js';
 import type { RunReport } from '../report/types.js';
 import type { StateBackend } from '../state/backend.js';
 import { failureDuringApply } from './exit-code.js';
@@ -143,23 +143,19 @@ function withRejected(prepared: PreparedRun, verdict: Verdict): Verdict {
 
 async function record(prepared: PreparedRun, verdict: Verdict, applied: ApplyResult | undefined, options: RunOptions, callsMade?: number): Promise<RunResult> {
   const { pipeline } = prepared;
-  const base: ReportHeader = {
-    version: 1,
+  const base: ReportHeader = reportHeader({
     runId: prepared.runId,
-    pipeline: pipeline.name,
-    pipelineFile: pipeline.file,
+    pipeline,
     source: prepared.source,
     target: reportTarget(prepared, verdict.groupId, options.service.baseUrl),
-    mode: pipeline.config.policy.mode,
-    update: pipeline.config.policy.update,
     dryRun: options.dryRun === true,
-    startedAt: new Date(prepared.startedAt).toISOString(),
+    startedAt: prepared.startedAt,
     outcome: verdict.outcome,
     exitCode: verdict.exitCode,
-    ...(verdict.message ? { message: verdict.message } : {}),
+    message: verdict.message,
     limiter: { ...prepared.client.stats() },
-    ...(prepared.drift ? { drift: prepared.drift } : {}),
-  };
+    drift: prepared.drift,
+  });
   const report = buildRunReport({
     base,
     plan: prepared.plan,

@@ -15,7 +15,7 @@ import { loadPipeline, type ResolvedPipeline } from '../config/load.js';
 import { LockLostError } from '../apply/apply.js';
 import { buildPlan } from '../plan/build.js';
 import { RowKeyRepairs } from '../plan/row-key-repairs.js';
-import { earlyFailureReport, estimateText } from '../report/build.js';
+import { earlyFailureReport, estimateText, reportHeader } from '../report/build.js';
 import { holdLock } from '../state/lock.js';
 import { openState } from '../state/open.js';
 import type { StateBackend } from '../state/backend.js';
@@ -93,20 +93,16 @@ async function gatherAndPlan(
 function failedBeforePlanning(run: { pipeline: ResolvedPipeline; store: StateBackend; runId: string; startedAt: number; error: unknown }, options: RunOptions) {
   const { pipeline } = run;
   return earlyFailureReport({
-    base: {
-      version: 1,
+    base: reportHeader({
       runId: run.runId,
-      pipeline: pipeline.name,
-      pipelineFile: pipeline.file,
+      pipeline,
       source: { file: pipeline.source.file, sha256: '', format: pipeline.source.format },
       target: { baseUrl: options.service.baseUrl, groupId: run.store.groupId() },
-      mode: pipeline.config.policy.mode,
-      update: pipeline.config.policy.update,
       dryRun: options.dryRun === true,
-      startedAt: new Date(run.startedAt).toISOString(),
+      startedAt: run.startedAt,
       exitCode: exitCodeOf(run.error),
       message: run.error instanceof Error ? run.error.message : String(run.error),
-    },
+    }),
     startedAt: run.startedAt,
     finishedAt: (options.now ?? Date.now)(),
   });
