@@ -5,9 +5,10 @@ import { defineConfig } from 'vitest/config';
  * from a list:
  * - `unit`: every `*.test.ts` not claimed below: in memory and on the local filesystem only (SQLite
  *   included), no socket, no process, no PostgreSQL, no Chromium: test/support/unit-guard.ts makes
- *   them throw. The inner loop: `npm run test:unit`;
+ *   them throw. The inner loop: `npm run test:unit`. Its files share processes and modules
+ *   (`isolate: false`, half the CPU time): a unit test leaves no global state behind;
  * - `integration`: `*.integration.test.ts`, the emulator over real HTTP on 127.0.0.1, webhooks,
- *   SMTP, the CLI run as a child process;
+ *   SMTP, the CLI run as a child process, and tests that need a fresh process of their own;
  * - `postgres`: `*.pg.test.ts`, against a real PostgreSQL server the file starts;
  * - `browser`: `*.browser.test.ts`, pages rendered in Chromium;
  * - `property`: `*.property.test.ts`, many random scenarios, each replayed from its seed;
@@ -29,7 +30,13 @@ export default defineConfig({
     projects: [
       {
         extends: true,
-        test: { name: 'unit', include: ['test/**/*.test.ts'], exclude: [...FOLDERS, ...SUFFIXED], setupFiles: ['test/support/unit-guard.ts'] },
+        test: {
+          name: 'unit',
+          include: ['test/**/*.test.ts'],
+          exclude: [...FOLDERS, ...SUFFIXED],
+          setupFiles: ['test/support/unit-guard.ts'],
+          isolate: false,
+        },
       },
       bySuffix('integration', 'integration'),
       bySuffix('postgres', 'pg'),

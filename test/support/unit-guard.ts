@@ -6,6 +6,8 @@
  *
  * A test that needs any of these belongs to another project: name it `*.integration.test.ts`
  * (loopback HTTP, child processes), `*.pg.test.ts` (PostgreSQL) or `*.browser.test.ts` (Chromium).
+ * Worker threads stay allowed (the roster can be read in one); what runs in them is not guarded,
+ * but a PostgreSQL connection there needs a server, and starting one is a process.
  */
 import childProcess from 'node:child_process';
 import dgram from 'node:dgram';
@@ -21,7 +23,7 @@ function refuse(what: string): never {
   const message =
     `unit tests may not ${what}. Move this test to the project it needs: ` +
     'name the file *.integration.test.ts (loopback HTTP, child processes), *.pg.test.ts (PostgreSQL) ' +
-    'or *.browser.test.ts (Chromium); see CONTRIBUTING.md, "Tests".';
+    'or *.browser.test.ts (Chromium), as CONTRIBUTING.md explains.';
   violations.push(message);
   throw new Error(message);
 }

@@ -2,7 +2,8 @@
  * Command modules and their heavy dependencies load only for the command being run.
  * Vitest externalises node_modules, so CommonJS dependencies the command modules pull in
  * (better-sqlite3 for the state, pino for logs, exceljs for XLSX) show up in require.cache once loaded.
- * This file runs alone in its process (pool: forks) and imports nothing but the CLI entry.
+ * This file runs alone in its process (pool: forks, isolated: the integration project; the unit
+ * project shares one process between files) and imports nothing but the CLI entry.
  */
 import { createRequire } from 'node:module';
 import { PassThrough } from 'node:stream';
