@@ -27,6 +27,33 @@ export interface GuardInput {
   allow: { deletes?: number; sourceDrop?: boolean; emptySource?: boolean; identityChanges?: number };
 }
 
+/** What the run was told to let through (`--allow-deletes N`, `--allow-source-drop`, ...). */
+export type GuardAllowances = GuardInput['allow'];
+
+/**
+ * The guards' facts about a run, all but the deletes (which the plan counts). An inventory is
+ * missing when the group is known but nothing is owned: deletions cannot be computed.
+ */
+export function guardInputOf(facts: {
+  ownedCount: number;
+  validCount: number;
+  previousValidCount: number | null;
+  groupKnown: boolean;
+  unidentifiedRejected: number;
+  identityChanges: readonly IdentityChange[];
+  allow: GuardAllowances;
+}): Omit<GuardInput, 'deletes' | 'guards'> {
+  return {
+    ownedCount: facts.ownedCount,
+    validCount: facts.validCount,
+    previousValidCount: facts.previousValidCount,
+    inventoryMissing: facts.groupKnown && facts.ownedCount === 0,
+    unidentifiedRejected: facts.unidentifiedRejected,
+    identityChanges: facts.identityChanges,
+    allow: facts.allow,
+  };
+}
+
 /**
  * The delete limit is the lower of the count and the percentage of owned records, but never
  * below one, so a small group can still lose a single member without a flag.

@@ -17,6 +17,18 @@ export interface IdentityChange {
   after: string;
 }
 
+/** The identity changes among changed records; a field skipped for an invalid value keeps what the record had. */
+export function identityChangesOf(changed: readonly { record: { clientId: string; fields: Fields; skipped?: string[] } }[], lastApplied: ReadonlyMap<string, Fields>): IdentityChange[] {
+  const changes: IdentityChange[] = [];
+  for (const { record } of changed) {
+    const before = lastApplied.get(record.clientId);
+    const after = record.skipped ? { ...before, ...record.fields } : record.fields;
+    const change = before ? identityChange(record.clientId, before, after) : undefined;
+    if (change) changes.push(change);
+  }
+  return changes;
+}
+
 export function identityChange(clientId: string, before: Fields, after: Fields): IdentityChange | undefined {
   const beforeName = typeof before.name === 'string' ? before.name : '';
   const afterName = typeof after.name === 'string' ? after.name : '';

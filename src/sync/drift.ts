@@ -74,12 +74,6 @@ export async function checkDrift(input: DriftCheckInput): Promise<DriftFound> {
   return found;
 }
 
-/** The report's note on drift found: which records, and that the run writes them again. */
-export function driftNote(found: Pick<DriftFound, 'sampled' | 'deleted' | 'changed'>): string {
-  const shown = (ids: string[]) => (ids.length === 0 ? '' : ` (${ids.slice(0, 20).join(', ')}${ids.length > 20 ? ', …' : ''})`);
-  return `drift check: of ${found.sampled} owned records read back, ${found.deleted.length} were deleted${shown(found.deleted)} and ${found.changed.length} changed${shown(found.changed)} in the service; this run writes them again. Other records may have drifted too: \`--refresh=all\` reads every one.`;
-}
-
 /** Every record read back was gone: the group was most likely deleted in the service. Nothing was written. */
 export class GroupGoneError extends UserFacingError {
   override name = 'GroupGoneError';

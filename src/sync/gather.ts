@@ -25,13 +25,16 @@ import type { RunReport } from '../report/types.js';
 import { openSource, sha256File } from '../sources/index.js';
 import { overlayOpeners } from '../sources/layers.js';
 import { FAST_PATH_BATCHES_AHEAD, openSourceInWorker, WORKER_READ_MIN_BYTES } from '../sources/read-in-worker.js';
-import { identityChange, type IdentityChange } from '../plan/identity-changes.js';
+import { identityChangesOf } from '../plan/identity-changes.js';
 import { DUPLICATE_PEOPLE_MAX_ROWS, DuplicatePeopleFinder, describePartialBlocks } from '../mapping/duplicate-people.js';
 import { checkBinding } from '../state/binding.js';
-import { withinPrefixes } from '../state/sharing.js';
 import type { StateBackend } from '../state/backend.js';
-import { mayHaveWritten } from '../state/backend.js';
-import { checkDrift, driftNote, GroupGoneError } from './drift.js';
+import { foreignReason, ownMissing } from '../plan/ownership.js';
+import { unfinishedAsMissing } from '../plan/unfinished.js';
+import { decideDuplicatePeople } from '../plan/same-person.js';
+import { guardInputOf } from '../plan/guards.js';
+import { driftCheckSkippedNote, driftNote, duplicatePeopleNote, duplicatePeopleSkippedNote, foreignNote, REFRESH_WITHOUT_GROUP_NOTE } from '../report/run-notes.js';
+import { checkDrift, GroupGoneError } from './drift.js';
 import { fetchRemote } from './remote-records.js';
 import type { RunOptions } from './options.js';
 
@@ -154,9 +157,8 @@ export async function gatherPlanInput(input: {
         classifier.addUnchanged(record);
         continue;
       }
-      const owner = claimedBy.get(record.clientId);
-      if (owner !== undefined && owner !== pipeline.name) foreign.set(record.clientId, `claimed by pipeline "${owner}"`);
-      else if (!withinPrefixes(record.clientId, binding.sharedPrefixes)) foreign.set(record.clientId, `outside this pipeline's client_id prefixes (${binding.sharedPrefixes?.join(', ')})`);
+      const why = foreignReason(record.clientId, claimedBy.get(record.clientId), pipeline.name, binding.sharedPrefixes);
+      if (why !== undefined) foreign.set(record.clientId, why);
       classifier.add(record, owned.get(record.clientId));
     }
     pending.length = 0;
@@ -193,37 +195,19 @@ export async function gatherPlanInput(input: {
   const keepAsIs = new Set(roster.rejectedClientIds);
   if (compiled.duplicatePolicy === 'reject') for (const clientId of roster.duplicateClientIds) keepAsIs.add(clientId);
   for (const clientId of foreign.keys()) keepAsIs.add(clientId);
-  findDuplicatePeople({ people, newIds, store, roster, keepAsIs, reject: policy.duplicate_people === 'reject' });
-  if (people.overflowed) notes.push(`The check for the same person under two client_ids was skipped: more than ${DUPLICATE_PEOPLE_MAX_ROWS} rows were mapped in this run.`);
+  decideDuplicatePeople({ people, newIds, owned: () => ownedFields(store), roster, keepAsIs, reject: policy.duplicate_people === 'reject' });
+  if (people.overflowed) notes.push(duplicatePeopleSkippedNote(DUPLICATE_PEOPLE_MAX_ROWS));
   const partial = describePartialBlocks(people.partialBlocks);
   if (partial) notes.push(partial);
-  const pairs = roster.duplicatePeople?.length ?? 0;
-  if (pairs > 0) notes.push(`${pairs} pair${pairs === 1 ? '' : 's'} of client_ids are probably the same person (policy.duplicate_people: ${policy.duplicate_people}); the report lists them with the evidence.`);
+  const pairsNote = duplicatePeopleNote(roster.duplicatePeople?.length ?? 0, policy.duplicate_people);
+  if (pairsNote) notes.push(pairsNote);
   const classification = classifier.finish(roster.firstRowById, { count: ownedCount, ids: () => store.ownedIds() }, keepAsIs);
-  if (shared) {
-    // An owned record another pipeline also claims (a state shared by mistake) is never deleted here.
-    const claimedBy = store.claimOwners(shared, classification.missing);
-    classification.missing = classification.missing.filter((clientId) => {
-      const owner = claimedBy.get(clientId);
-      if (owner === undefined || owner === pipeline.name) return true;
-      foreign.set(clientId, `claimed by pipeline "${owner}"`);
-      return false;
-    });
-  }
-  if (foreign.size > 0) {
-    const shown = [...foreign].slice(0, 20).map(([clientId, why]) => `${clientId} (${why})`).join(', ');
-    notes.push(`${foreign.size} client_id${foreign.size === 1 ? '' : 's'} left alone, as another pipeline owns them: ${shown}${foreign.size > 20 ? ', …' : ''}.`);
-  }
-  // A create or update the service may have performed without this pipeline learning of it (a
-  // kill after the call, an outage, a fault after the handler ran) is not in the inventory. If its
-  // row has since left the roster, the record may still exist: count it as gone from the roster
-  // like an owned one, so mirror mode deletes it (a 404 means it never existed) and upsert mode
-  // lists it as an orphan. A definite refusal (4xx) wrote nothing: such an id is left alone, as the
-  // group may hold a record of that id that this pipeline never owned.
-  for (const [clientId, write] of unfinished) {
-    if (write.action === 'delete' || !mayHaveWritten(write)) continue;
-    if (!roster.firstRowById.has(clientId) && !keepAsIs.has(clientId) && store.getOwned(clientId) === undefined) classification.missing.push(clientId);
-  }
+  if (shared) classification.missing = ownMissing(classification.missing, store.claimOwners(shared, classification.missing), pipeline.name, foreign);
+  const foreignText = foreignNote(foreign);
+  if (foreignText) notes.push(foreignText);
+  classification.missing.push(
+    ...unfinishedAsMissing(unfinished, { inRoster: (id) => roster.firstRowById.has(id), keptAsIs: (id) => keepAsIs.has(id), owned: (id) => store.getOwned(id) !== undefined }),
+  );
 
   const needApplied = [
     ...classification.changed.map((c) => c.record.clientId),
@@ -232,16 +216,9 @@ export async function gatherPlanInput(input: {
   ];
   const lastApplied = store.lastApplied(needApplied);
   // Owned records whose row now describes someone else (the identity-change guard).
-  const identityChanges: IdentityChange[] = [];
-  for (const { record } of classification.changed) {
-    const before = lastApplied.get(record.clientId);
-    // A field skipped for an invalid value keeps what the record had: still the same person's.
-    const after = record.skipped ? { ...before, ...record.fields } : record.fields;
-    const change = before ? identityChange(record.clientId, before, after) : undefined;
-    if (change) identityChanges.push(change);
-  }
+  const identityChanges = identityChangesOf(classification.changed, lastApplied);
   let remote = options.refresh && groupId !== null ? await fetchRemote({ client, groupId, managedFields: compiled.managedFields, setFields: compiled.setFields, clientIds: needApplied, call, concurrency: 8 }) : undefined;
-  if (options.refresh && groupId === null) notes.push('--refresh skipped: the target group does not exist yet.');
+  if (options.refresh && groupId === null) notes.push(REFRESH_WITHOUT_GROUP_NOTE);
   // The drift check of real runs; --refresh reads more than it would.
   let drift: RunReport['drift'];
   if (input.driftCheck && !options.refresh && groupId !== null && policy.drift_sample > 0 && ownedCount > 0) {
@@ -264,7 +241,7 @@ export async function gatherPlanInput(input: {
       // A check that cannot read (the service failing past its retries) is skipped, not fatal: the
       // run goes on as it would have without it, and says so. A group gone stops it.
       if (error instanceof GroupGoneError || options.signal?.aborted) throw error;
-      notes.push(`drift check skipped: ${error instanceof Error ? error.message : String(error)}`);
+      notes.push(driftCheckSkippedNote(error));
       return undefined;
     });
     if (found) {
@@ -290,11 +267,11 @@ export async function gatherPlanInput(input: {
     fieldLabels: new Map(Object.entries(compiled.fieldNames)),
     ...(seeded.length > 0 ? { seededFields: compiled.seededFields } : {}),
     ...(saltName !== undefined ? { rowKeySalt: saltName } : {}),
-    guardInput: {
+    guardInput: guardInputOf({
       ownedCount,
       validCount: roster.counts.valid,
       previousValidCount: previous?.validRecords ?? null,
-      inventoryMissing: groupId !== null && ownedCount === 0,
+      groupKnown: groupId !== null,
       unidentifiedRejected: roster.unidentifiedRejected,
       identityChanges,
       allow: {
@@ -303,7 +280,7 @@ export async function gatherPlanInput(input: {
         ...(options.allowSourceDrop ? { sourceDrop: true } : {}),
         ...(options.allowEmptySource ? { emptySource: true } : {}),
       },
-    },
+    }),
   };
   return {
     planInput,
@@ -315,52 +292,6 @@ export async function gatherPlanInput(input: {
     optionLabels: new Map(listing.author_from_group.flatMap((field) => (field.options ?? []).map((option) => [option.api_id, option.option] as const))),
     notes,
   };
-}
-
-/**
- * Rows of different client_ids that are probably one person, among the mapped rows and between a
- * new client_id and the inventory (src/mapping/duplicate-people.ts), on `roster.duplicatePeople`.
- * Under `policy.duplicate_people: reject` the new client_id(s) of each pair are held back (neither
- * written nor deleted) and counted as rejected rows; two owned records are only reported, as
- * holding them back would stop their updates and undo nothing.
- */
-function findDuplicatePeople(input: { people: DuplicatePeopleFinder; newIds: ReadonlySet<string>; store: StateBackend; roster: RosterSummary; keepAsIs: Set<string>; reject: boolean }): void {
-  const { people, newIds, store, roster } = input;
-  const live = new Set([...newIds].filter((clientId) => !input.keepAsIs.has(clientId)));
-  // Two rows of the roster are compared only when both are new: an owned row may be skipped
-  // unmapped by the fast path, and the plan must not depend on which path read it. A new row
-  // meets the owned records through the inventory (same ORCID iD or email); `validate`, which
-  // reads no state, compares every row with every other.
-  const inRoster = people.inRoster().filter((pair) => newIds.has(pair.a.clientId) && newIds.has(pair.b.clientId));
-  const pairs = [...inRoster, ...(live.size > 0 ? people.againstInventory(live, ownedFields(store)) : [])].filter(
-    (pair) => !input.keepAsIs.has(pair.a.clientId) && !input.keepAsIs.has(pair.b.clientId),
-  );
-  if (pairs.length === 0) return;
-  roster.duplicatePeople = pairs;
-  if (!input.reject) return;
-  for (const pair of pairs) {
-    for (const [person, other] of [[pair.a, pair.b], [pair.b, pair.a]] as const) {
-      if (!newIds.has(person.clientId) || person.owned || input.keepAsIs.has(person.clientId)) continue;
-      input.keepAsIs.add(person.clientId);
-      roster.counts.valid -= 1;
-      roster.counts.rejected += 1;
-      const provenance = person.provenance ?? { file: '', row: 0 };
-      roster.rejected.push({
-        provenance,
-        clientId: person.clientId,
-        values: {},
-        problems: [
-          {
-            provenance,
-            value: person.clientId,
-            code: 'duplicate_person',
-            message: `probably the same person as ${other.clientId}${other.owned ? ' (already in the group)' : ''}: ${pair.evidence}`,
-            hint: 'Merge the two rows under one client_id (keep the one already in the group), or set policy.duplicate_people: warn if they are two people.',
-          },
-        ],
-      });
-    }
-  }
 }
 
 /** The inventory's records, a page at a time: the fields last applied to each owned client_id. */

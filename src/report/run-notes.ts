@@ -1,0 +1,33 @@
+/**
+ * The sentences a run's report carries about what planning found (its `notes`): written here, in
+ * report/, from the facts gather and plan/ hand over.
+ */
+import type { PolicyConfig } from '../config/pipeline.js';
+
+/** Roster rows and owned records another pipeline owns, left alone. */
+export function foreignNote(foreign: ReadonlyMap<string, string>): string | undefined {
+  if (foreign.size === 0) return undefined;
+  const shown = [...foreign].slice(0, 20).map(([clientId, why]) => `${clientId} (${why})`).join(', ');
+  return `${foreign.size} client_id${foreign.size === 1 ? '' : 's'} left alone, as another pipeline owns them: ${shown}${foreign.size > 20 ? ', …' : ''}.`;
+}
+
+export function duplicatePeopleNote(pairs: number, policy: PolicyConfig['duplicate_people']): string | undefined {
+  if (pairs === 0) return undefined;
+  return `${pairs} pair${pairs === 1 ? '' : 's'} of client_ids are probably the same person (policy.duplicate_people: ${policy}); the report lists them with the evidence.`;
+}
+
+export function duplicatePeopleSkippedNote(maxRows: number): string {
+  return `The check for the same person under two client_ids was skipped: more than ${maxRows} rows were mapped in this run.`;
+}
+
+export const REFRESH_WITHOUT_GROUP_NOTE = '--refresh skipped: the target group does not exist yet.';
+
+export function driftCheckSkippedNote(error: unknown): string {
+  return `drift check skipped: ${error instanceof Error ? error.message : String(error)}`;
+}
+
+/** What the drift check found and this run writes again. */
+export function driftNote(found: { sampled: number; deleted: readonly string[]; changed: readonly string[] }): string {
+  const shown = (ids: readonly string[]) => (ids.length === 0 ? '' : ` (${ids.slice(0, 20).join(', ')}${ids.length > 20 ? ', …' : ''})`);
+  return `drift check: of ${found.sampled} owned records read back, ${found.deleted.length} were deleted${shown(found.deleted)} and ${found.changed.length} changed${shown(found.changed)} in the service; this run writes them again. Other records may have drifted too: \`--refresh=all\` reads every one.`;
+}
