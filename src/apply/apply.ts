@@ -14,6 +14,7 @@ import type { Fields, Plan, PlanItem, RecordOutcome } from '../plan/types.js';
 import { isEmptyValue } from '../plan/build.js';
 import type { RowKeyRepairs } from '../plan/row-key-repairs.js';
 import type { StateBackend } from '../state/backend.js';
+import { undoRecordAfter, undoRecordOf } from '../revert/undo-record.js';
 
 /** Per-call options apply passes: the service client reports the attempts a success took. */
 export interface WriteOptions {
@@ -122,7 +123,8 @@ export async function applyPlan(options: ApplyOptions): Promise<ApplyResult> {
   };
 
   const runOne = async (item: PlanItem): Promise<void> => {
-    const journalId = store.journalPlanned(runId, item.clientId, item.action);
+    // The values the write changes, kept for `rostersync revert` (src/revert/undo-record.ts).
+    const journalId = store.journalPlanned(runId, item.clientId, item.action, JSON.stringify(undoRecordOf(item)));
     store.journalSent(journalId);
     let outcome: ItemOutcome;
     let attempts = 1;
@@ -132,7 +134,10 @@ export async function applyPlan(options: ApplyOptions): Promise<ApplyResult> {
       outcome = { outcome: 'done', httpStatus: 200, attempts, ...(sent === 'recreated' ? { recreated: true } : sent === 'adopted' ? { adopted: true } : {}), ...(kept.length > 0 ? { kept } : {}) };
       consecutiveUnavailable = 0;
       if (item.action === 'delete') store.recordDeleted({ journalId, clientId: item.clientId, status: 200, attempts });
-      else store.recordApplied({ journalId, clientId: item.clientId, ...item.desired!, runId, sourceRow: item.provenance?.row ?? null, status: 200, attempts });
+      else {
+        const undo = undoRecordAfter(item, outcome);
+        store.recordApplied({ journalId, clientId: item.clientId, ...item.desired!, runId, sourceRow: item.provenance?.row ?? null, status: 200, attempts, ...(undo ? { undoJson: JSON.stringify(undo) } : {}) });
+      }
     } catch (error) {
       const service = error instanceof ServiceError ? error : undefined;
       const tries = service?.attempts ?? 1;

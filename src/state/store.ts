@@ -30,8 +30,9 @@ export type { StateIdentity, Target } from './identity.js';
 /**
  * 2: lock owner's process start time, identity binding, claims and targets (`_shared.sqlite`).
  * 3: records.row_key, the raw row's key for the plan's fast path, and its index.
+ * 4: journal.undo_json, the values a write changed (what `rostersync revert` needs), and an index by run.
  */
-export const STATE_SCHEMA_VERSION = 3;
+export const STATE_SCHEMA_VERSION = 4;
 
 /** The database shared by every pipeline of one state directory (no pipeline name starts with `_`). */
 export const SHARED_STATE_FILE = '_shared.sqlite';
@@ -119,9 +120,39 @@ const ROW_KEY_INDEX = 'CREATE INDEX IF NOT EXISTS records_row_key ON records(row
 /** Row keys per page of `rowKeyPages`. */
 export const ROW_KEY_PAGE = 50_000;
 
+/**
+ * One journaled write, as `rostersync revert` reads it. `undoJson`: the values the write changed
+ * (src/revert/undo-record.ts); null for an entry journaled before they were kept.
+ */
+export interface JournalEntry {
+  id: number;
+  runId: string;
+  clientId: string;
+  action: string;
+  state: JournalState;
+  status: number | null;
+  undoJson: string | null;
+}
+
+interface JournalDbRow {
+  id: number;
+  run_id: string;
+  client_id: string;
+  action: string;
+  state: JournalState;
+  status: number | null;
+  undo_json: string | null;
+}
+
+export function toJournalEntry(row: JournalDbRow): JournalEntry {
+  return { id: Number(row.id), runId: row.run_id, clientId: row.client_id, action: row.action, state: row.state, status: row.status, undoJson: row.undo_json };
+}
+
 /** A successful create or update, as `recordApplied` records it. */
 export interface AppliedRecord {
   journalId: number;
+  /** Replaces the undo values journaled when the write was planned (an adoption found the record existing). */
+  undoJson?: string | undefined;
   clientId: string;
   fieldsJson: string;
   hash: string;
@@ -182,10 +213,10 @@ export class StateStore {
       insertClaim: db.prepare('INSERT OR IGNORE INTO shared.claims(service, group_id, client_id, pipeline, claimed_at) VALUES (?, ?, ?, ?, ?)'),
       hashBatch: db.prepare(hashesQuery(HASH_BATCH)),
       journalInsert: db.prepare(
-        `INSERT INTO journal(run_id, client_id, action, state, at) VALUES (?, ?, ?, 'planned', ?)`,
+        `INSERT INTO journal(run_id, client_id, action, state, at, undo_json) VALUES (?, ?, ?, 'planned', ?, ?)`,
       ),
       journalUpdate: db.prepare(
-        `UPDATE journal SET state = @state, status = @status, error = @error, attempts = @attempts, at = @at WHERE id = @id`,
+        `UPDATE journal SET state = @state, status = @status, error = @error, attempts = @attempts, at = @at, undo_json = COALESCE(@undo, undo_json) WHERE id = @id`,
       ),
     };
   }
@@ -545,7 +576,7 @@ export class StateStore {
         updatedAt: new Date(this.now()).toISOString(),
         rowKey: entry.rowKey ?? null,
       });
-      this.finishJournal(entry.journalId, 'done', entry.status, null, entry.attempts);
+      this.finishJournal(entry.journalId, 'done', entry.status, null, entry.attempts, entry.undoJson);
       this.stmts.bumpSerial.run();
     })();
   }
@@ -586,21 +617,39 @@ export class StateStore {
 
   // --- journal ----------------------------------------------------------------------------
 
-  /** Journals an operation as planned; returns its id. */
-  journalPlanned(runId: string, clientId: string, action: string): number {
-    return Number(this.stmts.journalInsert.run(runId, clientId, action, new Date(this.now()).toISOString()).lastInsertRowid);
+  /** Journals an operation as planned, with the values it changes (`undoJson`, for `revert`); returns its id. */
+  journalPlanned(runId: string, clientId: string, action: string, undoJson: string | null = null): number {
+    return Number(this.stmts.journalInsert.run(runId, clientId, action, new Date(this.now()).toISOString(), undoJson).lastInsertRowid);
   }
 
   journalSent(id: number): void {
-    this.stmts.journalUpdate.run({ id, state: 'sent', status: null, error: null, attempts: null, at: new Date(this.now()).toISOString() });
+    this.stmts.journalUpdate.run({ id, state: 'sent', status: null, error: null, attempts: null, at: new Date(this.now()).toISOString(), undo: null });
   }
 
   journalFailed(id: number, status: number | null, error: string, attempts: number): void {
     this.finishJournal(id, 'failed', status, error, attempts);
   }
 
-  private finishJournal(id: number, state: JournalState, status: number | null, error: string | null, attempts: number): void {
-    this.stmts.journalUpdate.run({ id, state, status, error, attempts, at: new Date(this.now()).toISOString() });
+  private finishJournal(id: number, state: JournalState, status: number | null, error: string | null, attempts: number, undo: string | null = null): void {
+    this.stmts.journalUpdate.run({ id, state, status, error, attempts, at: new Date(this.now()).toISOString(), undo });
+  }
+
+  /** Every write a run journaled, in journal order. */
+  runJournal(runId: string): JournalEntry[] {
+    return (this.db.prepare('SELECT id, run_id, client_id, action, state, status, undo_json FROM journal WHERE run_id = ? ORDER BY id').all(runId) as JournalDbRow[]).map(toJournalEntry);
+  }
+
+  /** Every journaled write of the given client_ids, in journal order (revert looks for later ones). */
+  journalOf(clientIds: readonly string[]): JournalEntry[] {
+    const entries: JournalEntry[] = [];
+    for (let start = 0; start < clientIds.length; start += HASH_BATCH) {
+      const batch = clientIds.slice(start, start + HASH_BATCH);
+      const rows = this.db
+        .prepare(`SELECT id, run_id, client_id, action, state, status, undo_json FROM journal WHERE client_id IN (${batch.map(() => '?').join(',')}) ORDER BY id`)
+        .all(...batch) as JournalDbRow[];
+      entries.push(...rows.map(toJournalEntry));
+    }
+    return entries.sort((a, b) => a.id - b.id);
   }
 
   /**
@@ -632,12 +681,19 @@ export class StateStore {
 
   /**
    * The last real (not dry) run that applied its plan to the end, even if some rows were rejected
-   * or some records failed; the source-drop guard compares the roster against it.
+   * or some records failed; the source-drop guard compares the roster against it. A revert
+   * (source `revert:<run id>`, src/sync/revert.ts) read no roster, so it is not that baseline.
    */
   lastSuccessfulRun(): RunRow | undefined {
     const row = this.db
-      .prepare("SELECT * FROM runs WHERE dry_run = 0 AND outcome IN ('success', 'warning', 'partial') ORDER BY started_at DESC, rowid DESC LIMIT 1")
+      .prepare("SELECT * FROM runs WHERE dry_run = 0 AND outcome IN ('success', 'warning', 'partial') AND (source_sha256 IS NULL OR source_sha256 NOT LIKE 'revert:%') ORDER BY started_at DESC, rowid DESC LIMIT 1")
       .get() as RunDbRow | undefined;
+    return row ? toRun(row) : undefined;
+  }
+
+  /** One run of the history by id. */
+  findRun(id: string): RunRow | undefined {
+    const row = this.db.prepare('SELECT * FROM runs WHERE id = ?').get(id) as RunDbRow | undefined;
     return row ? toRun(row) : undefined;
   }
 
@@ -783,7 +839,8 @@ function migrate(db: Database.Database): void {
       status INTEGER,
       error TEXT,
       attempts INTEGER,
-      at TEXT NOT NULL
+      at TEXT NOT NULL,
+      undo_json TEXT
     );
     CREATE INDEX IF NOT EXISTS journal_client ON journal(client_id, id);
     CREATE TABLE IF NOT EXISTS runs (
@@ -835,11 +892,20 @@ function migrate(db: Database.Database): void {
     })();
     version = 3;
   }
+  if (version === 3) {
+    // 3 → 4: the values each write changed, for `revert` (NULL for the writes journaled before).
+    db.transaction(() => {
+      db.exec("ALTER TABLE journal ADD COLUMN undo_json TEXT; UPDATE meta SET value = '4' WHERE key = 'schema_version';");
+    })();
+    version = 4;
+  }
   if (version !== STATE_SCHEMA_VERSION) {
     throw new Error(`state schema version ${version} is not supported (expected ${STATE_SCHEMA_VERSION})`);
   }
   // The fast path reads keys in key order; the index (which carries client_id, the primary key)
   // also makes counting and listing the inventory skip the fields.
   db.exec(ROW_KEY_INDEX);
+  // `revert` reads one run's writes.
+  db.exec('CREATE INDEX IF NOT EXISTS journal_run ON journal(run_id)');
 }
 

@@ -39,6 +39,8 @@ export interface PreparedRun {
   notes: string[];
   /** What the drift check found (sync/drift.ts). */
   drift?: RunReport['drift'];
+  /** The run this one undoes (`rostersync revert`, sync/revert.ts). */
+  revertOf?: string;
 }
 
 interface Verdict {
@@ -152,6 +154,7 @@ async function record(prepared: PreparedRun, verdict: Verdict, applied: ApplyRes
     mode: pipeline.config.policy.mode,
     update: pipeline.config.policy.update,
     dryRun: options.dryRun === true,
+    ...(prepared.revertOf ? { revertOf: prepared.revertOf } : {}),
     startedAt: new Date(prepared.startedAt).toISOString(),
     outcome: verdict.outcome,
     exitCode: verdict.exitCode,

@@ -31,6 +31,8 @@ import {
   type StateStoreOptions,
   type TargetRegistration,
   type UnfinishedWrite,
+  toJournalEntry,
+  type JournalEntry,
 } from '../store.js';
 import { LockTakenError, type StateBackend } from '../backend.js';
 import { PG_SCHEMA as S, requireCurrentSchema } from './migrations.js';
@@ -466,10 +468,10 @@ export class PgStateStore implements StateBackend {
     };
   }
 
-  private journalStatement(id: number, state: JournalState, status: number | null, error: string | null, attempts: number | null): Statement {
+  private journalStatement(id: number, state: JournalState, status: number | null, error: string | null, attempts: number | null, undoJson: string | null = null): Statement {
     return {
-      text: `UPDATE ${S}.journal SET state = $2, status = $3, error = $4, attempts = $5, at = $6 WHERE id = $1`,
-      values: [id, state, status, error, attempts, this.iso()],
+      text: `UPDATE ${S}.journal SET state = $2, status = $3, error = $4, attempts = $5, at = $6, undo_json = COALESCE($7, undo_json) WHERE id = $1`,
+      values: [id, state, status, error, attempts, this.iso(), undoJson],
     };
   }
 
@@ -485,7 +487,7 @@ export class PgStateStore implements StateBackend {
   }
 
   recordApplied(entry: AppliedRecord): void {
-    this.connection.transaction([this.upsertRecord({ ...entry, rowKey: entry.rowKey ?? null }), this.journalStatement(entry.journalId, 'done', entry.status, null, entry.attempts), this.bumpSerial]);
+    this.connection.transaction([this.upsertRecord({ ...entry, rowKey: entry.rowKey ?? null }), this.journalStatement(entry.journalId, 'done', entry.status, null, entry.attempts, entry.undoJson ?? null), this.bumpSerial]);
   }
 
   recordDeleted(entry: { journalId: number; clientId: string; status: number; attempts: number }): void {
@@ -515,12 +517,28 @@ export class PgStateStore implements StateBackend {
 
   // --- journal ----------------------------------------------------------------------------
 
-  journalPlanned(runId: string, clientId: string, action: string): number {
+  journalPlanned(runId: string, clientId: string, action: string, undoJson: string | null = null): number {
     const rows = this.connection.query<{ id: string }>(
-      `INSERT INTO ${S}.journal(pipeline, run_id, client_id, action, state, at) VALUES ($1, $2, $3, $4, 'planned', $5) RETURNING id`,
-      [this.pipeline, runId, clientId, action, this.iso()],
+      `INSERT INTO ${S}.journal(pipeline, run_id, client_id, action, state, at, undo_json) VALUES ($1, $2, $3, $4, 'planned', $5, $6) RETURNING id`,
+      [this.pipeline, runId, clientId, action, this.iso(), undoJson],
     );
     return Number(rows[0]!.id);
+  }
+
+  runJournal(runId: string): JournalEntry[] {
+    return this.connection
+      .query<Parameters<typeof toJournalEntry>[0]>(`SELECT id, run_id, client_id, action, state, status, undo_json FROM ${S}.journal WHERE pipeline = $1 AND run_id = $2 ORDER BY id`, [this.pipeline, runId])
+      .map(toJournalEntry);
+  }
+
+  journalOf(clientIds: readonly string[]): JournalEntry[] {
+    if (clientIds.length === 0) return [];
+    return this.connection
+      .query<Parameters<typeof toJournalEntry>[0]>(`SELECT id, run_id, client_id, action, state, status, undo_json FROM ${S}.journal WHERE pipeline = $1 AND client_id = ANY($2::text[]) ORDER BY id`, [
+        this.pipeline,
+        clientIds,
+      ])
+      .map(toJournalEntry);
   }
 
   journalSent(id: number): void {
@@ -566,9 +584,14 @@ export class PgStateStore implements StateBackend {
 
   lastSuccessfulRun(): RunRow | undefined {
     const row = this.connection.query<RunDbRow>(
-      `SELECT * FROM ${S}.runs WHERE pipeline = $1 AND NOT dry_run AND outcome IN ('success', 'warning', 'partial') ORDER BY started_at DESC, seq DESC LIMIT 1`,
+      `SELECT * FROM ${S}.runs WHERE pipeline = $1 AND NOT dry_run AND outcome IN ('success', 'warning', 'partial') AND (source_sha256 IS NULL OR source_sha256 NOT LIKE 'revert:%') ORDER BY started_at DESC, seq DESC LIMIT 1`,
       [this.pipeline],
     )[0];
+    return row ? toRun(row) : undefined;
+  }
+
+  findRun(id: string): RunRow | undefined {
+    const row = this.connection.query<RunDbRow>(`SELECT * FROM ${S}.runs WHERE pipeline = $1 AND id = $2`, [this.pipeline, id])[0];
     return row ? toRun(row) : undefined;
   }
 
