@@ -157,14 +157,15 @@ function judge(action: string, undo: UndoRecord, remote: Fields | null, confirme
     return confirmed ? { kind: 'changed', what: 'exists again in the service (re-created since the run deleted it)' } : { kind: 'never_written' };
   }
   const after = undo.after ?? {};
-  if (remote === null) {
-    if (action === 'create' && !confirmed) return { kind: 'never_written' };
-    // A created record deleted since: the delete that undoes it finds it gone, which is the goal.
-    return action === 'create' ? { kind: 'undo' } : { kind: 'changed', what: 'deleted in the service since the run updated it' };
-  }
+  // A record the run created and that is absent now (deleted since, or a create never sent): the
+  // delete that undoes it finds it gone, which is the goal, and settles the journal entry, so the
+  // next sync does not take it for an unfinished write.
+  if (remote === null) return action === 'create' ? { kind: 'undo' } : { kind: 'changed', what: 'deleted in the service since the run updated it' };
   const differing = Object.keys(after).filter((field) => !sameValue(after[field], remote[field]));
   if (differing.length === 0) return { kind: 'undo' };
-  if (!confirmed && action === 'update' && undo.before && Object.keys(undo.before).every((field) => sameValue(undo.before![field], remote[field]))) return { kind: 'never_written' };
+  // An update never confirmed that the service does not hold: writing the earlier values again
+  // changes nothing there, and settles the journal entry likewise.
+  if (!confirmed && action === 'update' && undo.before && Object.keys(undo.before).every((field) => sameValue(undo.before![field], remote[field]))) return { kind: 'undo' };
   // Field names, not values: the message reaches logs and CI output, the values are roster data.
   return { kind: 'changed', what: `changed in the service since the run${confirmed ? '' : ' (whose write was never confirmed)'}: ${differing.map(label).join(', ')} no longer ${differing.length === 1 ? 'holds' : 'hold'} what the run wrote` };
 }
