@@ -895,7 +895,10 @@ function migrate(db: Database.Database): void {
   if (version === 3) {
     // 3 → 4: the values each write changed, for `revert` (NULL for the writes journaled before).
     db.transaction(() => {
-      db.exec("ALTER TABLE journal ADD COLUMN undo_json TEXT; UPDATE meta SET value = '4' WHERE key = 'schema_version';");
+      const columns = db.prepare("SELECT name FROM pragma_table_info('journal')").pluck().all() as string[];
+      // A state whose journal was just created (CREATE TABLE above) has the column already.
+      if (!columns.includes('undo_json')) db.exec('ALTER TABLE journal ADD COLUMN undo_json TEXT');
+      db.exec("UPDATE meta SET value = '4' WHERE key = 'schema_version'");
     })();
     version = 4;
   }
