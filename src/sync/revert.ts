@@ -67,7 +67,8 @@ export async function runRevert(options: RevertOptions): Promise<RunResult> {
         secret: store.planSecret(),
         prepared,
         now: now(),
-        revert: { runId: options.revertRunId, forceRecords: [...(options.forceRecords ?? [])], skipRecords: [...(options.skipRecords ?? [])] },
+        // The run `last` stood for: applying the plan later must undo that run, whatever ran since.
+        revert: { runId: prepared.revertOf ?? options.revertRunId, forceRecords: [...(options.forceRecords ?? [])], skipRecords: [...(options.skipRecords ?? [])] },
       });
     }
     return await runPlan(prepared, runOptions);
@@ -124,7 +125,8 @@ interface RevertRun {
 
 /** Everything before the first write: the run, its journal, the read-back, the plan; conflicts refuse here. */
 async function prepareRevert(run: RevertRun, options: RunOptions): Promise<PreparedRun> {
-  const { pipeline, store, revertOf } = run;
+  const { pipeline, store } = run;
+  const revertOf = run.revertOf === LAST_RUN ? lastWritingRun(store, pipeline.name) : run.revertOf;
   const reverted = store.findRun(revertOf);
   if (!reverted) {
     const recent = store.recentRuns(5).map((r) => r.id);
@@ -195,6 +197,18 @@ async function prepareRevert(run: RevertRun, options: RunOptions): Promise<Prepa
     notes: planned.notes,
     revertOf,
   };
+}
+
+/** The run id `last` stands for: the latest run that journaled a write (a revert included: `last` twice undoes the undo). */
+export const LAST_RUN = 'last';
+
+/** Runs looked through for `last`: runs that wrote nothing (an unchanged roster) are passed over. */
+const LAST_RUN_LOOKBACK = 50;
+
+function lastWritingRun(store: StateBackend, pipeline: string): string {
+  const found = store.recentRuns(LAST_RUN_LOOKBACK).find((candidate) => !candidate.dryRun && store.runJournal(candidate.id).length > 0);
+  if (!found) throw new UserFacingError(`pipeline "${pipeline}" has no run that wrote anything among its last ${LAST_RUN_LOOKBACK} runs: nothing to undo.`, { exitCode: EXIT.usage });
+  return found.id;
 }
 
 /** Field names for the diff and which fields are sets; a mapping that no longer compiles only costs the names. */

@@ -24,7 +24,7 @@ export const revertCommand: CommandFactory = (ctx) => ({
   builder: (y: Argv) =>
     runOptions(y)
       .positional('pipeline', { type: 'string', demandOption: true, describe: 'Pipeline file' })
-      .positional('run-id', { type: 'string', demandOption: true, describe: 'The run to undo (its report folder name)' })
+      .positional('run-id', { type: 'string', demandOption: true, describe: 'The run to undo (its report folder name), or `last`: the latest run that wrote' })
       .option('yes', { type: 'boolean', default: false, describe: 'Write the revert (without it: the plan diff only)' })
       .option('out', { type: 'string', describe: 'Save the revert plan for `rostersync apply`' })
       .option('force-record', { type: 'string', array: true, describe: 'Undo this record even though it changed since the run (repeatable)' })
