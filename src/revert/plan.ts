@@ -64,6 +64,7 @@ export function buildRevertPlan(input: RevertInput): RevertPlan {
   const notWritten: string[] = [];
   const adopted: string[] = [];
   let recreated = 0;
+  const historyOf = groupByRecord(input.history);
 
   for (const entry of lastEntryPerRecord(input.entries)) {
     const { clientId } = entry;
@@ -86,7 +87,7 @@ export function buildRevertPlan(input: RevertInput): RevertPlan {
       continue;
     }
     const forced = input.force.has(clientId);
-    const later = laterWrite(input.history, entry);
+    const later = laterWrite(historyOf.get(clientId) ?? [], entry);
     if (later && !forced) {
       conflicts.push({ clientId, forcible: true, message: `${clientId}: ${later.action === 'delete' ? 'deleted' : 'written'} again by the later run ${later.runId}` });
       continue;
@@ -222,11 +223,21 @@ function lastEntryPerRecord(entries: readonly JournalEntry[]): JournalEntry[] {
   return [...last.values()];
 }
 
+function groupByRecord(entries: readonly JournalEntry[]): Map<string, JournalEntry[]> {
+  const byRecord = new Map<string, JournalEntry[]>();
+  for (const entry of entries) {
+    const list = byRecord.get(entry.clientId);
+    if (list) list.push(entry);
+    else byRecord.set(entry.clientId, [entry]);
+  }
+  return byRecord;
+}
+
 /** The latest write of the record journaled after `entry` by another run that may have reached the service. */
 function laterWrite(history: readonly JournalEntry[], entry: JournalEntry): JournalEntry | undefined {
   let found: JournalEntry | undefined;
   for (const other of history) {
-    if (other.clientId !== entry.clientId || other.id <= entry.id || other.runId === entry.runId) continue;
+    if (other.id <= entry.id || other.runId === entry.runId) continue;
     if (other.state === 'abandoned') continue;
     if (other.state === 'done' || mayHaveWritten({ action: other.action as 'create', state: other.state, status: other.status })) found = other;
   }

@@ -206,9 +206,16 @@ export const LAST_RUN = 'last';
 const LAST_RUN_LOOKBACK = 50;
 
 function lastWritingRun(store: StateBackend, pipeline: string): string {
-  const found = store.recentRuns(LAST_RUN_LOOKBACK).find((candidate) => !candidate.dryRun && store.runJournal(candidate.id).length > 0);
+  const found = store.recentRuns(LAST_RUN_LOOKBACK).find((candidate) => !candidate.dryRun && mayHaveWritten(candidate.countsJson));
   if (!found) throw new UserFacingError(`pipeline "${pipeline}" has no run that wrote anything among its last ${LAST_RUN_LOOKBACK} runs: nothing to undo.`, { exitCode: EXIT.usage });
   return found.id;
+}
+
+/** From a run's recorded counts (report.json's `counts`): a write done or failed; a run that never finished (killed) may have written. */
+function mayHaveWritten(countsJson: string | null): boolean {
+  if (countsJson === null) return true;
+  const counts = JSON.parse(countsJson) as Record<string, Record<string, number>>;
+  return ['create', 'update', 'delete'].some((action) => (counts[action]?.done ?? 0) + (counts[action]?.failed ?? 0) > 0);
 }
 
 /** Field names for the diff and which fields are sets; a mapping that no longer compiles only costs the names. */
