@@ -15,6 +15,7 @@ import type { ApplyResult, ItemOutcome, Overwritten } from '../plan/outcomes.js'
 import { isEmptyValue } from '../plan/build.js';
 import type { RowKeyRepairs } from '../plan/row-key-repairs.js';
 import type { StateBackend } from '../state/backend.js';
+import { undoRecordAfter, undoRecordOf } from '../revert/undo-record.js';
 
 /** Per-call options apply passes: the service client reports the attempts a success took. */
 export interface WriteOptions {
@@ -121,7 +122,8 @@ export async function writePlan(options: ApplyOptions): Promise<ApplyResult> {
   };
 
   const runOne = async (item: PlanItem): Promise<void> => {
-    const journalId = store.journalSent(runId, item.clientId, item.action);
+    // The values the write changes, kept for `rostersync revert` (src/revert/undo-record.ts).
+    const journalId = store.journalSent(runId, item.clientId, item.action, JSON.stringify(undoRecordOf(item)));
     let outcome: ItemOutcome;
     let attempts = 1;
     const write: WriteOptions = { onSucceeded: (count) => (attempts = count) };
@@ -140,7 +142,10 @@ export async function writePlan(options: ApplyOptions): Promise<ApplyResult> {
             };
       consecutiveUnavailable = 0;
       if (item.action === 'delete') store.recordDeleted({ journalId, clientId: item.clientId, status: 200, attempts });
-      else store.recordApplied({ journalId, clientId: item.clientId, ...item.desired!, runId, sourceRow: item.provenance?.row ?? null, status: 200, attempts });
+      else {
+        const undo = undoRecordAfter(item, outcome);
+        store.recordApplied({ journalId, clientId: item.clientId, ...item.desired!, runId, sourceRow: item.provenance?.row ?? null, status: 200, attempts, ...(undo ? { undoJson: JSON.stringify(undo) } : {}) });
+      }
     } catch (error) {
       const service = error instanceof ServiceError ? error : undefined;
       const tries = service?.attempts ?? 1;

@@ -48,7 +48,7 @@ export const guardResultSchema = z.strictObject({
 export type GuardResult = z.infer<typeof guardResultSchema>;
 
 /** Why an action was planned; shown in reports. */
-export const planReasonSchema = z.enum(['new', 'changed', 'retry_failed', 'drift', 'remote_deleted', 'gone_from_roster', 'client_id_changed']);
+export const planReasonSchema = z.enum(['new', 'changed', 'retry_failed', 'drift', 'remote_deleted', 'gone_from_roster', 'client_id_changed', 'revert']);
 export type PlanReason = z.infer<typeof planReasonSchema>;
 
 export const planItemSchema = z.strictObject({

@@ -23,6 +23,8 @@ export interface RunFacts {
   source: RunReport['source'];
   target: RunReport['target'];
   dryRun: boolean;
+  /** A `rostersync revert` run: the run it undoes. */
+  revertOf?: string | undefined;
   startedAt: number;
   /** Known once the run planned; a run that failed before is `failed` (earlyFailureReport). */
   outcome?: RunReport['outcome'];
@@ -46,6 +48,7 @@ export function reportHeader(run: RunFacts): Omit<ReportHeader, 'outcome'> {
     mode: run.pipeline.config.policy.mode,
     update: run.pipeline.config.policy.update,
     dryRun: run.dryRun,
+    ...(run.revertOf ? { revertOf: run.revertOf } : {}),
     startedAt: new Date(run.startedAt).toISOString(),
     ...(run.outcome ? { outcome: run.outcome } : {}),
     exitCode: run.exitCode,

@@ -31,6 +31,7 @@ const REASON_TEXT: Record<string, string> = {
   remote_deleted: 'deleted in the service',
   gone_from_roster: 'gone from the roster',
   client_id_changed: 'client_id changed',
+  revert: 'undoes the reverted run',
 };
 
 /** A value as Terraform shows it: strings quoted, lists bracketed, `null` for a cleared field. */

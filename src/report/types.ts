@@ -46,6 +46,8 @@ export interface RunReport {
   mode: 'upsert' | 'mirror';
   update: 'partial' | 'full';
   dryRun: boolean;
+  /** This run undid the writes of that run (`rostersync revert`). */
+  revertOf?: string;
   startedAt: string;
   finishedAt: string;
   durationMs: number;

@@ -35,6 +35,8 @@ export interface OwnedRecord {
 /** A successful create or update, as `recordApplied` records it. */
 export interface AppliedRecord {
   journalId: number;
+  /** Replaces the undo values journaled before the call (an adoption found the record existing). */
+  undoJson?: string | undefined;
   clientId: string;
   fieldsJson: string;
   hash: string;
@@ -88,6 +90,20 @@ export interface RowKeyPage {
  * target the state was moved away from (`retarget`).
  */
 export type JournalState = 'planned' | 'sent' | 'done' | 'failed' | 'abandoned';
+
+/**
+ * One journaled write, as `rostersync revert` reads it. `undoJson`: the values the write changed
+ * (src/revert/undo-record.ts); null for an entry journaled before they were kept.
+ */
+export interface JournalEntry {
+  id: number;
+  runId: string;
+  clientId: string;
+  action: string;
+  state: JournalState;
+  status: number | null;
+  undoJson: string | null;
+}
 
 export interface UnfinishedWrite {
   action: 'create' | 'update' | 'delete';
@@ -265,23 +281,33 @@ export interface StateBackend {
   forget(clientId: string): boolean;
 
   // journal
-  /** Journals a write as sent, just before its call, durably; returns the entry's id. */
-  journalSent(runId: string, clientId: string, action: string): number;
+  /**
+   * Journals a write as sent, just before its call, durably, with the values it changes
+   * (`undoJson`, for `rostersync revert`); returns the entry's id.
+   */
+  journalSent(runId: string, clientId: string, action: string, undoJson?: string | null): number;
   journalFailed(id: number, status: number | null, error: string, attempts: number): void;
   /**
    * The last journaled write of every client_id whose last write failed or never finished
    * (journaled `sent`, then a crash). The planner writes these again.
    */
   unfinishedOrFailed(): Map<string, UnfinishedWrite>;
+  /** Every write a run journaled, in journal order. */
+  runJournal(runId: string): JournalEntry[];
+  /** Every journaled write of the given client_ids, in journal order (revert looks for later ones). */
+  journalOf(clientIds: readonly string[]): JournalEntry[];
 
   // runs
   startRun(run: { id: string; dryRun: boolean; sourceSha256: string }): void;
   finishRun(run: { id: string; outcome: string; validRecords: number; counts: unknown }): void;
   /**
    * The last real (not dry) run that applied its plan to the end, even if some rows were rejected
-   * or some records failed; the source-drop guard compares the roster against it.
+   * or some records failed; the source-drop guard compares the roster against it. A revert
+   * (source `revert:<run id>`, src/sync/revert.ts) read no roster, so it is not that baseline.
    */
   lastSuccessfulRun(): RunRow | undefined;
+  /** One run of the history by id. */
+  findRun(id: string): RunRow | undefined;
   /** The newest runs first. @default limit: 10 */
   recentRuns(limit?: number): RunRow[];
 

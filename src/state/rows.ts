@@ -3,7 +3,7 @@
  * the same; PostgreSQL's lock owner names its process start `proc_start` when read), turned into
  * the store's types. Only `runs.dry_run` differs: SQLite keeps 0/1, PostgreSQL a boolean.
  */
-import type { LockInfo, OwnedRecord, RunRow } from './backend.js';
+import type { JournalEntry, JournalState, LockInfo, OwnedRecord, RunRow } from './backend.js';
 
 export interface RecordRow {
   client_id: string;
@@ -53,4 +53,18 @@ export interface LockDbRow {
 
 export function toLock(row: LockDbRow): LockInfo {
   return { owner: row.owner, host: row.host, pid: row.pid, processStart: row.proc_start, startedAt: row.started_at, heartbeatAt: row.heartbeat_at, runId: row.run_id };
+}
+
+export interface JournalDbRow {
+  id: number | string;
+  run_id: string;
+  client_id: string;
+  action: string;
+  state: JournalState;
+  status: number | null;
+  undo_json: string | null;
+}
+
+export function toJournalEntry(row: JournalDbRow): JournalEntry {
+  return { id: Number(row.id), runId: row.run_id, clientId: row.client_id, action: row.action, state: row.state, status: row.status, undoJson: row.undo_json };
 }

@@ -18,12 +18,15 @@ import { gatherPlanInput } from './gather.js';
 import type { RunOptions, RunResult } from './options.js';
 import { planBindings, planDifferences, readPlanFile, staleBindings, verifyPlanDigest } from './plan-file.js';
 import { runPlan } from './run-plan.js';
+import { applySavedRevert } from './revert.js';
 import { newRunId } from './run-id.js';
 
 export async function applySavedPlan(planPath: string, options: Omit<RunOptions, 'pipelinePath' | 'refresh' | 'dryRun'>): Promise<RunResult> {
   const now = options.now ?? Date.now;
   const path = resolve(options.cwd ?? process.cwd(), planPath);
   const saved = await readPlanFile(path);
+  // A plan saved by `rostersync revert --out` is planned again from the journal, not the roster.
+  if (saved.revert) return applySavedRevert(path, { ...saved, revert: saved.revert }, options);
   const pipeline = loadPipeline(saved.bindings.pipelineFile);
   const store = openState(pipeline, options);
   const runId = newRunId(now());

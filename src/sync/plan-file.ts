@@ -97,6 +97,8 @@ export const planFileSchema = z.strictObject({
   /** The input side of the report, so `apply` can report rejected rows and counts. */
   input: z.strictObject({ rowsRead: z.number(), valid: z.number(), rejected: z.number(), filtered: z.number(), duplicates: z.number() }),
   source: z.strictObject({ file: z.string(), sha256: z.string(), format: z.string(), sheet: z.string().optional() }),
+  /** A plan saved by `rostersync revert --out`: the run it undoes and the per-record choices (src/sync/revert.ts). */
+  revert: z.strictObject({ runId: z.string(), forceRecords: z.array(z.string()), skipRecords: z.array(z.string()) }).optional(),
   /**
    * HMAC-SHA256 of everything above, keyed with the pipeline state's plan secret: a plan edited
    * after review is refused rather than applied, and nobody without the state can re-sign it.
@@ -126,7 +128,10 @@ export function verifyPlanDigest(path: string, file: PlanFile, secret: string): 
   }
 }
 
-export async function savePlanFile(path: string, content: { bindings: PlanBindings; options: PlanOptions; secret: string; prepared: Pick<PreparedRun, 'pipeline' | 'plan' | 'optionLabels' | 'roster' | 'source'>; now: number }): Promise<void> {
+export async function savePlanFile(
+  path: string,
+  content: { bindings: PlanBindings; options: PlanOptions; secret: string; prepared: Pick<PreparedRun, 'pipeline' | 'plan' | 'optionLabels' | 'roster' | 'source'>; now: number; revert?: PlanFile['revert'] },
+): Promise<void> {
   const { prepared } = content;
   const body: Omit<PlanFile, 'digest'> = {
     kind: 'rostersync-plan',
@@ -145,6 +150,7 @@ export async function savePlanFile(path: string, content: { bindings: PlanBindin
       duplicates: prepared.roster.duplicateClientIds.size,
     },
     source: prepared.source,
+    ...(content.revert ? { revert: content.revert } : {}),
   };
   const file: PlanFile = { ...body, digest: planDigest(body, content.secret) };
   // Plans carry roster values (names, emails): owner-only, like reports.

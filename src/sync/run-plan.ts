@@ -40,6 +40,8 @@ export interface PreparedRun {
   notes: string[];
   /** What the drift check found (sync/drift.ts). */
   drift?: RunReport['drift'];
+  /** The run this one undoes (`rostersync revert`, sync/revert.ts). */
+  revertOf?: string;
 }
 
 interface Verdict {
@@ -149,6 +151,7 @@ async function record(prepared: PreparedRun, verdict: Verdict, applied: ApplyRes
     source: prepared.source,
     target: reportTarget(prepared, verdict.groupId, options.service.baseUrl),
     dryRun: options.dryRun === true,
+    revertOf: prepared.revertOf,
     startedAt: prepared.startedAt,
     outcome: verdict.outcome,
     exitCode: verdict.exitCode,

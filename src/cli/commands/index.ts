@@ -33,6 +33,11 @@ export const lazyCommands: readonly LazyCommand[] = [
     load: async () => (await import('./sync.js')).applyCommand,
   },
   {
+    command: 'revert <pipeline> <run-id>',
+    describe: "Undo a run's writes: show the plan that undoes them, write it with --yes",
+    load: async () => (await import('./revert.js')).revertCommand,
+  },
+  {
     command: 'validate <pipeline>',
     describe: 'Read and map a roster, and explain every rejected row (writes nothing to the service)',
     load: async () => (await import('./validate.js')).validateCommand,

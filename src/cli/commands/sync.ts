@@ -22,7 +22,7 @@ import { cliLogger, serviceConfigFrom, withConnectionOptions, type ConnectionArg
 import { maskReport } from '../../report/mask.js';
 
 /** Parsed flags; optional in the type because yargs hands handlers an index-signature object. */
-interface RunArgs extends ConnectionArgs {
+export interface RunArgs extends ConnectionArgs {
   pipeline?: string;
   plan?: string;
   out?: string;
@@ -47,7 +47,7 @@ interface RunArgs extends ConnectionArgs {
   'detailed-exitcode'?: boolean;
 }
 
-function runOptions<T>(y: Argv<T>) {
+export function runOptions<T>(y: Argv<T>) {
   return withConnectionOptions(y)
     .option('max-rps', { type: 'number', describe: 'Requests per second (overrides policy.max_rps)' })
     .option('concurrency', { type: 'number', describe: 'Requests in flight (overrides policy.concurrency)' })
@@ -78,7 +78,7 @@ export function parseDuration(text: string): number {
   return Number(match[1]) * unit;
 }
 
-function commonRunOptions(args: RunArgs, io: CliIo): Omit<RunOptions, 'pipelinePath'> {
+export function commonRunOptions(args: RunArgs, io: CliIo): Omit<RunOptions, 'pipelinePath'> {
   const service = serviceConfigFrom(args, io);
   return {
     service,
@@ -128,7 +128,7 @@ export function printResult(result: RunResult, args: { json?: boolean; mask?: bo
  * On a TTY the progress bar tells the story and only warnings are logged; off a TTY (cron, CI)
  * JSON log lines carry the run's milestones. Either way the key is redacted and no email is logged.
  */
-function runLogger(args: RunArgs, io: CliIo, apiKey: string) {
+export function runLogger(args: RunArgs, io: CliIo, apiKey: string) {
   const tty = (io.stderr as NodeJS.WriteStream).isTTY === true;
   return cliLogger(args, io, { apiKey, fallback: tty ? 'warn' : 'info' });
 }

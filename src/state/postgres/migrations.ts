@@ -97,6 +97,15 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX records_row_key ON ${PG_SCHEMA}.records (pipeline, row_key COLLATE "C", client_id COLLATE "C") WHERE row_key IS NOT NULL;
     `,
   },
+  {
+    version: 4,
+    description: 'journal.undo_json: the values each write changed, for `rostersync revert`, and an index by run',
+    sql: `
+      -- NULL for the writes journaled before this version: revert says it cannot undo them.
+      ALTER TABLE ${PG_SCHEMA}.journal ADD COLUMN undo_json text;
+      CREATE INDEX journal_run ON ${PG_SCHEMA}.journal (pipeline, run_id);
+    `,
+  },
 ];
 
 export const LATEST_PG_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;

@@ -13,7 +13,7 @@ import { randomBytes } from 'node:crypto';
 import { ROW_KEY_LENGTH } from '../../row-key-length.js';
 import type { FieldValue } from '../../client/schemas.js';
 import { normalizeServiceUrl, type StateIdentity, type Target } from '../identity.js';
-import { toOwned, toRun, type RecordRow, type RunDbRow } from '../rows.js';
+import { toJournalEntry, toOwned, toRun, type JournalDbRow, type RecordRow, type RunDbRow } from '../rows.js';
 import {
   type AdoptedRecord,
   type AppliedRecord,
@@ -28,6 +28,7 @@ import {
   type StateStoreOptions,
   type TargetRegistration,
   type UnfinishedWrite,
+  type JournalEntry,
 } from '../backend.js';
 import { StoreBase } from '../store-base.js';
 import { PG_SCHEMA as S, requireCurrentSchema } from './migrations.js';
@@ -350,10 +351,10 @@ export class PostgresStateStore extends StoreBase implements StateBackend {
     };
   }
 
-  private journalStatement(id: number, state: JournalState, status: number | null, error: string | null, attempts: number | null): Statement {
+  private journalStatement(id: number, state: JournalState, status: number | null, error: string | null, attempts: number | null, undoJson: string | null = null): Statement {
     return {
-      text: `UPDATE ${S}.journal SET state = $2, status = $3, error = $4, attempts = $5, at = $6 WHERE id = $1`,
-      values: [id, state, status, error, attempts, this.iso()],
+      text: `UPDATE ${S}.journal SET state = $2, status = $3, error = $4, attempts = $5, at = $6, undo_json = COALESCE($7, undo_json) WHERE id = $1`,
+      values: [id, state, status, error, attempts, this.iso(), undoJson],
     };
   }
 
@@ -369,7 +370,7 @@ export class PostgresStateStore extends StoreBase implements StateBackend {
   }
 
   recordApplied(entry: AppliedRecord): void {
-    this.connection.transaction([this.upsertRecord({ ...entry, rowKey: entry.rowKey ?? null }), this.journalStatement(entry.journalId, 'done', entry.status, null, entry.attempts), this.bumpSerial]);
+    this.connection.transaction([this.upsertRecord({ ...entry, rowKey: entry.rowKey ?? null }), this.journalStatement(entry.journalId, 'done', entry.status, null, entry.attempts, entry.undoJson ?? null), this.bumpSerial]);
   }
 
   recordDeleted(entry: DeletedRecord): void {
@@ -399,12 +400,28 @@ export class PostgresStateStore extends StoreBase implements StateBackend {
 
   // --- journal ----------------------------------------------------------------------------
 
-  journalSent(runId: string, clientId: string, action: string): number {
+  journalSent(runId: string, clientId: string, action: string, undoJson: string | null = null): number {
     const rows = this.connection.query<{ id: string }>(
-      `INSERT INTO ${S}.journal(pipeline, run_id, client_id, action, state, at) VALUES ($1, $2, $3, $4, 'sent', $5) RETURNING id`,
-      [this.pipeline, runId, clientId, action, this.iso()],
+      `INSERT INTO ${S}.journal(pipeline, run_id, client_id, action, state, at, undo_json) VALUES ($1, $2, $3, $4, 'sent', $5, $6) RETURNING id`,
+      [this.pipeline, runId, clientId, action, this.iso(), undoJson],
     );
     return Number(rows[0]!.id);
+  }
+
+  runJournal(runId: string): JournalEntry[] {
+    return this.connection
+      .query<JournalDbRow>(`SELECT id, run_id, client_id, action, state, status, undo_json FROM ${S}.journal WHERE pipeline = $1 AND run_id = $2 ORDER BY id`, [this.pipeline, runId])
+      .map(toJournalEntry);
+  }
+
+  journalOf(clientIds: readonly string[]): JournalEntry[] {
+    if (clientIds.length === 0) return [];
+    return this.connection
+      .query<JournalDbRow>(`SELECT id, run_id, client_id, action, state, status, undo_json FROM ${S}.journal WHERE pipeline = $1 AND client_id = ANY($2::text[]) ORDER BY id`, [
+        this.pipeline,
+        clientIds,
+      ])
+      .map(toJournalEntry);
   }
 
   journalFailed(id: number, status: number | null, error: string, attempts: number): void {
@@ -446,9 +463,14 @@ export class PostgresStateStore extends StoreBase implements StateBackend {
 
   lastSuccessfulRun(): RunRow | undefined {
     const row = this.connection.query<RunDbRow>(
-      `SELECT * FROM ${S}.runs WHERE pipeline = $1 AND NOT dry_run AND outcome IN ('success', 'warning', 'partial') ORDER BY started_at DESC, seq DESC LIMIT 1`,
+      `SELECT * FROM ${S}.runs WHERE pipeline = $1 AND NOT dry_run AND outcome IN ('success', 'warning', 'partial') AND (source_sha256 IS NULL OR source_sha256 NOT LIKE 'revert:%') ORDER BY started_at DESC, seq DESC LIMIT 1`,
       [this.pipeline],
     )[0];
+    return row ? toRun(row) : undefined;
+  }
+
+  findRun(id: string): RunRow | undefined {
+    const row = this.connection.query<RunDbRow>(`SELECT * FROM ${S}.runs WHERE pipeline = $1 AND id = $2`, [this.pipeline, id])[0];
     return row ? toRun(row) : undefined;
   }
 

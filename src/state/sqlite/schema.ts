@@ -10,8 +10,9 @@ import { StateError } from '../backend.js';
 /**
  * 2: lock owner's process start time, identity binding, claims and targets (`_shared.sqlite`).
  * 3: records.row_key, the raw row's key for the plan's fast path, and its index.
+ * 4: journal.undo_json, the values a write changed (what `rostersync revert` needs), and an index by run.
  */
-export const STATE_SCHEMA_VERSION = 3;
+export const STATE_SCHEMA_VERSION = 4;
 
 /** The database shared by every pipeline of one state directory (no pipeline name starts with `_`). */
 export const SHARED_STATE_FILE = '_shared.sqlite';
@@ -93,7 +94,8 @@ export function migrate(db: Database.Database): void {
       status INTEGER,
       error TEXT,
       attempts INTEGER,
-      at TEXT NOT NULL
+      at TEXT NOT NULL,
+      undo_json TEXT
     );
     CREATE INDEX IF NOT EXISTS journal_client ON journal(client_id, id);
     CREATE TABLE IF NOT EXISTS runs (
@@ -145,11 +147,23 @@ export function migrate(db: Database.Database): void {
     })();
     version = 3;
   }
+  if (version === 3) {
+    // 3 → 4: the values each write changed, for `revert` (NULL for the writes journaled before).
+    db.transaction(() => {
+      const columns = db.prepare("SELECT name FROM pragma_table_info('journal')").pluck().all() as string[];
+      // A state whose journal was just created (CREATE TABLE above) has the column already.
+      if (!columns.includes('undo_json')) db.exec('ALTER TABLE journal ADD COLUMN undo_json TEXT');
+      db.exec("UPDATE meta SET value = '4' WHERE key = 'schema_version'");
+    })();
+    version = 4;
+  }
   if (version !== STATE_SCHEMA_VERSION) {
     throw new Error(`state schema version ${version} is not supported (expected ${STATE_SCHEMA_VERSION})`);
   }
   // The fast path reads keys in key order; the index (which carries client_id, the primary key)
   // also makes counting and listing the inventory skip the fields.
   db.exec(ROW_KEY_INDEX);
+  // `revert` reads one run's writes.
+  db.exec('CREATE INDEX IF NOT EXISTS journal_run ON journal(run_id)');
 }
 

@@ -18,6 +18,7 @@ import {
   type AdoptedRecord,
   type AppliedRecord,
   type DeletedRecord,
+  type JournalEntry,
   type JournalState,
   type LockInfo,
   type OwnedRecord,
@@ -30,7 +31,7 @@ import {
   type UnfinishedWrite,
 } from '../backend.js';
 import { normalizeServiceUrl, type StateIdentity, type Target } from '../identity.js';
-import { toOwned, toRun, type RecordRow, type RunDbRow } from '../rows.js';
+import { toJournalEntry, toOwned, toRun, type JournalDbRow, type RecordRow, type RunDbRow } from '../rows.js';
 import { StoreBase } from '../store-base.js';
 import { SqliteClaims } from './claims.js';
 import { LockRow } from './lock-row.js';
@@ -83,9 +84,9 @@ export class SqliteStateStore extends StoreBase implements StateBackend {
       // Only while the record still holds the hash the key was computed for (see rowKeys()).
       setRowKey: db.prepare('UPDATE records SET row_key = ? WHERE client_id = ? AND hash = ?'),
       hashBatch: db.prepare(hashesQuery(LOOKUP_BATCH)),
-      journalInsert: db.prepare(`INSERT INTO journal(run_id, client_id, action, state, at) VALUES (?, ?, ?, 'sent', ?)`),
+      journalInsert: db.prepare(`INSERT INTO journal(run_id, client_id, action, state, at, undo_json) VALUES (?, ?, ?, 'sent', ?, ?)`),
       journalUpdate: db.prepare(
-        `UPDATE journal SET state = @state, status = @status, error = @error, attempts = @attempts, at = @at WHERE id = @id`,
+        `UPDATE journal SET state = @state, status = @status, error = @error, attempts = @attempts, at = @at, undo_json = COALESCE(@undo, undo_json) WHERE id = @id`,
       ),
     };
   }
@@ -339,7 +340,7 @@ export class SqliteStateStore extends StoreBase implements StateBackend {
         updatedAt: this.iso(),
         rowKey: entry.rowKey ?? null,
       });
-      this.finishJournal(entry.journalId, 'done', entry.status, null, entry.attempts);
+      this.finishJournal(entry.journalId, 'done', entry.status, null, entry.attempts, entry.undoJson);
       this.stmts.bumpSerial.run();
     })();
   }
@@ -378,17 +379,34 @@ export class SqliteStateStore extends StoreBase implements StateBackend {
 
   // --- journal ----------------------------------------------------------------------------
 
-  journalSent(runId: string, clientId: string, action: string): number {
-    return Number(this.stmts.journalInsert.run(runId, clientId, action, this.iso()).lastInsertRowid);
+  journalSent(runId: string, clientId: string, action: string, undoJson: string | null = null): number {
+    return Number(this.stmts.journalInsert.run(runId, clientId, action, this.iso(), undoJson).lastInsertRowid);
   }
 
   journalFailed(id: number, status: number | null, error: string, attempts: number): void {
     this.finishJournal(id, 'failed', status, error, attempts);
   }
 
-  private finishJournal(id: number, state: JournalState, status: number | null, error: string | null, attempts: number): void {
-    this.stmts.journalUpdate.run({ id, state, status, error, attempts, at: this.iso() });
+  private finishJournal(id: number, state: JournalState, status: number | null, error: string | null, attempts: number, undo: string | null = null): void {
+    this.stmts.journalUpdate.run({ id, state, status, error, attempts, at: this.iso(), undo });
   }
+
+  runJournal(runId: string): JournalEntry[] {
+    return (this.db.prepare('SELECT id, run_id, client_id, action, state, status, undo_json FROM journal WHERE run_id = ? ORDER BY id').all(runId) as JournalDbRow[]).map(toJournalEntry);
+  }
+
+  journalOf(clientIds: readonly string[]): JournalEntry[] {
+    const entries: JournalEntry[] = [];
+    for (let start = 0; start < clientIds.length; start += LOOKUP_BATCH) {
+      const batch = clientIds.slice(start, start + LOOKUP_BATCH);
+      const rows = this.db
+        .prepare(`SELECT id, run_id, client_id, action, state, status, undo_json FROM journal WHERE client_id IN (${batch.map(() => '?').join(',')}) ORDER BY id`)
+        .all(...batch) as JournalDbRow[];
+      entries.push(...rows.map(toJournalEntry));
+    }
+    return entries.sort((a, b) => a.id - b.id);
+  }
+
 
   unfinishedOrFailed(): Map<string, UnfinishedWrite> {
     const rows = this.db
@@ -415,8 +433,13 @@ export class SqliteStateStore extends StoreBase implements StateBackend {
 
   lastSuccessfulRun(): RunRow | undefined {
     const row = this.db
-      .prepare("SELECT * FROM runs WHERE dry_run = 0 AND outcome IN ('success', 'warning', 'partial') ORDER BY started_at DESC, rowid DESC LIMIT 1")
+      .prepare("SELECT * FROM runs WHERE dry_run = 0 AND outcome IN ('success', 'warning', 'partial') AND (source_sha256 IS NULL OR source_sha256 NOT LIKE 'revert:%') ORDER BY started_at DESC, rowid DESC LIMIT 1")
       .get() as RunDbRow | undefined;
+    return row ? toRun(row) : undefined;
+  }
+
+  findRun(id: string): RunRow | undefined {
+    const row = this.db.prepare('SELECT * FROM runs WHERE id = ?').get(id) as RunDbRow | undefined;
     return row ? toRun(row) : undefined;
   }
 

@@ -1,0 +1,245 @@
+/**
+ * `rostersync revert <pipeline> <run-id>`: undoes the writes of one run. The second half is that of
+ * every run (sync/run-plan.ts: guard → apply → record → report); what differs is where the plan
+ * comes from: not the roster but the run's journal, the records read back from the service (one
+ * GET per record the run wrote, as the drift check reads them: sync/remote-records.ts) and the
+ * inventory, planned by src/revert/plan.ts.
+ *
+ * Without `yes` it is a dry run: the plan diff and the report, nothing written. `--out plan.json`
+ * saves it for `rostersync apply`, which plans it again (journal, read-back, inventory) and
+ * applies it only if every action is still the same. A revert run is journaled and reported like
+ * any run: its report names the reverted run (`revertOf`), its source is `revert:<run id>`, and it
+ * can itself be reverted.
+ */
+import { resolve } from 'node:path';
+import { loadPipeline, type ResolvedPipeline } from '../config/load.js';
+import { loadFieldsFile } from '../config/fields-file.js';
+import { LockLostError } from '../apply/apply.js';
+import type { ServiceClient } from '../client/client.js';
+import { EXIT, UserFacingError } from '../errors.js';
+import { compileMapping } from '../mapping/compile.js';
+import type { RosterSummary } from '../mapping/roster.js';
+import { buildRevertPlan, type RevertPlan } from '../revert/plan.js';
+import { parseUndoRecord } from '../revert/undo-record.js';
+import type { StateBackend } from '../state/backend.js';
+import { checkBinding } from '../state/binding.js';
+import { holdLock } from '../state/lock.js';
+import { openState } from '../state/open.js';
+import { clientForPipeline } from './client-for-pipeline.js';
+import type { RunOptions, RunResult } from './options.js';
+import { planBindings, planDifferences, planOptionsOf, savePlanFile, staleBindings, verifyPlanDigest, type PlanFile } from './plan-file.js';
+import { fetchRemote } from './remote-records.js';
+import { newRunId } from './run-id.js';
+import { runPlan, type PreparedRun } from './run-plan.js';
+
+export interface RevertOptions extends Omit<RunOptions, 'dryRun' | 'refresh' | 'fastPath' | 'createGroup' | 'allowSourceDrop' | 'allowEmptySource' | 'allowIdentityChanges'> {
+  /** The run to undo. */
+  revertRunId: string;
+  /** Write (`--yes`); without it, the plan diff only. */
+  yes?: boolean;
+  /** Undo these records even though they changed since the run (`--force-record`). */
+  forceRecords?: readonly string[];
+  /** Leave these records as they are (`--skip-record`). */
+  skipRecords?: readonly string[];
+}
+
+/** The source a revert run records: how the run history, and `lastSuccessfulRun`, tell it from a sync. */
+export function revertSource(runId: string): string {
+  return `revert:${runId}`;
+}
+
+export async function runRevert(options: RevertOptions): Promise<RunResult> {
+  const now = options.now ?? Date.now;
+  const pipeline = loadPipeline(resolve(options.cwd ?? process.cwd(), options.pipelinePath));
+  const store = openState(pipeline, options);
+  const runId = newRunId(now());
+  let unlock = () => {};
+  const lockLost = new AbortController();
+  const runOptions: RunOptions = { ...options, dryRun: options.yes !== true, signal: options.signal ? AbortSignal.any([options.signal, lockLost.signal]) : lockLost.signal };
+  try {
+    if (options.yes) unlock = holdLock(store, runId, () => lockLost.abort(new LockLostError('this revert lost the pipeline lock')));
+    const stateSerial = store.serial();
+    const prepared = await prepareRevert({ pipeline, store, runId, startedAt: now(), revertOf: options.revertRunId, force: options.forceRecords ?? [], skip: options.skipRecords ?? [] }, runOptions);
+    if (options.savePlanTo) {
+      await savePlanFile(resolve(options.cwd ?? process.cwd(), options.savePlanTo), {
+        bindings: planBindings({ pipeline, sourceSha256: prepared.source.sha256, stateSerial, baseUrl: options.service.baseUrl, groupId: prepared.groupId }),
+        options: planOptionsOf(runOptions),
+        secret: store.planSecret(),
+        prepared,
+        now: now(),
+        // The run `last` stood for: applying the plan later must undo that run, whatever ran since.
+        revert: { runId: prepared.revertOf ?? options.revertRunId, forceRecords: [...(options.forceRecords ?? [])], skipRecords: [...(options.skipRecords ?? [])] },
+      });
+    }
+    return await runPlan(prepared, runOptions);
+  } finally {
+    unlock();
+    store.close();
+  }
+}
+
+/** `rostersync apply plan.json` of a plan saved by `revert --out`: planned again, applied only if unchanged. */
+export async function applySavedRevert(path: string, saved: PlanFile & { revert: NonNullable<PlanFile['revert']> }, options: Omit<RunOptions, 'pipelinePath' | 'refresh' | 'dryRun'>): Promise<RunResult> {
+  const now = options.now ?? Date.now;
+  const pipeline = loadPipeline(saved.bindings.pipelineFile);
+  const store = openState(pipeline, options);
+  const runId = newRunId(now());
+  let unlock = () => {};
+  try {
+    verifyPlanDigest(path, saved, store.planSecret());
+    unlock = holdLock(store, runId);
+    const runOptions: RunOptions = { ...options, ...saved.options, pipelinePath: pipeline.file };
+    const stateSerial = store.serial();
+    const prepared = await prepareRevert({ pipeline, store, runId, startedAt: now(), revertOf: saved.revert.runId, force: saved.revert.forceRecords, skip: saved.revert.skipRecords }, runOptions);
+    const current = planBindings({ pipeline, sourceSha256: prepared.source.sha256, stateSerial, baseUrl: options.service.baseUrl, groupId: prepared.groupId });
+    const stale = staleBindings(saved.bindings, current);
+    const differences = planDifferences(saved.plan, prepared.plan);
+    if (stale.length > 0 || differences.length > 0) {
+      throw new UserFacingError(`${path}: the saved revert no longer holds: ${[...stale, ...differences].slice(0, 10).join('; ')}.`, {
+        hint: `Nothing was written. Make it again with \`rostersync revert ${pipeline.file} ${saved.revert.runId} --out ${path}\` and review it.`,
+      });
+    }
+    if (saved.plan.refused) {
+      throw new UserFacingError(`${path}: this revert was refused by ${prepared.plan.guards.filter((g) => g.tripped).map((g) => g.guard).join(', ')} and cannot be applied.`, {
+        hint: `Make it again with ${prepared.plan.guards.filter((g) => g.tripped).map((g) => g.allowWith).join(' ')} if these changes are intended.`,
+        exitCode: EXIT.guard,
+      });
+    }
+    prepared.notes.push(`applied the saved revert ${path} made at ${saved.createdAt}, after planning it again against the journal, the service and the inventory.`);
+    return await runPlan(prepared, runOptions);
+  } finally {
+    unlock();
+    store.close();
+  }
+}
+
+interface RevertRun {
+  pipeline: ResolvedPipeline;
+  store: StateBackend;
+  runId: string;
+  startedAt: number;
+  revertOf: string;
+  force: readonly string[];
+  skip: readonly string[];
+}
+
+/** Everything before the first write: the run, its journal, the read-back, the plan; conflicts refuse here. */
+async function prepareRevert(run: RevertRun, options: RunOptions): Promise<PreparedRun> {
+  const { pipeline, store } = run;
+  const revertOf = run.revertOf === LAST_RUN ? lastWritingRun(store, pipeline.name) : run.revertOf;
+  const reverted = store.findRun(revertOf);
+  if (!reverted) {
+    const recent = store.recentRuns(5).map((r) => r.id);
+    throw new UserFacingError(`pipeline "${pipeline.name}" has no run ${revertOf} in its state (${store.path}).`, {
+      hint: `Run ids are the report folder names (reports/${pipeline.name}/<run id>)${recent.length > 0 ? `; the latest runs are ${recent.join(', ')}` : ''}.`,
+      exitCode: EXIT.usage,
+    });
+  }
+  if (reverted.dryRun) throw new UserFacingError(`run ${revertOf} was a dry run (a plan): it wrote nothing, so there is nothing to undo.`, { exitCode: EXIT.usage });
+  // Before any call: the state is used only against the service and group it is bound to.
+  const binding = checkBinding(store, pipeline, { baseUrl: options.service.baseUrl });
+  const groupId = binding.groupId;
+  if (groupId === null) throw new UserFacingError(`pipeline "${pipeline.name}" has no group yet, so run ${revertOf} wrote nothing to undo.`, { exitCode: EXIT.usage });
+  const client = clientForPipeline(pipeline, options);
+  const labels = await fieldLabels(pipeline, client, options);
+
+  const entries = store.runJournal(revertOf);
+  const clientIds = [...new Set(entries.map((entry) => entry.clientId))];
+  const unknown = [...run.force, ...run.skip].filter((id) => !clientIds.includes(id));
+  if (unknown.length > 0) {
+    throw new UserFacingError(`run ${revertOf} wrote no record ${unknown.join(', ')}: --force-record and --skip-record name client_ids the run wrote.`, { exitCode: EXIT.usage });
+  }
+  const skip = new Set(run.skip);
+  const read = clientIds.filter((id) => !skip.has(id));
+  const fields = new Set(labels.managedFields);
+  for (const entry of entries) {
+    const undo = parseUndoRecord(entry.undoJson);
+    for (const values of [undo?.before, undo?.after]) for (const field of Object.keys(values ?? {})) fields.add(field);
+  }
+  const remote = await fetchRemote({ client, groupId, managedFields: [...fields], setFields: labels.setFields, clientIds: read, call: options.signal ? { signal: options.signal } : {}, concurrency: 4 });
+  const planned: RevertPlan = buildRevertPlan({
+    runId: revertOf,
+    entries,
+    history: store.journalOf(clientIds),
+    remote,
+    owned: store.lastApplied(clientIds),
+    force: new Set(run.force),
+    skip,
+    fieldLabels: labels.names,
+    policy: { guards: pipeline.config.policy.guards, max_rps: options.maxRps ?? pipeline.config.policy.max_rps },
+    ownedCount: store.ownedCount(),
+    ...(options.allowDeletes !== undefined ? { allowDeletes: options.allowDeletes } : {}),
+  });
+  if (planned.conflicts.length > 0) {
+    const forcible = planned.conflicts.filter((c) => c.forcible).map((c) => c.clientId);
+    throw new UserFacingError(
+      `cannot revert run ${revertOf}: ${planned.conflicts.length} record${planned.conflicts.length === 1 ? '' : 's'} changed since: ${planned.conflicts.slice(0, 20).map((c) => c.message).join('; ')}${planned.conflicts.length > 20 ? '; …' : ''}. Nothing was written.`,
+      {
+        hint:
+          forcible.length > 0
+            ? `For each record, decide: \`--force-record <client_id>\` undoes the run's write anyway (the later change is lost), \`--skip-record <client_id>\` leaves it as it is. E.g. ${forcible.slice(0, 3).map((id) => `--skip-record ${id}`).join(' ')}.`
+            : 'Those writes cannot be undone; `--skip-record <client_id>` leaves them as they are.',
+        exitCode: EXIT.guard,
+      },
+    );
+  }
+  return {
+    runId: run.runId,
+    startedAt: run.startedAt,
+    pipeline,
+    client,
+    store,
+    roster: emptyRoster(),
+    plan: planned.plan,
+    groupId,
+    source: { file: pipeline.source.file, sha256: revertSource(revertOf), format: pipeline.source.format },
+    optionLabels: labels.options,
+    notes: planned.notes,
+    revertOf,
+  };
+}
+
+/** The run id `last` stands for: the latest run that journaled a write (a revert included: `last` twice undoes the undo). */
+export const LAST_RUN = 'last';
+
+/** Runs looked through for `last`: runs that wrote nothing (an unchanged roster) are passed over. */
+const LAST_RUN_LOOKBACK = 50;
+
+function lastWritingRun(store: StateBackend, pipeline: string): string {
+  const found = store.recentRuns(LAST_RUN_LOOKBACK).find((candidate) => !candidate.dryRun && mayHaveWritten(candidate.countsJson));
+  if (!found) throw new UserFacingError(`pipeline "${pipeline}" has no run that wrote anything among its last ${LAST_RUN_LOOKBACK} runs: nothing to undo.`, { exitCode: EXIT.usage });
+  return found.id;
+}
+
+/** From a run's recorded counts (report.json's `counts`): a write done or failed; a run that never finished (killed) may have written. */
+function mayHaveWritten(countsJson: string | null): boolean {
+  if (countsJson === null) return true;
+  const counts = JSON.parse(countsJson) as Record<string, Record<string, number>>;
+  return ['create', 'update', 'delete'].some((action) => (counts[action]?.done ?? 0) + (counts[action]?.failed ?? 0) > 0);
+}
+
+/** Field names for the diff and which fields are sets; a mapping that no longer compiles only costs the names. */
+async function fieldLabels(pipeline: ResolvedPipeline, client: ServiceClient, options: RunOptions) {
+  const listing = options.fieldsFile ? loadFieldsFile(resolve(options.cwd ?? process.cwd(), options.fieldsFile)) : await client.listCustomFields(options.signal ? { signal: options.signal } : {});
+  try {
+    const compiled = compileMapping(pipeline.mapping, listing, { mappingFile: pipeline.mappingFile });
+    const options = new Map(listing.author_from_group.flatMap((field) => (field.options ?? []).map((option) => [option.api_id, option.option] as const)));
+    return { names: new Map(Object.entries(compiled.fieldNames)), managedFields: compiled.managedFields, setFields: compiled.setFields, options };
+  } catch {
+    return { names: new Map<string, string>(), managedFields: [] as string[], setFields: new Set<string>(), options: new Map<string, string>() };
+  }
+}
+
+/** A revert reads no roster. */
+function emptyRoster(): RosterSummary {
+  return {
+    counts: { rowsRead: 0, valid: 0, rejected: 0, filtered: 0, duplicatesIgnored: 0 },
+    rejected: [],
+    rejectedNotStored: 0,
+    duplicateClientIds: new Set(),
+    warnings: [],
+    rejectedClientIds: new Set(),
+    unidentifiedRejected: 0,
+    firstRowById: new Map(),
+  };
+}

@@ -1,0 +1,67 @@
+/**
+ * A revert of a run killed part-way: a real rostersync process is SIGKILLed in the middle of a
+ * migration (creates, updates, deletes), leaving journal entries planned or sent but never
+ * confirmed. Revert reads each record back and undoes what the service holds, so the group is
+ * as it was before the run, whatever the kill interrupted.
+ */
+import { join } from 'node:path';
+import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { RunningEmulator } from '../../src/emulator/server.js';
+import { SqliteStateStore } from '../../src/state/sqlite/sqlite-store.js';
+import { ChildPool } from '../campaign/helpers/child.js';
+import { emulatorEnv } from '../support/cli.js';
+import { cli, emulator, groupRecords, makeProject, people, person } from '../support/project.js';
+
+let emu: RunningEmulator;
+const pool = new ChildPool();
+beforeEach(async () => {
+  emu = await emulator();
+});
+afterEach(async () => {
+  await emu.close();
+});
+afterAll(async () => {
+  await pool.close();
+});
+
+const writesSoFar = () => emu.stats.snapshot().writes.total;
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+describe('revert of a run killed part-way', () => {
+  it('undoes exactly what reached the service', async () => {
+    // Slow enough (40 writes a second, two in flight) that the kill lands inside the writes.
+    const project = await makeProject(people(30), { driftSample: 0, maxRps: 40, concurrency: 2, guards: { max_deletes: 100, max_delete_percent: 100 } });
+    const first = await cli(emu, project.dir, ['sync', project.pipeline, '--create-group']);
+    expect(first.code, first.stderr).toBe(0);
+    const before = structuredClone(groupRecords(emu));
+
+    // 20 updates, 20 creates, then 10 deletes.
+    await project.writeRoster([...people(20).map((row) => ({ ...row, name: `${row.name} (migrated)` })), ...people(20, 31)]);
+    const child = pool.take();
+    await child.ready;
+    const base = writesSoFar();
+    await child.run(['sync', project.pipeline, '--report-dir', join(project.dir, 'reports', 'killed')], project.dir, emulatorEnv(emu) as Record<string, string>);
+    for (let waited = 0; writesSoFar() - base < 15 && waited < 20_000; waited += 5) await sleep(5);
+    child.kill();
+    const exit = await child.exited;
+    expect(exit.signal).toBe('SIGKILL');
+    expect(writesSoFar() - base).toBeLessThan(50);
+
+    const store = SqliteStateStore.open(join(project.dir, '.rostersync', 'pipeline.sqlite'), 'pipeline');
+    const killed = store.recentRuns(1)[0]!;
+    const journal = store.runJournal(killed.id);
+    store.close();
+    expect(killed.finishedAt).toBeNull();
+    // Journaled `sent` before its call (and its wait for the rate limiter): never confirmed.
+    expect(journal.filter((entry) => entry.state !== 'done').length).toBeGreaterThan(0);
+
+    const undone = await cli(emu, project.dir, ['revert', project.pipeline, killed.id, '--yes', '--allow-deletes', '50']);
+    expect(undone.code, undone.stderr).toBe(0);
+    expect(groupRecords(emu)).toEqual(before);
+    // And the inventory agrees: the old roster plans nothing.
+    await project.writeRoster(people(30));
+    const plan = await cli(emu, project.dir, ['plan', project.pipeline]);
+    expect(plan.stdout).toContain('No changes');
+    expect(person(1).name).toBe('Person 1');
+  });
+});
