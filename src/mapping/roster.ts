@@ -24,6 +24,10 @@ import type { CompiledMapping } from './compile.js';
 import type { DuplicatePair } from './duplicate-people.js';
 import type { MapRowResult } from './map-row.js';
 import type { DesiredRecord, DiscardedRow, FilteredRow, RejectedRow, RowProblem } from './types.js';
+import { FirstRows, type KnownRecords, type RosterIds } from './first-rows.js';
+import { collectValues, discardedRows, rowRef, withoutRow } from './duplicate-rows.js';
+
+export type { KnownRecords, RosterIds };
 
 export interface RosterCounts {
   /** Rows read from the source, unreadable rows included. */
@@ -132,70 +136,6 @@ export interface FastPath {
    * row met first needs no call: nothing of its client_id was passed on before it.
    */
   onKnown(clientId: string): void;
-}
-
-/** Known records, numbered 0 to count - 1 (entries). */
-export interface KnownRecords {
-  readonly count: number;
-  /** The entry whose stored row key is `rowKey`, or -1. */
-  entryOfRowKey(rowKey: string): number;
-  /** The entry of `clientId`, or -1. */
-  entryOfClientId(clientId: string): number;
-  clientIdAt(entry: number): string;
-}
-
-/** The client_ids of the roster's valid rows, with the first row of each. */
-export interface RosterIds {
-  has(clientId: string): boolean;
-  get(clientId: string): number | undefined;
-  readonly size: number;
-}
-
-/**
- * First row of each client_id. A million unchanged rows would make a Map of a million entries
- * (about 30 MB, and more while it grows); the ids of known records take 4 bytes each in a typed
- * array by entry instead, whichever way their row came (known or mapped), and the Map holds the rest.
- */
-class FirstRows implements RosterIds {
-  private readonly byId = new Map<string, number>();
-  /** First row by entry; 0 = not met (rows are numbered from 1). */
-  private readonly byEntry: Int32Array;
-  private entriesMet = 0;
-
-  constructor(private readonly known: KnownRecords | undefined) {
-    this.byEntry = new Int32Array(known?.count ?? 0);
-  }
-
-  /** The entry of `clientId` among the known records, or -1. */
-  entryOf(clientId: string): number {
-    return this.known ? this.known.entryOfClientId(clientId) : -1;
-  }
-
-  /** First row of the id that is `entry` (when ≥ 0) or else `clientId`. */
-  firstRow(clientId: string | undefined, entry: number): number | undefined {
-    return entry >= 0 ? this.byEntry[entry] || undefined : this.byId.get(clientId!);
-  }
-
-  add(clientId: string | undefined, entry: number, row: number): void {
-    if (entry < 0) {
-      this.byId.set(clientId!, row);
-      return;
-    }
-    this.byEntry[entry] = row;
-    this.entriesMet++;
-  }
-
-  get(clientId: string): number | undefined {
-    return this.firstRow(clientId, this.entryOf(clientId));
-  }
-
-  has(clientId: string): boolean {
-    return this.get(clientId) !== undefined;
-  }
-
-  get size(): number {
-    return this.byId.size + this.entriesMet;
-  }
 }
 
 export async function mapRoster(
@@ -504,52 +444,6 @@ export async function mapRoster(
       : {}),
     ...(discarded.length > 0 ? { discarded } : {}),
   };
-}
-
-/** The rows `first` / `last` set aside, each with the cells it carried that the kept row does not. */
-function discardedRows(
-  duplicateRows: ReadonlyMap<string, number[]>,
-  values: ReadonlyMap<string, Record<string, CellValue>>,
-  policy: 'first' | 'last',
-  fileOf: (clientId: string) => Omit<Provenance, 'row'>,
-  cap: number,
-): DiscardedRow[] {
-  const out: DiscardedRow[] = [];
-  for (const [clientId, rows] of duplicateRows) {
-    const file = fileOf(clientId);
-    const keptRow = policy === 'first' ? rows[0]! : rows[rows.length - 1]!;
-    const kept = values.get(rowRef({ ...file, row: keptRow }));
-    for (const row of rows) {
-      if (row === keptRow || out.length >= cap) continue;
-      const provenance: Provenance = { ...file, row };
-      const cells = Object.entries(values.get(rowRef(provenance)) ?? {}).filter(([column, value]) => value !== null && value !== '' && (!kept || kept[column] !== value));
-      out.push({ provenance, clientId, keptRow, notSynced: Object.fromEntries(cells) });
-    }
-  }
-  return out;
-}
-
-/** One row of one file, as a key. */
-function rowRef(provenance: Provenance): string {
-  return `${provenance.file}\u0000${provenance.sheet ?? ''}\u0000${provenance.row}`;
-}
-
-function withoutRow(provenance: Provenance): Omit<Provenance, 'row'> {
-  return { file: provenance.file, ...(provenance.sheet !== undefined ? { sheet: provenance.sheet } : {}) };
-}
-
-async function collectValues(
-  source: OpenedSource,
-  rows: Set<string>,
-  into: Map<string, Record<string, CellValue>>,
-  signal: AbortSignal | undefined,
-): Promise<void> {
-  for await (const item of source.items) {
-    if (signal?.aborted || rows.size === 0) break;
-    if (item.kind !== 'row') continue;
-    const ref = rowRef(item.row.provenance);
-    if (rows.delete(ref)) into.set(ref, item.row.values);
-  }
 }
 
 /** client_id and name of a row, whatever became of it (for rows a reader rejected). */

@@ -13,7 +13,7 @@ import { randomBytes } from 'node:crypto';
 import { ROW_KEY_LENGTH } from '../../row-key-length.js';
 import type { FieldValue } from '../../client/schemas.js';
 import { normalizeServiceUrl, type StateIdentity, type Target } from '../identity.js';
-import { toJournalEntry, toOwned, toRun, type JournalDbRow, type RecordRow, type RunDbRow } from '../rows.js';
+import { toJournalEntry, toOwned, type JournalDbRow, type RecordRow } from '../rows.js';
 import {
   type AdoptedRecord,
   type AppliedRecord,
@@ -34,6 +34,7 @@ import { StoreBase } from '../store-base.js';
 import { PG_SCHEMA as S, requireCurrentSchema } from './migrations.js';
 import { AdvisoryLock } from './advisory-lock.js';
 import { batches, PG_BATCH, PostgresClaims } from './claims.js';
+import { PostgresRuns } from './runs.js';
 import type { SyncConnection, Statement } from './sync-connection.js';
 /** Rows per worker message in bulk reads and writes of the inventory: a few MB at most. */
 const PAGE = 20_000;
@@ -53,6 +54,7 @@ export class PostgresStateStore extends StoreBase implements StateBackend {
   private readonly pageSize: number;
   private readonly lock: AdvisoryLock;
   private readonly claims: PostgresClaims;
+  private readonly runs: PostgresRuns;
 
   private constructor(
     private readonly connection: SyncConnection,
@@ -66,6 +68,7 @@ export class PostgresStateStore extends StoreBase implements StateBackend {
     this.pageSize = options.pageSize ?? PAGE;
     this.lock = new AdvisoryLock(connection, pipeline, () => this.iso());
     this.claims = new PostgresClaims(connection, pipeline, () => this.iso());
+    this.runs = new PostgresRuns(connection, pipeline, () => this.iso());
   }
 
   /** Opens the state of one pipeline in a migrated database (refuses a schema that is behind). */
@@ -438,46 +441,26 @@ export class PostgresStateStore extends StoreBase implements StateBackend {
     return new Map(rows.map((row) => [row.client_id, { action: row.action, state: row.state, status: row.status }]));
   }
 
-  // --- runs -------------------------------------------------------------------------------
+  // --- runs (runs.ts) -----------------------------------------------------------------------
 
   startRun(run: { id: string; dryRun: boolean; sourceSha256: string }): void {
-    this.connection.query(`INSERT INTO ${S}.runs(pipeline, id, started_at, dry_run, source_sha256) VALUES ($1, $2, $3, $4, $5)`, [
-      this.pipeline,
-      run.id,
-      this.iso(),
-      run.dryRun,
-      run.sourceSha256,
-    ]);
+    this.runs.start(run);
   }
 
   finishRun(run: { id: string; outcome: string; validRecords: number; counts: unknown }): void {
-    this.connection.query(`UPDATE ${S}.runs SET finished_at = $3, outcome = $4, valid_records = $5, counts_json = $6 WHERE pipeline = $1 AND id = $2`, [
-      this.pipeline,
-      run.id,
-      this.iso(),
-      run.outcome,
-      run.validRecords,
-      JSON.stringify(run.counts),
-    ]);
+    this.runs.finish(run);
   }
 
   lastSuccessfulRun(): RunRow | undefined {
-    const row = this.connection.query<RunDbRow>(
-      `SELECT * FROM ${S}.runs WHERE pipeline = $1 AND NOT dry_run AND outcome IN ('success', 'warning', 'partial') AND (source_sha256 IS NULL OR source_sha256 NOT LIKE 'revert:%') ORDER BY started_at DESC, seq DESC LIMIT 1`,
-      [this.pipeline],
-    )[0];
-    return row ? toRun(row) : undefined;
+    return this.runs.lastSuccessful();
   }
 
   findRun(id: string): RunRow | undefined {
-    const row = this.connection.query<RunDbRow>(`SELECT * FROM ${S}.runs WHERE pipeline = $1 AND id = $2`, [this.pipeline, id])[0];
-    return row ? toRun(row) : undefined;
+    return this.runs.find(id);
   }
 
   recentRuns(limit = 10): RunRow[] {
-    return this.connection
-      .query<RunDbRow>(`SELECT * FROM ${S}.runs WHERE pipeline = $1 ORDER BY started_at DESC, seq DESC LIMIT $2`, [this.pipeline, limit])
-      .map(toRun);
+    return this.runs.recent(limit);
   }
 
   // --- lock: a session-level advisory lock (advisory-lock.ts) -----------------------------
