@@ -1,16 +1,28 @@
 /**
  * What both state backends do the same way, written once: everything kept as a meta key (the
- * serial, the group id and name, the group-creation intent, the row-key salt). Each backend
- * supplies how a meta key is read, written and deleted.
+ * serial, the group id and name, the group-creation intent, the row-key salt), and the claims
+ * handed to the backend's claim registry. Each backend supplies how a meta key is read, written
+ * and deleted, and its registry.
  */
-import type { GroupIntent } from './backend.js';
+import type { GroupIntent, Target, TargetRegistration } from './backend.js';
 
 /** The meta key of `rowKeySalt()`. */
 export const ROW_KEY_SALT = 'row_key_salt';
 
+/** The claims and targets of one backend (sqlite/claims.ts, postgres/claims.ts). */
+export interface ClaimRegistry {
+  owners(target: Target, clientIds: readonly string[]): Map<string, string>;
+  claim(target: Target, clientIds: readonly string[]): Map<string, string>;
+  release(target: Target, clientIds: readonly string[]): void;
+  claimOwned(target: Target): Map<string, string>;
+  registerTarget(target: Target, sharedPrefixes: readonly string[] | null): void;
+  targetsOn(target: Target): TargetRegistration[];
+}
+
 export abstract class StoreBase {
   abstract readonly pipeline: string;
   protected abstract readonly now: () => number;
+  protected abstract readonly claims: ClaimRegistry;
 
   abstract getMeta(key: string): string | undefined;
   abstract setMeta(key: string, value: string): void;
@@ -52,5 +64,31 @@ export abstract class StoreBase {
 
   setRowKeySalt(salt: string): void {
     this.setMeta(ROW_KEY_SALT, salt);
+  }
+
+  // --- claims and targets, shared by the pipelines of one state location or database ---------
+
+  claimOwners(target: Target, clientIds: readonly string[]): Map<string, string> {
+    return this.claims.owners(target, clientIds);
+  }
+
+  claim(target: Target, clientIds: readonly string[]): Map<string, string> {
+    return this.claims.claim(target, clientIds);
+  }
+
+  releaseClaims(target: Target, clientIds: readonly string[]): void {
+    this.claims.release(target, clientIds);
+  }
+
+  claimOwned(target: Target): Map<string, string> {
+    return this.claims.claimOwned(target);
+  }
+
+  registerTarget(target: Target, sharedPrefixes: readonly string[] | null): void {
+    this.claims.registerTarget(target, sharedPrefixes);
+  }
+
+  targetsOn(target: Target): TargetRegistration[] {
+    return this.claims.targetsOn(target);
   }
 }

@@ -12,7 +12,7 @@
 import { randomBytes } from 'node:crypto';
 import { ROW_KEY_LENGTH } from '../../row-key-length.js';
 import type { FieldValue } from '../../client/schemas.js';
-import { normalizeServiceUrl, type StateIdentity, type Target } from '../identity.js';
+import { normalizeServiceUrl, type StateIdentity } from '../identity.js';
 import { toJournalEntry, toOwned, type JournalDbRow, type RecordRow } from '../rows.js';
 import {
   type AdoptedRecord,
@@ -26,7 +26,6 @@ import {
   type RunRow,
   type StateBackend,
   type StateStoreOptions,
-  type TargetRegistration,
   type UnfinishedWrite,
   type JournalEntry,
 } from '../backend.js';
@@ -53,7 +52,7 @@ export class PostgresStateStore extends StoreBase implements StateBackend {
   protected readonly now: () => number;
   private readonly pageSize: number;
   private readonly lock: AdvisoryLock;
-  private readonly claims: PostgresClaims;
+  protected readonly claims: PostgresClaims;
   private readonly runs: PostgresRuns;
 
   private constructor(
@@ -184,32 +183,6 @@ export class PostgresStateStore extends StoreBase implements StateBackend {
       { text: `SELECT value FROM ${S}.meta WHERE pipeline = $1 AND key = 'plan_secret'`, values: [this.pipeline] },
     ]);
     return (rows[1]!.rows[0] as { value: string }).value;
-  }
-
-  // --- claims and targets, shared by every pipeline of the database (claims.ts) -----------
-
-  claimOwners(target: Target, clientIds: readonly string[]): Map<string, string> {
-    return this.claims.owners(target, clientIds);
-  }
-
-  claim(target: Target, clientIds: readonly string[]): Map<string, string> {
-    return this.claims.claim(target, clientIds);
-  }
-
-  releaseClaims(target: Target, clientIds: readonly string[]): void {
-    this.claims.release(target, clientIds);
-  }
-
-  claimOwned(target: Target): Map<string, string> {
-    return this.claims.claimOwned(target);
-  }
-
-  registerTarget(target: Target, sharedPrefixes: readonly string[] | null): void {
-    this.claims.registerTarget(target, sharedPrefixes);
-  }
-
-  targetsOn(target: Target): TargetRegistration[] {
-    return this.claims.targetsOn(target);
   }
 
   // --- inventory --------------------------------------------------------------------------

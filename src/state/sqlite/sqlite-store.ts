@@ -27,10 +27,9 @@ import {
   type RunRow,
   type StateBackend,
   type StateStoreOptions,
-  type TargetRegistration,
   type UnfinishedWrite,
 } from '../backend.js';
-import { normalizeServiceUrl, type StateIdentity, type Target } from '../identity.js';
+import { normalizeServiceUrl, type StateIdentity } from '../identity.js';
 import { toJournalEntry, toOwned, toRun, type JournalDbRow, type RecordRow, type RunDbRow } from '../rows.js';
 import { StoreBase } from '../store-base.js';
 import { SqliteClaims } from './claims.js';
@@ -57,7 +56,7 @@ export class SqliteStateStore extends StoreBase implements StateBackend {
   private readonly db: Database.Database;
   protected readonly now: () => number;
   private readonly lock: LockRow;
-  private readonly claims: SqliteClaims;
+  protected readonly claims: SqliteClaims;
   private readonly stmts;
 
   private constructor(path: string, pipeline: string, db: Database.Database, options: StateStoreOptions) {
@@ -210,32 +209,6 @@ export class SqliteStateStore extends StoreBase implements StateBackend {
     const secret = randomBytes(32).toString('hex');
     this.db.prepare("INSERT OR IGNORE INTO meta(key, value) VALUES ('plan_secret', ?)").run(secret);
     return this.getMeta('plan_secret')!;
-  }
-
-  // --- claims and targets, shared by the pipelines of one state location (claims.ts) ------
-
-  claimOwners(target: Target, clientIds: readonly string[]): Map<string, string> {
-    return this.claims.owners(target, clientIds);
-  }
-
-  claim(target: Target, clientIds: readonly string[]): Map<string, string> {
-    return this.claims.claim(target, clientIds);
-  }
-
-  releaseClaims(target: Target, clientIds: readonly string[]): void {
-    this.claims.release(target, clientIds);
-  }
-
-  claimOwned(target: Target): Map<string, string> {
-    return this.claims.claimOwned(target);
-  }
-
-  registerTarget(target: Target, sharedPrefixes: readonly string[] | null): void {
-    this.claims.registerTarget(target, sharedPrefixes);
-  }
-
-  targetsOn(target: Target): TargetRegistration[] {
-    return this.claims.targetsOn(target);
   }
 
   // --- inventory --------------------------------------------------------------------------
