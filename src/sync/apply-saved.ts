@@ -18,6 +18,7 @@ import { gatherPlanInput } from './gather.js';
 import type { RunOptions, RunResult } from './options.js';
 import { planBindings, planDifferences, readPlanFile, staleBindings, verifyPlanDigest } from './plan-file.js';
 import { runPlan } from './run-plan.js';
+import { runRequestOf } from './run-request.js';
 import { applySavedRevert } from './revert.js';
 import { newRunId } from './run-id.js';
 
@@ -44,8 +45,9 @@ export async function applySavedPlan(planPath: string, options: Omit<RunOptions,
     unlock = holdLock(store, runId);
     // The flags the plan was made with: the guards run again with exactly these.
     const runOptions: RunOptions = { ...options, ...saved.options, pipelinePath: pipeline.file };
+    const request = runRequestOf(runOptions);
     const client = clientForPipeline(pipeline, runOptions);
-    const gathered = await gatherPlanInput({ pipeline, store, client, options: runOptions, rowKeys });
+    const gathered = await gatherPlanInput({ pipeline, store, client, request: request.plan, rowKeys });
     const current = planBindings({
       pipeline,
       sourceSha256: gathered.source.sha256,
@@ -82,7 +84,7 @@ export async function applySavedPlan(planPath: string, options: Omit<RunOptions,
         optionLabels: gathered.optionLabels,
         notes: [...gathered.notes, `applied the saved plan ${path} made at ${saved.createdAt}, after checking each of its actions against the current inventory and claims.`],
       },
-      runOptions,
+      request,
     );
   } finally {
     rowKeys.dispose();

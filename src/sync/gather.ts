@@ -36,7 +36,7 @@ import { guardInputOf } from '../plan/guards.js';
 import { driftCheckSkippedNote, driftNote, duplicatePeopleNote, duplicatePeopleSkippedNote, foreignNote, REFRESH_WITHOUT_GROUP_NOTE } from '../report/run-notes.js';
 import { checkDrift, GroupGoneError } from './drift.js';
 import { fetchRemote } from './remote-records.js';
-import type { RunOptions } from './options.js';
+import type { PlanRequest } from './run-request.js';
 
 export interface GatheredInput {
   planInput: BuildPlanInput;
@@ -52,24 +52,6 @@ export interface GatheredInput {
   drift?: RunReport['drift'];
 }
 
-type GatherOptions = Pick<
-  RunOptions,
-  | 'service'
-  | 'fieldsFile'
-  | 'cwd'
-  | 'signal'
-  | 'refresh'
-  | 'maxRps'
-  | 'allowDeletes'
-  | 'allowSourceDrop'
-  | 'allowEmptySource'
-  | 'allowIdentityChanges'
-  | 'createGroup'
-  | 'fastPath'
-  | 'workerReadMinBytes'
-  | 'random'
->;
-
 /**
  * `rowKeys` receives the row keys the plan's apply is to store (the fast path's repairs); the
  * caller disposes of it once the run is over, whatever happened.
@@ -78,20 +60,20 @@ export async function gatherPlanInput(input: {
   pipeline: ResolvedPipeline;
   store: StateBackend;
   client: ServiceClient;
-  options: GatherOptions;
+  request: PlanRequest;
   rowKeys?: RowKeyRepairs;
   /** Read back a sample of unchanged records (sync/drift.ts): real syncs only, not plans nor `apply plan.json`, whose plan must not change. */
   driftCheck?: boolean;
 }): Promise<GatheredInput> {
-  const { pipeline, store, client, options } = input;
-  const call: CallOptions = options.signal ? { signal: options.signal } : {};
+  const { pipeline, store, client, request } = input;
+  const call: CallOptions = request.signal ? { signal: request.signal } : {};
   const policy = pipeline.config.policy;
   const notes: string[] = [];
   // Before any call: a state bound to another service or group is never used against this one.
-  const binding = checkBinding(store, pipeline, { baseUrl: options.service.baseUrl, ...(options.createGroup ? { createGroup: true } : {}) });
+  const binding = checkBinding(store, pipeline, { baseUrl: request.baseUrl, createGroup: request.createGroup });
   const groupId = binding.groupId;
 
-  const listing = options.fieldsFile ? loadFieldsFile(resolve(options.cwd ?? process.cwd(), options.fieldsFile)) : await client.listCustomFields(call);
+  const listing = request.fieldsFile ? loadFieldsFile(resolve(request.cwd, request.fieldsFile)) : await client.listCustomFields(call);
   const compiled = compileMapping(pipeline.mapping, listing, { mappingFile: pipeline.mappingFile });
   const seeded = Object.keys(compiled.seededFields);
   if (policy.update === 'full' && seeded.length > 0) {
@@ -102,8 +84,8 @@ export async function gatherPlanInput(input: {
   }
 
   const reopen = () => openSource(pipeline.source, { baseDir: pipeline.dir });
-  const fastPathOn = options.fastPath !== false && !options.refresh && !binding.sharedPrefixes && binding.sharedWith.length === 0;
-  const opened = await ((await sourceSize(pipeline)) >= (options.workerReadMinBytes ?? WORKER_READ_MIN_BYTES)
+  const fastPathOn = request.fastPath && !request.refresh && !binding.sharedPrefixes && binding.sharedWith.length === 0;
+  const opened = await ((await sourceSize(pipeline)) >= (request.workerReadMinBytes ?? WORKER_READ_MIN_BYTES)
     ? openSourceInWorker(pipeline.source, { baseDir: pipeline.dir })
     : reopen());
   // Until mapRoster reads it, a failure here must stop the reader (a worker thread) itself.
@@ -133,7 +115,7 @@ export async function gatherPlanInput(input: {
   const unfinished = closingOnError(() => store.unfinishedOrFailed());
   // The run holds the pipeline lock, so the inventory cannot change while it is read.
   const ownedCount = closingOnError(() => store.ownedCount());
-  const classifier = new RosterClassifier({ keepUnchanged: options.refresh === 'all', rewrite: new Set(unfinished.keys()), ...(input.rowKeys ? { rowKeys: input.rowKeys } : {}) });
+  const classifier = new RosterClassifier({ keepUnchanged: request.refresh === 'all', rewrite: new Set(unfinished.keys()), ...(input.rowKeys ? { rowKeys: input.rowKeys } : {}) });
   // Records are compared with the inventory in batches, so the inventory stays on disk. A known row
   // that replaces an earlier row of its client_id (duplicate policy `last`) queues behind them
   // while a batch is open: classified in row order, the later row wins.
@@ -141,7 +123,7 @@ export async function gatherPlanInput(input: {
   // One owner per record: rows outside this pipeline's declared prefixes, or whose client_id
   // another pipeline sharing the group claims, are neither written nor (being in the roster) deleted.
   const foreign = new Map<string, string>();
-  const shared = groupId !== null && binding.sharedWith.length > 0 ? { baseUrl: options.service.baseUrl, groupId } : null;
+  const shared = groupId !== null && binding.sharedWith.length > 0 ? { baseUrl: request.baseUrl, groupId } : null;
   // Identities of the mapped rows, and which of them the inventory lacks: the same person twice.
   const people = new DuplicatePeopleFinder();
   const newIds = new Set<string>();
@@ -217,11 +199,11 @@ export async function gatherPlanInput(input: {
   const lastApplied = store.lastApplied(needApplied);
   // Owned records whose row now describes someone else (the identity-change guard).
   const identityChanges = identityChangesOf(classification.changed, lastApplied);
-  let remote = options.refresh && groupId !== null ? await fetchRemote({ client, groupId, managedFields: compiled.managedFields, setFields: compiled.setFields, clientIds: needApplied, call, concurrency: 8 }) : undefined;
-  if (options.refresh && groupId === null) notes.push(REFRESH_WITHOUT_GROUP_NOTE);
+  let remote = request.refresh && groupId !== null ? await fetchRemote({ client, groupId, managedFields: compiled.managedFields, setFields: compiled.setFields, clientIds: needApplied, call, concurrency: 8 }) : undefined;
+  if (request.refresh && groupId === null) notes.push(REFRESH_WITHOUT_GROUP_NOTE);
   // The drift check of real runs; --refresh reads more than it would.
   let drift: RunReport['drift'];
-  if (input.driftCheck && !options.refresh && groupId !== null && policy.drift_sample > 0 && ownedCount > 0) {
+  if (input.driftCheck && !request.refresh && groupId !== null && policy.drift_sample > 0 && ownedCount > 0) {
     const notUnchanged = new Set([...classification.created, ...classification.changed].map((item) => item.record.clientId));
     for (const clientId of keepAsIs) notUnchanged.add(clientId);
     for (const clientId of unfinished.keys()) notUnchanged.add(clientId);
@@ -235,12 +217,12 @@ export async function gatherPlanInput(input: {
       managedFields: compiled.managedFields,
       setFields: compiled.setFields,
       sourceFile: opened.file,
-      random: options.random ?? Math.random,
+      random: request.random,
       call,
     }).catch((error: unknown) => {
       // A check that cannot read (the service failing past its retries) is skipped, not fatal: the
       // run goes on as it would have without it, and says so. A group gone stops it.
-      if (error instanceof GroupGoneError || options.signal?.aborted) throw error;
+      if (error instanceof GroupGoneError || request.signal?.aborted) throw error;
       notes.push(driftCheckSkippedNote(error));
       return undefined;
     });
@@ -263,7 +245,7 @@ export async function gatherPlanInput(input: {
     ...(remote ? { remote } : {}),
     previouslyFailed: new Map([...unfinished].map(([clientId, write]) => [clientId, write.action])),
     createIfAbsent: binding.createIfAbsent,
-    policy: { ...policy, max_rps: options.maxRps ?? policy.max_rps },
+    policy: { ...policy, max_rps: request.maxRps ?? policy.max_rps },
     fieldLabels: new Map(Object.entries(compiled.fieldNames)),
     ...(seeded.length > 0 ? { seededFields: compiled.seededFields } : {}),
     ...(saltName !== undefined ? { rowKeySalt: saltName } : {}),
@@ -274,12 +256,7 @@ export async function gatherPlanInput(input: {
       groupKnown: groupId !== null,
       unidentifiedRejected: roster.unidentifiedRejected,
       identityChanges,
-      allow: {
-        ...(options.allowIdentityChanges !== undefined ? { identityChanges: options.allowIdentityChanges } : {}),
-        ...(options.allowDeletes !== undefined ? { deletes: options.allowDeletes } : {}),
-        ...(options.allowSourceDrop ? { sourceDrop: true } : {}),
-        ...(options.allowEmptySource ? { emptySource: true } : {}),
-      },
+      allow: request.allow,
     }),
   };
   return {

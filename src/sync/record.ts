@@ -18,7 +18,7 @@ import { notifyRun } from '../notify/index.js';
 import { fileSystemHint, fileSystemProblem } from '../file-system-problem.js';
 import type { StateBackend } from '../state/backend.js';
 import { LockTakenError, StateUnavailableError } from '../state/backend.js';
-import type { RunOptions } from './options.js';
+import type { ReportRequest } from './run-request.js';
 
 export interface RecordInput {
   pipeline: ResolvedPipeline;
@@ -28,7 +28,7 @@ export interface RecordInput {
   validRecords: number;
   /** Every record of the run, when the report lists only some (report/build.ts, `reportRecords`). */
   records?: () => Iterable<RecordEntry>;
-  options: Pick<RunOptions, 'reportDir' | 'cwd' | 'env' | 'logger' | 'notify' | 'mask'>;
+  options: ReportRequest;
 }
 
 export async function recordRun(input: RecordInput): Promise<WrittenReport> {

@@ -31,6 +31,7 @@ import { planBindings, planDifferences, planOptionsOf, savePlanFile, staleBindin
 import { fetchRemote } from './remote-records.js';
 import { newRunId } from './run-id.js';
 import { runPlan, type PreparedRun } from './run-plan.js';
+import { runRequestOf } from './run-request.js';
 
 export interface RevertOptions extends Omit<RunOptions, 'dryRun' | 'refresh' | 'fastPath' | 'createGroup' | 'allowSourceDrop' | 'allowEmptySource' | 'allowIdentityChanges'> {
   /** The run to undo. */
@@ -71,7 +72,7 @@ export async function runRevert(options: RevertOptions): Promise<RunResult> {
         revert: { runId: prepared.revertOf ?? options.revertRunId, forceRecords: [...(options.forceRecords ?? [])], skipRecords: [...(options.skipRecords ?? [])] },
       });
     }
-    return await runPlan(prepared, runOptions);
+    return await runPlan(prepared, runRequestOf(runOptions));
   } finally {
     unlock();
     store.close();
@@ -106,7 +107,7 @@ export async function applySavedRevert(path: string, saved: PlanFile & { revert:
       });
     }
     prepared.notes.push(`applied the saved revert ${path} made at ${saved.createdAt}, after planning it again against the journal, the service and the inventory.`);
-    return await runPlan(prepared, runOptions);
+    return await runPlan(prepared, runRequestOf(runOptions));
   } finally {
     unlock();
     store.close();

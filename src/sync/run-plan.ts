@@ -18,7 +18,8 @@ import { buildRunReport, reportHeader, reportRecords, type ReportHeader } from '
 import type { RunReport } from '../report/types.js';
 import type { StateBackend } from '../state/backend.js';
 import { failureDuringApply } from './exit-code.js';
-import type { RunOptions, RunResult } from './options.js';
+import type { RunResult } from './options.js';
+import type { RunRequest, WriteRequest } from './run-request.js';
 import { recordRun } from './record.js';
 import { judgeRejects } from '../plan/rejects-tolerance.js';
 
@@ -51,16 +52,16 @@ interface Verdict {
   groupId: number | null;
 }
 
-export async function runPlan(prepared: PreparedRun, options: RunOptions): Promise<RunResult> {
+export async function runPlan(prepared: PreparedRun, request: RunRequest): Promise<RunResult> {
   const { store, plan } = prepared;
-  const dryRun = options.dryRun === true;
+  const { dryRun } = request.write;
   store.startRun({ id: prepared.runId, dryRun, sourceSha256: prepared.source.sha256 });
 
   if (plan.refused) {
     const message = plan.guards.filter((g) => g.tripped).map((g) => `${g.guard}: ${g.message} Allow with ${g.allowWith}.`).join(' ');
-    return record(prepared, withRejected(prepared, { outcome: 'refused', exitCode: EXIT.guard, message, groupId: prepared.groupId }), undefined, options);
+    return record(prepared, withRejected(prepared, { outcome: 'refused', exitCode: EXIT.guard, message, groupId: prepared.groupId }), undefined, request);
   }
-  if (dryRun) return record(prepared, withRejected(prepared, { outcome: 'dry_run', exitCode: EXIT.ok, groupId: prepared.groupId }), undefined, options);
+  if (dryRun) return record(prepared, withRejected(prepared, { outcome: 'dry_run', exitCode: EXIT.ok, groupId: prepared.groupId }), undefined, request);
 
   let groupId = prepared.groupId;
   let applied: ApplyResult | undefined;
@@ -69,29 +70,29 @@ export async function runPlan(prepared: PreparedRun, options: RunOptions): Promi
     const group = await ensureGroup({
       groupId,
       pipeline: prepared.pipeline,
-      baseUrl: options.service.baseUrl,
-      ...(options.createGroup ? { createGroup: true } : {}),
+      baseUrl: request.write.baseUrl,
+      ...(request.write.createGroup ? { createGroup: true } : {}),
       store,
       creator: prepared.client,
-      ...(options.signal ? { signal: options.signal } : {}),
+      ...(request.write.signal ? { signal: request.write.signal } : {}),
     });
     groupId = group.groupId;
     prepared.notes.push(...group.notes);
     const callsBefore = prepared.client.stats().calls;
-    applied = await apply(prepared, group.groupId, options);
+    applied = await apply(prepared, group.groupId, request.write);
     callsMade = prepared.client.stats().calls - callsBefore;
   } catch (raw) {
     // Nothing else can be written (group creation failed, or the run stopped early): still
     // journal the run and write its report before letting the error reach the CLI. An unexpected
     // failure here may follow writes, so it does not exit 1 ("nothing was written").
     const error = failureDuringApply(raw);
-    await record(prepared, { outcome: 'failed', exitCode: error.exitCode, message: error.message, groupId }, applied, options);
+    await record(prepared, { outcome: 'failed', exitCode: error.exitCode, message: error.message, groupId }, applied, request);
     throw error;
   }
-  return record(prepared, withRejected(prepared, appliedVerdict(applied, groupId)), applied, options, callsMade);
+  return record(prepared, withRejected(prepared, appliedVerdict(applied, groupId)), applied, request, callsMade);
 }
 
-function apply(prepared: PreparedRun, groupId: number, options: RunOptions): Promise<ApplyResult> {
+function apply(prepared: PreparedRun, groupId: number, options: WriteRequest): Promise<ApplyResult> {
   const total = prepared.plan.items.length;
   let done = 0;
   return writePlan({
@@ -104,7 +105,7 @@ function apply(prepared: PreparedRun, groupId: number, options: RunOptions): Pro
     concurrency: options.concurrency ?? prepared.pipeline.config.policy.concurrency,
     ...(options.signal ? { signal: options.signal } : {}),
     ...(options.maxDurationMs !== undefined ? { deadline: prepared.startedAt + options.maxDurationMs } : {}),
-    now: options.now ?? Date.now,
+    now: options.now,
     onOutcome: (item, result) => {
       if (result.outcome === 'failed') options.logger?.warn({ runId: prepared.runId, clientId: item.clientId, action: item.action, status: result.httpStatus }, 'record failed');
       options.onProgress?.(++done, total);
@@ -143,14 +144,14 @@ function withRejected(prepared: PreparedRun, verdict: Verdict): Verdict {
   return { ...verdict, exitCode: EXIT.partial, outcome: verdict.outcome === 'success' ? 'partial' : verdict.outcome, message };
 }
 
-async function record(prepared: PreparedRun, verdict: Verdict, applied: ApplyResult | undefined, options: RunOptions, callsMade?: number): Promise<RunResult> {
+async function record(prepared: PreparedRun, verdict: Verdict, applied: ApplyResult | undefined, request: RunRequest, callsMade?: number): Promise<RunResult> {
   const { pipeline } = prepared;
   const base: ReportHeader = reportHeader({
     runId: prepared.runId,
     pipeline,
     source: prepared.source,
-    target: reportTarget(prepared, verdict.groupId, options.service.baseUrl),
-    dryRun: options.dryRun === true,
+    target: reportTarget(prepared, verdict.groupId, request.write.baseUrl),
+    dryRun: request.write.dryRun,
     revertOf: prepared.revertOf,
     startedAt: prepared.startedAt,
     outcome: verdict.outcome,
@@ -167,11 +168,11 @@ async function record(prepared: PreparedRun, verdict: Verdict, applied: ApplyRes
     ...(callsMade !== undefined ? { callsMade } : {}),
     ...(prepared.optionLabels ? { optionLabels: prepared.optionLabels } : {}),
     startedAt: prepared.startedAt,
-    finishedAt: (options.now ?? Date.now)(),
+    finishedAt: request.write.now(),
     notes: prepared.notes,
   });
   const records = () => reportRecords({ plan: prepared.plan, ...(applied ? { applied } : {}), ...(prepared.optionLabels ? { optionLabels: prepared.optionLabels } : {}) });
-  const written = await recordRun({ pipeline, store: prepared.store, report, validRecords: prepared.roster.counts.valid, records, options });
+  const written = await recordRun({ pipeline, store: prepared.store, report, validRecords: prepared.roster.counts.valid, records, options: request.report });
   return { report, exitCode: verdict.exitCode, written };
 }
 

@@ -26,6 +26,7 @@ import type { RunOptions, RunResult } from './options.js';
 import { planBindings, planOptionsOf, savePlanFile } from './plan-file.js';
 import { recordEarlyFailure } from './record.js';
 import { runPlan, type PreparedRun } from './run-plan.js';
+import { runRequestOf, type RunRequest } from './run-request.js';
 import { newRunId } from './run-id.js';
 
 export type { RunOptions, RunResult } from './options.js';
@@ -39,7 +40,7 @@ export async function runSync(options: RunOptions): Promise<RunResult> {
   const rowKeys = new RowKeyRepairs();
   // A run whose lock is taken from it stops starting calls, as if interrupted.
   const lockLost = new AbortController();
-  options = { ...options, signal: options.signal ? AbortSignal.any([options.signal, lockLost.signal]) : lockLost.signal };
+  const request = runRequestOf({ ...options, signal: options.signal ? AbortSignal.any([options.signal, lockLost.signal]) : lockLost.signal });
   try {
     if (!options.dryRun) {
       unlock = holdLock(store, runId, () => {
@@ -51,7 +52,7 @@ export async function runSync(options: RunOptions): Promise<RunResult> {
       });
     }
     const startedAt = now();
-    const { prepared, stateSerial } = await gatherAndPlan({ pipeline, store, runId, startedAt, rowKeys }, options).catch(async (error: unknown) => {
+    const { prepared, stateSerial } = await gatherAndPlan({ pipeline, store, runId, startedAt, rowKeys }, options, request).catch(async (error: unknown) => {
       await recordEarlyFailure({ pipeline, store, report: failedBeforePlanning({ pipeline, store, runId, startedAt, error }, options), options });
       throw error;
     });
@@ -64,7 +65,7 @@ export async function runSync(options: RunOptions): Promise<RunResult> {
         now: now(),
       });
     }
-    return await runPlan(prepared, options);
+    return await runPlan(prepared, request);
   } finally {
     rowKeys.dispose();
     unlock();
@@ -76,10 +77,11 @@ export async function runSync(options: RunOptions): Promise<RunResult> {
 async function gatherAndPlan(
   run: { pipeline: ResolvedPipeline; store: StateBackend; runId: string; startedAt: number; rowKeys: RowKeyRepairs },
   options: RunOptions,
+  request: RunRequest,
 ): Promise<{ prepared: PreparedRun; stateSerial: number }> {
   const { pipeline, store, runId, rowKeys } = run;
   const client = clientForPipeline(pipeline, options);
-  const gathered = await gatherPlanInput({ pipeline, store, client, options, rowKeys, driftCheck: options.dryRun !== true });
+  const gathered = await gatherPlanInput({ pipeline, store, client, request: request.plan, rowKeys, driftCheck: options.dryRun !== true });
   const plan = buildPlan(gathered.planInput);
   const { roster } = gathered;
   options.logger?.info(

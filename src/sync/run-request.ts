@@ -1,0 +1,90 @@
+/**
+ * What one run was asked, resolved once from RunOptions by the orchestrators (run-sync.ts,
+ * apply-saved.ts, revert.ts): what to plan, how to write, where to report. Nothing below them
+ * takes RunOptions.
+ */
+import type { Logger } from 'pino';
+import type { DeliveryOptions } from '../notify/deliver.js';
+import type { GuardAllowances } from '../plan/guards.js';
+import type { RunOptions } from './options.js';
+
+/** What the plan is asked to consider (read by gather.ts). */
+export interface PlanRequest {
+  baseUrl: string;
+  refresh: false | 'planned' | 'all';
+  fastPath: boolean;
+  createGroup: boolean;
+  allow: GuardAllowances;
+  maxRps?: number | undefined;
+  fieldsFile?: string | undefined;
+  cwd: string;
+  workerReadMinBytes?: number | undefined;
+  random: () => number;
+  signal?: AbortSignal | undefined;
+}
+
+/** How the plan's writes are made (run-plan.ts). */
+export interface WriteRequest {
+  dryRun: boolean;
+  baseUrl: string;
+  createGroup: boolean;
+  concurrency?: number | undefined;
+  maxDurationMs?: number | undefined;
+  now: () => number;
+  signal?: AbortSignal | undefined;
+  logger?: Logger | undefined;
+  onProgress?: ((done: number, total: number) => void) | undefined;
+}
+
+/** Where and how the report is written, and who is told (record.ts). */
+export interface ReportRequest {
+  reportDir?: string | undefined;
+  cwd?: string | undefined;
+  env?: NodeJS.ProcessEnv | undefined;
+  logger?: Logger | undefined;
+  notify?: DeliveryOptions | undefined;
+  mask?: boolean | undefined;
+}
+
+export interface RunRequest {
+  plan: PlanRequest;
+  write: WriteRequest;
+  report: ReportRequest;
+}
+
+export function runRequestOf(options: RunOptions): RunRequest {
+  const baseUrl = options.service.baseUrl;
+  const createGroup = options.createGroup === true;
+  return {
+    plan: {
+      baseUrl,
+      refresh: options.refresh ?? false,
+      fastPath: options.fastPath !== false,
+      createGroup,
+      allow: {
+        ...(options.allowIdentityChanges !== undefined ? { identityChanges: options.allowIdentityChanges } : {}),
+        ...(options.allowDeletes !== undefined ? { deletes: options.allowDeletes } : {}),
+        ...(options.allowSourceDrop ? { sourceDrop: true } : {}),
+        ...(options.allowEmptySource ? { emptySource: true } : {}),
+      },
+      maxRps: options.maxRps,
+      fieldsFile: options.fieldsFile,
+      cwd: options.cwd ?? process.cwd(),
+      workerReadMinBytes: options.workerReadMinBytes,
+      random: options.random ?? Math.random,
+      signal: options.signal,
+    },
+    write: {
+      dryRun: options.dryRun === true,
+      baseUrl,
+      createGroup,
+      concurrency: options.concurrency,
+      maxDurationMs: options.maxDurationMs,
+      now: options.now ?? Date.now,
+      signal: options.signal,
+      logger: options.logger,
+      onProgress: options.onProgress,
+    },
+    report: { reportDir: options.reportDir, cwd: options.cwd, env: options.env, logger: options.logger, notify: options.notify, mask: options.mask },
+  };
+}
