@@ -84,6 +84,11 @@ export class PostgresStateStore extends StoreBase implements StateBackend {
     return new PostgresStateStore(connection, pipeline, options);
   }
 
+  /** Requests this store sent to its database session (sync-connection.ts). */
+  get roundTrips(): number {
+    return this.connection.roundTrips;
+  }
+
   close(): void {
     // Closing the session also releases its advisory lock.
     this.connection.close();

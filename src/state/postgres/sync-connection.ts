@@ -69,6 +69,7 @@ export class SyncConnection {
   /** Consulted once, when the session is lost. */
   explainLoss: LossExplainer | undefined;
   private closed = false;
+  private sent = 0;
   /** Inside inTransaction(): the worker must not BEGIN/COMMIT on its own. */
   private spanning = false;
 
@@ -155,6 +156,11 @@ export class SyncConnection {
     return this.run(statements, true);
   }
 
+  /** Requests sent to the session, each one message and one wait: what paging keeps few and small. */
+  get roundTrips(): number {
+    return this.sent;
+  }
+
   get isLost(): boolean {
     return this.lostReason !== null;
   }
@@ -194,6 +200,7 @@ export class SyncConnection {
   private request(message: SessionRequest): StatementResult[] {
     if (this.lostError !== null) throw this.lostError;
     if (this.closed && message.op !== 'end') throw new Error('state store used after close()');
+    this.sent += 1;
     Atomics.store(this.flag, 0, 0);
     this.port.postMessage(message);
     const deadline = Date.now() + this.timeoutMs + 5_000;
