@@ -31,3 +31,18 @@ export function driftNote(found: { sampled: number; deleted: readonly string[]; 
   const shown = (ids: readonly string[]) => (ids.length === 0 ? '' : ` (${ids.slice(0, 20).join(', ')}${ids.length > 20 ? ', …' : ''})`);
   return `drift check: of ${found.sampled} owned records read back, ${found.deleted.length} were deleted${shown(found.deleted)} and ${found.changed.length} changed${shown(found.changed)} in the service; this run writes them again. Other records may have drifted too: \`--refresh=all\` reads every one.`;
 }
+
+/** A saved plan applied (`rostersync apply`), after its actions were checked again. */
+export function savedPlanNote(path: string, createdAt: string): string {
+  return `applied the saved plan ${path} made at ${createdAt}, after checking each of its actions against the current inventory and claims.`;
+}
+
+/** A saved revert applied, after it was planned again. */
+export function savedRevertNote(path: string, createdAt: string): string {
+  return `applied the saved revert ${path} made at ${createdAt}, after planning it again against the journal, the service and the inventory.`;
+}
+
+/** Rejected rows, judged against policy.rejects (plan/rejects-tolerance.ts), and what to do. */
+export function rejectsNote(judged: string): string {
+  return `${judged}; fix them in rejected.csv and run again.`;
+}

@@ -19,6 +19,7 @@ import type { RunOptions, RunResult } from './options.js';
 import { planBindings, planDifferences, readPlanFile, staleBindings, verifyPlanDigest } from './plan-file.js';
 import { runPlan } from './run-plan.js';
 import { runRequestOf } from './run-request.js';
+import { savedPlanNote } from '../report/run-notes.js';
 import { applySavedRevert } from './revert.js';
 import { newRunId } from './run-id.js';
 
@@ -82,7 +83,7 @@ export async function applySavedPlan(planPath: string, options: Omit<RunOptions,
         groupId: gathered.groupId,
         source: gathered.source,
         optionLabels: gathered.optionLabels,
-        notes: [...gathered.notes, `applied the saved plan ${path} made at ${saved.createdAt}, after checking each of its actions against the current inventory and claims.`],
+        notes: [...gathered.notes, savedPlanNote(path, saved.createdAt)],
       },
       request,
     );

@@ -32,6 +32,7 @@ import { fetchRemote } from './remote-records.js';
 import { newRunId } from './run-id.js';
 import { runPlan, type PreparedRun } from './run-plan.js';
 import { runRequestOf } from './run-request.js';
+import { savedRevertNote } from '../report/run-notes.js';
 
 export interface RevertOptions extends Omit<RunOptions, 'dryRun' | 'refresh' | 'fastPath' | 'createGroup' | 'allowSourceDrop' | 'allowEmptySource' | 'allowIdentityChanges'> {
   /** The run to undo. */
@@ -106,7 +107,7 @@ export async function applySavedRevert(path: string, saved: PlanFile & { revert:
         exitCode: EXIT.guard,
       });
     }
-    prepared.notes.push(`applied the saved revert ${path} made at ${saved.createdAt}, after planning it again against the journal, the service and the inventory.`);
+    prepared.notes.push(savedRevertNote(path, saved.createdAt));
     return await runPlan(prepared, runRequestOf(runOptions));
   } finally {
     unlock();

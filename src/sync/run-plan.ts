@@ -20,6 +20,7 @@ import type { StateBackend } from '../state/backend.js';
 import { failureDuringApply } from './exit-code.js';
 import type { RunResult } from './options.js';
 import type { RunRequest, WriteRequest } from './run-request.js';
+import { rejectsNote } from '../report/run-notes.js';
 import { recordRun } from './record.js';
 import { judgeRejects } from '../plan/rejects-tolerance.js';
 
@@ -138,7 +139,7 @@ function withRejected(prepared: PreparedRun, verdict: Verdict): Verdict {
   const counts = prepared.roster.counts;
   if (verdict.exitCode !== EXIT.ok || counts.rejected === 0 || verdict.outcome === 'interrupted') return verdict;
   const judged = judgeRejects(counts, prepared.pipeline.config.policy.rejects);
-  const note = `${judged.text}; fix them in rejected.csv and run again.`;
+  const note = rejectsNote(judged.text);
   const message = [verdict.message, note].filter(Boolean).join(' ');
   if (judged.tolerated) return { ...verdict, outcome: verdict.outcome === 'success' ? 'warning' : verdict.outcome, message };
   return { ...verdict, exitCode: EXIT.partial, outcome: verdict.outcome === 'success' ? 'partial' : verdict.outcome, message };
