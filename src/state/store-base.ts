@@ -1,10 +1,10 @@
 /**
  * What both state backends do the same way, written once: everything kept as a meta key (the
- * serial, the group id and name, the group-creation intent, the row-key salt), and the claims
- * handed to the backend's claim registry. Each backend supplies how a meta key is read, written
+ * serial, the group id and name, the group-creation intent, the row-key salt), the claims and
+ * the lock handed to the backend's own. Each backend supplies how a meta key is read, written
  * and deleted, and its registry.
  */
-import type { GroupIntent, Target, TargetRegistration } from './backend.js';
+import type { GroupIntent, LockInfo, Target, TargetRegistration } from './backend.js';
 
 /** The meta key of `rowKeySalt()`. */
 export const ROW_KEY_SALT = 'row_key_salt';
@@ -19,10 +19,21 @@ export interface ClaimRegistry {
   targetsOn(target: Target): TargetRegistration[];
 }
 
+/** The pipeline lock of one backend (sqlite/lock-row.ts, postgres/advisory-lock.ts). */
+export interface PipelineLock {
+  acquire(runId: string, owner?: string): LockInfo;
+  heartbeat(runId: string): boolean;
+  release(runId: string): void;
+  read(): LockInfo | undefined;
+  forceUnlock(): LockInfo | undefined;
+  isStale(lock: LockInfo): boolean;
+}
+
 export abstract class StoreBase {
   abstract readonly pipeline: string;
   protected abstract readonly now: () => number;
   protected abstract readonly claims: ClaimRegistry;
+  protected abstract readonly lock: PipelineLock;
 
   abstract getMeta(key: string): string | undefined;
   abstract setMeta(key: string, value: string): void;
@@ -90,5 +101,31 @@ export abstract class StoreBase {
 
   targetsOn(target: Target): TargetRegistration[] {
     return this.claims.targetsOn(target);
+  }
+
+  // --- the lock -----------------------------------------------------------------------------
+
+  acquireLock(runId: string, owner?: string): LockInfo {
+    return this.lock.acquire(runId, owner);
+  }
+
+  heartbeat(runId: string): boolean {
+    return this.lock.heartbeat(runId);
+  }
+
+  releaseLock(runId: string): void {
+    this.lock.release(runId);
+  }
+
+  readLock(): LockInfo | undefined {
+    return this.lock.read();
+  }
+
+  forceUnlock(): LockInfo | undefined {
+    return this.lock.forceUnlock();
+  }
+
+  isStale(lock: LockInfo): boolean {
+    return this.lock.isStale(lock);
   }
 }

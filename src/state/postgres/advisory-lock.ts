@@ -146,4 +146,9 @@ export class AdvisoryLock {
     if (this.lockedRun !== null) this.release(this.lockedRun);
     return current;
   }
+
+  /** A lock is stale only when no session holds it any more (then it is already free). */
+  isStale(_lock: LockInfo): boolean {
+    return this.read() === undefined;
+  }
 }

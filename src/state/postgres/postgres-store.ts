@@ -19,7 +19,6 @@ import {
   type AppliedRecord,
   type DeletedRecord,
   type JournalState,
-  type LockInfo,
   type OwnedRecord,
   type RowKeyEntry,
   type RowKeyPage,
@@ -51,7 +50,7 @@ export class PostgresStateStore extends StoreBase implements StateBackend {
   readonly lookupBatch = PG_BATCH;
   protected readonly now: () => number;
   private readonly pageSize: number;
-  private readonly lock: AdvisoryLock;
+  protected readonly lock: AdvisoryLock;
   protected readonly claims: PostgresClaims;
   private readonly runs: PostgresRuns;
 
@@ -439,31 +438,5 @@ export class PostgresStateStore extends StoreBase implements StateBackend {
 
   recentRuns(limit = 10): RunRow[] {
     return this.runs.recent(limit);
-  }
-
-  // --- lock: a session-level advisory lock (advisory-lock.ts) -----------------------------
-
-  acquireLock(runId: string, owner?: string): LockInfo {
-    return this.lock.acquire(runId, owner);
-  }
-
-  heartbeat(runId: string): boolean {
-    return this.lock.heartbeat(runId);
-  }
-
-  releaseLock(runId: string): void {
-    this.lock.release(runId);
-  }
-
-  readLock(): LockInfo | undefined {
-    return this.lock.read();
-  }
-
-  forceUnlock(): LockInfo | undefined {
-    return this.lock.forceUnlock();
-  }
-
-  isStale(_lock: LockInfo): boolean {
-    return this.lock.read() === undefined;
   }
 }

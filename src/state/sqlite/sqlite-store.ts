@@ -20,7 +20,6 @@ import {
   type DeletedRecord,
   type JournalEntry,
   type JournalState,
-  type LockInfo,
   type OwnedRecord,
   type RowKeyEntry,
   type RowKeyPage,
@@ -55,7 +54,7 @@ export class SqliteStateStore extends StoreBase implements StateBackend {
   readonly lookupBatch = LOOKUP_BATCH;
   private readonly db: Database.Database;
   protected readonly now: () => number;
-  private readonly lock: LockRow;
+  protected readonly lock: LockRow;
   protected readonly claims: SqliteClaims;
   private readonly stmts;
 
@@ -418,32 +417,6 @@ export class SqliteStateStore extends StoreBase implements StateBackend {
 
   recentRuns(limit = 10): RunRow[] {
     return (this.db.prepare('SELECT * FROM runs ORDER BY started_at DESC, rowid DESC LIMIT ?').all(limit) as RunDbRow[]).map(toRun);
-  }
-
-  // --- lock: a row of the pipeline's database (lock-row.ts) ------------------------------
-
-  acquireLock(runId: string, owner?: string): LockInfo {
-    return this.lock.acquire(runId, owner);
-  }
-
-  heartbeat(runId: string): boolean {
-    return this.lock.heartbeat(runId);
-  }
-
-  releaseLock(runId: string): void {
-    this.lock.release(runId);
-  }
-
-  readLock(): LockInfo | undefined {
-    return this.lock.read();
-  }
-
-  forceUnlock(): LockInfo | undefined {
-    return this.lock.forceUnlock();
-  }
-
-  isStale(lock: LockInfo): boolean {
-    return this.lock.isStale(lock);
   }
 }
 
