@@ -40,11 +40,11 @@ export interface RosterCounts {
   filtered: number;
   /** Rows set aside by the `first` / `last` duplicate policies. */
   duplicatesIgnored: number;
-  /** Rows recognised by the key the inventory stored (the plan's fast path) and not mapped again. */
-  known: number;
 }
 
 export interface RosterSummary {
+  /** Rows recognised by the key the inventory stored (the plan's fast path) and not mapped again. */
+  knownRows: number;
   counts: RosterCounts;
   /** Rejected rows in row order, at most `maxStoredRejected` of them. */
   rejected: RejectedRow[];
@@ -179,7 +179,8 @@ export async function mapRoster(
   let warnedRowsNotStored = 0;
   let rejectedNotStored = 0;
   const filteredRows: FilteredRow[] = [];
-  const counts: RosterCounts = { rowsRead: 0, valid: 0, rejected: 0, filtered: 0, duplicatesIgnored: 0, known: 0 };
+  const counts: RosterCounts = { rowsRead: 0, valid: 0, rejected: 0, filtered: 0, duplicatesIgnored: 0 };
+  let knownRows = 0;
   const keep = (row: RejectedRow): void => {
     if (rejected.length < cap) rejected.push(row);
     else rejectedNotStored++;
@@ -280,7 +281,7 @@ export async function mapRoster(
     const knownEntry = rowKey === undefined ? -1 : fastPath!.known.entryOfRowKey(rowKey);
     if (knownEntry >= 0) {
       if (replacedBy.size > 0 && isReplaced(fastPath!.known.clientIdAt(knownEntry))) return undefined;
-      counts.known++;
+      knownRows++;
       return accept(undefined, knownEntry, row, undefined);
     }
     const result = compiled.mapRow(row);
@@ -431,6 +432,7 @@ export async function mapRoster(
 
   return {
     counts,
+    knownRows,
     rejected,
     rejectedNotStored,
     duplicateClientIds,

@@ -235,7 +235,8 @@ async function fieldLabels(pipeline: ResolvedPipeline, client: ServiceClient, op
 /** A revert reads no roster. */
 function emptyRoster(): RosterSummary {
   return {
-    counts: { rowsRead: 0, valid: 0, rejected: 0, filtered: 0, duplicatesIgnored: 0, known: 0 },
+    counts: { rowsRead: 0, valid: 0, rejected: 0, filtered: 0, duplicatesIgnored: 0 },
+    knownRows: 0,
     rejected: [],
     rejectedNotStored: 0,
     duplicateClientIds: new Set(),

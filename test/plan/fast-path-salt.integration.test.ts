@@ -78,7 +78,7 @@ async function rowsKnown(project: Project): Promise<number> {
   try {
     const request = runRequestOf({ pipelinePath: project.pipeline, service: { baseUrl: emu.url, apiKey: API_KEY }, stateDir, dryRun: true }).plan;
     const gathered = await gatherPlanInput({ pipeline, store, client: testClient(emu), request });
-    return gathered.roster.counts.known;
+    return gathered.roster.knownRows;
   } finally {
     store.close();
   }

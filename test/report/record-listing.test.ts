@@ -38,7 +38,8 @@ function create(i: number): PlanItem {
 
 function roster(valid: number): RosterSummary {
   return {
-    counts: { rowsRead: valid, valid, rejected: 0, filtered: 0, duplicatesIgnored: 0, known: 0 },
+    counts: { rowsRead: valid, valid, rejected: 0, filtered: 0, duplicatesIgnored: 0 },
+    knownRows: 0,
     rejected: [],
     rejectedNotStored: 0,
     duplicateClientIds: new Set(),
