@@ -24,6 +24,7 @@ import { migrate, PG_SCHEMA } from '../src/state/postgres/migrations.js';
 import { PostgresStateStore } from '../src/state/postgres/postgres-store.js';
 import { SqliteStateStore } from '../src/state/sqlite/sqlite-store.js';
 import { startTestPostgres } from '../test/support/postgres-server.js';
+import { spread, type Spread } from './stats.js';
 
 const quick = process.argv.includes('--quick');
 const TRIALS = quick ? 3 : 5;
@@ -64,17 +65,6 @@ function journal(store: StateBackend, kind: Kind, withUndo: boolean): void {
   }
 }
 
-interface Spread {
-  median: number;
-  min: number;
-  max: number;
-  n: number;
-}
-function spread(values: number[]): Spread {
-  const sorted = [...values].sort((a, b) => a - b);
-  const n = sorted.length;
-  return { median: n % 2 ? sorted[(n - 1) / 2]! : (sorted[n / 2 - 1]! + sorted[n / 2]!) / 2, min: sorted[0]!, max: sorted[n - 1]!, n };
-}
 
 function sqliteBytes(kind: Kind, withUndo: boolean): number {
   const path = join(mkdtempSync(join(tmpdir(), 'rostersync-undo-bench-')), 'p.sqlite');

@@ -19,20 +19,8 @@ import { migrate } from '../src/state/postgres/migrations.js';
 import { PostgresStateStore } from '../src/state/postgres/postgres-store.js';
 import { SqliteStateStore } from '../src/state/sqlite/sqlite-store.js';
 import { startTestPostgres } from '../test/support/postgres-server.js';
+import { spread, type Spread } from './stats.js';
 
-interface Spread {
-  median: number;
-  min: number;
-  max: number;
-  n: number;
-}
-
-function spread(values: number[]): Spread {
-  const sorted = [...values].sort((a, b) => a - b);
-  const n = sorted.length;
-  const median = n % 2 ? sorted[(n - 1) / 2]! : (sorted[n / 2 - 1]! + sorted[n / 2]!) / 2;
-  return { median, min: sorted[0]!, max: sorted[n - 1]!, n };
-}
 
 const quick = process.argv.includes('--quick');
 const RUNS = quick ? 3 : 5;
