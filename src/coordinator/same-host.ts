@@ -103,12 +103,32 @@ function prune(dir: string): void {
   }
 }
 
-/** JSON has no Infinity: the state's unknown limits are written as strings. */
+/**
+ * JSON has no Infinity: the state's unknown limits travel as a list of the paths that were ±Infinity
+ * (JSON.stringify writes null there). No replacer or reviver: they run once per value, and the
+ * state holds a second's answer times, so at a few hundred calls a second a reviver made this
+ * codec the most expensive step of every call.
+ */
 export function encodePace(state: PaceState): string {
-  return JSON.stringify(state, (_key, value: unknown) => (value === Infinity ? 'Infinity' : value === -Infinity ? '-Infinity' : value));
+  const infinite: Array<[string[], 1 | -1]> = [];
+  const scan = (value: object, path: string[]): void => {
+    for (const [key, inner] of Object.entries(value)) {
+      if (inner === Infinity || inner === -Infinity) infinite.push([[...path, key], inner > 0 ? 1 : -1]);
+      else if (inner !== null && typeof inner === 'object' && !Array.isArray(inner)) scan(inner as object, [...path, key]);
+    }
+  };
+  scan(state, []);
+  return JSON.stringify(infinite.length > 0 ? { state, infinite } : { state });
 }
 
 export function decodePace(text: string): PaceState {
-  return JSON.parse(text, (_key, value: unknown) => (value === 'Infinity' ? Infinity : value === '-Infinity' ? -Infinity : value)) as PaceState;
+  const parsed = JSON.parse(text) as { state?: Record<string, unknown>; infinite?: Array<[string[], 1 | -1]> };
+  // Written by an older version: the state itself, its infinite values as strings.
+  if (parsed.state === undefined) return JSON.parse(text, (_key, value: unknown) => (value === 'Infinity' ? Infinity : value === '-Infinity' ? -Infinity : value)) as PaceState;
+  for (const [path, sign] of parsed.infinite ?? []) {
+    let at: Record<string, unknown> = parsed.state;
+    for (const key of path.slice(0, -1)) at = at[key] as Record<string, unknown>;
+    at[path[path.length - 1]!] = sign * Infinity;
+  }
+  return parsed.state as unknown as PaceState;
 }
-
