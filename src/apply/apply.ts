@@ -11,7 +11,7 @@
 import { NotFoundError, ServiceError } from '../client/errors.js';
 import { EXIT, UserFacingError } from '../errors.js';
 import type { Fields, Plan, PlanItem } from '../plan/types.js';
-import type { ApplyResult, ItemOutcome, Overwritten } from '../plan/outcomes.js';
+import { DONE_FIRST_TIME, type ApplyResult, type ItemOutcome, type Overwritten } from '../plan/outcomes.js';
 import { isEmptyValue } from '../plan/build.js';
 import type { RowKeyRepairs } from '../plan/row-key-repairs.js';
 import type { StateBackend } from '../state/backend.js';
@@ -64,15 +64,8 @@ export class GroupGoneError extends Error {
 }
 
 
-/**
- * The outcome of nearly every write, shared: a first sync of a million records would otherwise
- * hold a million copies of it until the report is written.
- */
-const DONE_FIRST_TIME: ItemOutcome = Object.freeze({ outcome: 'done', httpStatus: 200, attempts: 1 });
-
-
 export interface ApplyOptions {
-  plan: Pick<Plan, 'items' | 'stateRepairs' | 'rowKeySalt'>;
+  plan: Pick<Plan, 'items' | 'newRecords' | 'stateRepairs' | 'rowKeySalt'>;
   /** Row keys to store before any call (the fast path's repairs, gathered beside the plan). */
   rowKeys?: Pick<RowKeyRepairs, 'read' | 'added'>;
   groupId: number;
@@ -121,7 +114,7 @@ export async function writePlan(options: ApplyOptions): Promise<ApplyResult> {
     return stopped !== undefined;
   };
 
-  const runOne = async (item: PlanItem): Promise<void> => {
+  const runOne = async (item: PlanItem, newRecord: boolean): Promise<void> => {
     // The values the write changes, kept for `rostersync revert` (src/revert/undo-record.ts).
     const journalId = store.journalSent(runId, item.clientId, item.action, JSON.stringify(undoRecordOf(item)));
     let outcome: ItemOutcome;
@@ -180,49 +173,78 @@ export async function writePlan(options: ApplyOptions): Promise<ApplyResult> {
         }
       }
     }
-    outcomes.set(item.clientId, outcome);
+    // A new record done first time is told by its place (outcomeOf): a million entries otherwise.
+    if (!newRecord || outcome !== DONE_FIRST_TIME) outcomes.set(item.clientId, outcome);
     options.onOutcome?.(item, outcome);
   };
 
-  // One owner per record: a client_id is claimed for this pipeline before it is first written. One
-  // that another pipeline sharing the state claimed since planning is not written.
+  // One owner per record: a client_id is claimed for this pipeline before it is first written, a
+  // page at a time. One that another pipeline sharing the state claimed since planning is not written.
   const bound = store.identity();
-  if (bound.baseUrl !== null) {
-    const creates = plan.items.filter((i) => i.action === 'create').map((i) => i.clientId);
+  const claim = (page: readonly PlanItem[]): void => {
+    if (bound.baseUrl === null) return;
+    const creates = page.filter((i) => i.action === 'create').map((i) => i.clientId);
+    if (creates.length === 0) return;
     for (const [clientId, owner] of store.claim({ baseUrl: bound.baseUrl, groupId: options.groupId }, creates)) {
       const refused: ItemOutcome = { outcome: 'failed', error: `not written: pipeline "${owner}" owns this record (it claimed it in the shared state)` };
       outcomes.set(clientId, refused);
     }
-  }
+  };
 
-  // Creates and updates first, then deletes (the plan orders them); deletes wait for the first
-  // phase to finish so a stop never leaves deletes done and their replacements undone.
-  const writes = plan.items.filter((i) => i.action !== 'delete' && !outcomes.has(i.clientId));
-  const deletes = plan.items.filter((i) => i.action === 'delete');
-  for (const [index, phase] of [writes, deletes].entries()) {
-    if (index === 1) {
-      // A delete paired with a create (a changed client_id) waits until its replacement exists:
-      // otherwise a failed create would leave the person out of the group until the next run.
-      for (const item of phase) {
-        if (item.pairedWith !== undefined && outcomes.get(item.pairedWith)?.outcome === 'failed') {
-          const skipped: ItemOutcome = { outcome: 'skipped', error: `not deleted: the create of ${item.pairedWith} that replaces it failed; retried on the next run` };
-          outcomes.set(item.clientId, skipped);
-          options.onOutcome?.(item, skipped);
-        }
+  // Creates and updates first (the new records, read a page at a time, then the plan's other
+  // writes), then deletes; deletes wait for the first phase to finish so a stop never leaves
+  // deletes done and their replacements undone.
+  let newRecordsReached = 0;
+  const writePages = function* (): Generator<{ items: readonly PlanItem[]; newRecords: boolean }> {
+    for (const page of plan.newRecords?.pages() ?? []) yield { items: page, newRecords: true };
+    yield { items: plan.items.filter((i) => i.action !== 'delete'), newRecords: false };
+  };
+  await runWorkers(writePages(), (item, newRecord) => {
+    if (newRecord) newRecordsReached += 1;
+    return outcomes.has(item.clientId) ? undefined : runOne(item, newRecord);
+  });
+  if (!stopped) {
+    const deletes = plan.items.filter((i) => i.action === 'delete');
+    // A delete paired with a create (a changed client_id) waits until its replacement exists:
+    // otherwise a failed create would leave the person out of the group until the next run.
+    for (const item of deletes) {
+      if (item.pairedWith !== undefined && outcomes.get(item.pairedWith)?.outcome === 'failed') {
+        const skipped: ItemOutcome = { outcome: 'skipped', error: `not deleted: the create of ${item.pairedWith} that replaces it failed; retried on the next run` };
+        outcomes.set(item.clientId, skipped);
+        options.onOutcome?.(item, skipped);
       }
-      phase.splice(0, phase.length, ...phase.filter((item) => !outcomes.has(item.clientId)));
     }
+    await runWorkers([{ items: deletes, newRecords: false }], (item) => (outcomes.has(item.clientId) ? undefined : runOne(item, false)));
+  }
+  return { outcomes, newRecordsReached, ...(stopped ? { stopped } : {}) };
+
+  /**
+   * `concurrency` workers taking the items in order, page after page (each page claimed as it is
+   * read), until they run out or the run stops. `take` is called for every item reached.
+   */
+  async function runWorkers(pages: Iterable<{ items: readonly PlanItem[]; newRecords: boolean }>, take: (item: PlanItem, newRecord: boolean) => Promise<void> | undefined): Promise<void> {
+    const source = pages[Symbol.iterator]();
+    let page: { items: readonly PlanItem[]; newRecords: boolean } = { items: [], newRecords: false };
     let next = 0;
+    const nextItem = (): PlanItem | undefined => {
+      while (next >= page.items.length) {
+        const read = source.next();
+        if (read.done) return undefined;
+        page = read.value;
+        next = 0;
+        claim(page.items);
+      }
+      return page.items[next++];
+    };
     const worker = async () => {
-      while (next < phase.length && !stopNow()) {
-        const item = phase[next++]!;
-        await runOne(item);
+      while (!stopNow()) {
+        const item = nextItem();
+        if (item === undefined) return;
+        await take(item, page.newRecords);
       }
     };
     await Promise.all(Array.from({ length: Math.max(1, options.concurrency) }, worker));
-    if (stopped) break;
   }
-  return { outcomes, ...(stopped ? { stopped } : {}) };
 }
 
 /**

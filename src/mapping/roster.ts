@@ -104,8 +104,11 @@ export interface LayersSummary {
 export const FILTERED_ROWS_LISTED = 1000;
 
 export interface MapRosterOptions {
-  /** Called for each accepted record, in row order. May return a promise, which is awaited. */
-  onRecord?: (record: DesiredRecord) => void | Promise<void>;
+  /**
+   * Called for each accepted record, in row order. May return a promise, which is awaited.
+   * `replaces`: an earlier row of its client_id was passed on, and this one wins (`duplicate_client_ids: last`).
+   */
+  onRecord?: (record: DesiredRecord, replaces?: boolean) => void | Promise<void>;
   /** Opens the same source again, for the cells of first occurrences of duplicated ids. */
   reopen?: () => Promise<OpenedSource>;
   /** Cap on stored rejected rows and warnings. @default 10000 */
@@ -231,7 +234,7 @@ export async function mapRoster(
       });
     }
     if (policy !== 'last') return undefined;
-    return record ? options.onRecord?.(record) : fastPath!.onKnown(clientId);
+    return record ? options.onRecord?.(record, true) : fastPath!.onKnown(clientId);
   };
 
   /** A row of an earlier file whose client_id a later file has: left out (the later row counts). */

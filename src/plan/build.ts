@@ -8,7 +8,8 @@ import type { PolicyConfig } from '../config/pipeline.js';
 import { canonicalJson, hashJson, sameValue } from './canonical.js';
 import type { Classification, ClassifiedRecord } from './classify.js';
 import { evaluateGuards, type GuardInput } from './guards.js';
-import type { FieldChange, Fields, Plan, PlanEstimate, PlanItem, PlanReason, StateRepair } from './types.js';
+import type { NewRecords } from './new-records.js';
+import type { FieldChange, Fields, Plan, PlanEstimate, PlanItem, PlanNewRecords, PlanReason, StateRepair } from './types.js';
 
 export interface BuildPlanInput {
   classification: Classification;
@@ -52,11 +53,10 @@ export function buildPlan(input: BuildPlanInput): Plan {
   // Unchanged records kept whole (refreshing all) are counted as they are considered below.
   let noop = classification.unchangedCount - classification.unchanged.length;
 
-  const consider = (item: ClassifiedRecord, owned: boolean) => {
+  const consider = (item: ClassifiedRecord) => {
     const { record } = item;
     const applied = lastApplied.get(record.clientId);
     const remoteFields = remote?.get(record.clientId);
-    const desired = { fieldsJson: item.fieldsJson, hash: item.hash, ...(record.rowKey !== undefined ? { rowKey: record.rowKey } : {}) };
     const retriedAction = previouslyFailed.get(record.clientId);
     const retried = retriedAction !== undefined;
     // Without a remote copy, the outcome of an unconfirmed write is unknown: a delete may have
@@ -64,25 +64,9 @@ export function buildPlan(input: BuildPlanInput): Plan {
     // record is written again whole, even if the roster now matches the inventory.
     const uncertain = retried && remoteFields === undefined;
 
-    // No inventory entry, deleted remotely, or perhaps deleted by an unconfirmed delete: a full
-    // POST creates (or recreates) the record.
-    if (!owned || remoteFields === null || (uncertain && retriedAction === 'delete')) {
-      const reason: PlanReason = !owned || uncertain ? (retried ? 'retry_failed' : 'new') : 'remote_deleted';
-      const adopting = !owned && input.createIfAbsent === true;
-      // A record that may exist already keeps the values it holds in seeded fields: an adoption
-      // sets them only where it has none. A record rostersync creates gets every field.
-      const ifEmpty = adopting ? Object.keys(seeded).filter((field) => !isEmptyValue(record.fields[field])) : [];
-      items.push({
-        clientId: record.clientId,
-        action: 'create',
-        reason,
-        ...(adopting ? { ifAbsent: true } : {}),
-        ...(ifEmpty.length > 0 ? { ifEmpty } : {}),
-        body: withoutNulls(record.fields),
-        desired,
-        changes: fieldChanges(record.fields, applied, remoteFields, label, true).map((entry) => (ifEmpty.includes(entry.field) ? { ...entry, policy: seeded[entry.field]! } : entry)),
-        provenance: record.provenance,
-      });
+    // Deleted remotely, or perhaps deleted by an unconfirmed delete: a full POST recreates it.
+    if (remoteFields === null || (uncertain && retriedAction === 'delete')) {
+      items.push(createItem(item, uncertain ? 'retry_failed' : 'remote_deleted', { applied, remoteFields, ifEmpty: [], label, seeded }));
       return;
     }
     // Compare with the remote record when we have it (it may have drifted), else with the inventory.
@@ -138,9 +122,8 @@ export function buildPlan(input: BuildPlanInput): Plan {
     });
   };
 
-  for (const item of classification.created) consider(item, false);
-  for (const item of classification.changed) consider(item, true);
-  for (const item of classification.unchanged) consider(item, true);
+  for (const item of classification.changed) consider(item);
+  for (const item of classification.unchanged) consider(item);
 
   const orphans: string[] = [];
   const orphanNames: Record<string, string> = {};
@@ -160,16 +143,18 @@ export function buildPlan(input: BuildPlanInput): Plan {
       if (typeof name === 'string' && name !== '') orphanNames[clientId] = name;
     }
   }
-  pairClientIdChanges(items, orphans, lastApplied, notes);
+  const pairs = pairClientIdChanges({ items, orphans, created: classification.created, previouslyFailed, lastApplied, notes });
+  const created = classification.created.count;
+  const newRecords = created === 0 ? undefined : newRecordItems(classification.created, { pairs, previouslyFailed, createIfAbsent: input.createIfAbsent === true, label, seeded });
 
-  const counts = { create: 0, update: 0, delete: 0, noop };
+  const counts = { create: created, update: 0, delete: 0, noop };
   for (const item of items) counts[item.action] += 1;
-  const upsertClientIdChanges =
-    policy.mode === 'upsert' ? items.flatMap((item) => (item.action === 'create' && item.pairedWith !== undefined ? [{ from: item.pairedWith, to: item.clientId }] : [])) : [];
+  const upsertClientIdChanges = policy.mode === 'upsert' ? [...pairs].map(([to, from]) => ({ from, to })) : [];
   const guards = evaluateGuards({ ...input.guardInput, deletes: counts.delete, guards: policy.guards, upsertClientIdChanges });
   return {
     // Creates and updates go before deletes, so a failing run never leaves the group emptier than the roster.
     items: [...items.filter((i) => i.action !== 'delete'), ...items.filter((i) => i.action === 'delete')],
+    ...(newRecords ? { newRecords } : {}),
     counts,
     orphans,
     ...(Object.keys(orphanNames).length > 0 ? { orphanNames } : {}),
@@ -177,7 +162,7 @@ export function buildPlan(input: BuildPlanInput): Plan {
     ...(input.rowKeySalt !== undefined ? { rowKeySalt: input.rowKeySalt } : {}),
     guards,
     refused: guards.some((guard) => guard.tripped),
-    estimate: estimateOf(items, policy.max_rps),
+    estimate: estimateOf(items, { count: created, ifAbsent: input.createIfAbsent === true }, policy.max_rps),
     notes,
   };
 }
@@ -188,41 +173,110 @@ export function buildPlan(input: BuildPlanInput): Plan {
  * adopts it), and an update with fields written if_empty whose remote copy the plan lacks. rps 0:
  * no max_rps, the pace is found at run time, so no duration can be told beforehand.
  */
-function estimateOf(items: readonly PlanItem[], maxRps: number | undefined): PlanEstimate {
-  const ifAbsent = items.filter((item) => item.action === 'create' && item.ifAbsent).length;
+function estimateOf(items: readonly PlanItem[], created: { count: number; ifAbsent: boolean }, maxRps: number | undefined): PlanEstimate {
+  const ifAbsent = items.filter((item) => item.action === 'create' && item.ifAbsent).length + (created.ifAbsent ? created.count : 0);
   const ifEmpty = items.filter((item) => item.action === 'update' && item.ifEmpty?.length && !item.replace).length;
-  const calls = items.length + ifAbsent + ifEmpty;
+  const calls = items.length + created.count + ifAbsent + ifEmpty;
   return { calls, rps: maxRps ?? 0, seconds: maxRps ? calls / maxRps : 0, ...(ifAbsent > 0 ? { ifAbsent } : {}), ...(ifEmpty > 0 ? { ifEmpty } : {}) };
+}
+
+/** How each new record becomes a create, applied as the spool is read. */
+interface NewRecordContext {
+  /** Created client_id → the client_id it replaces (pairClientIdChanges). */
+  pairs: ReadonlyMap<string, string>;
+  previouslyFailed: ReadonlyMap<string, unknown>;
+  createIfAbsent: boolean;
+  label: (field: string) => string;
+  seeded: Readonly<Record<string, 'on_create' | 'if_empty'>>;
+}
+
+/** The plan's new records: the spool's records made plan items a page at a time, never all at once. */
+function newRecordItems(created: NewRecords, context: NewRecordContext): PlanNewRecords {
+  const { pairs, previouslyFailed, createIfAbsent, label, seeded } = context;
+  const itemOf = (item: ClassifiedRecord): PlanItem => {
+    const { clientId } = item.record;
+    const pairedWith = pairs.get(clientId);
+    const reason: PlanReason = previouslyFailed.has(clientId) ? 'retry_failed' : pairedWith !== undefined ? 'client_id_changed' : 'new';
+    // A record that may exist already keeps the values it holds in seeded fields: an adoption
+    // sets them only where it has none. A record rostersync creates gets every field.
+    const ifEmpty = createIfAbsent ? Object.keys(seeded).filter((field) => !isEmptyValue(item.record.fields[field])) : [];
+    const planned = createItem(item, reason, { ifEmpty, label, seeded });
+    return { ...planned, ...(createIfAbsent ? { ifAbsent: true } : {}), ...(pairedWith !== undefined ? { pairedWith } : {}) };
+  };
+  return {
+    count: created.count,
+    clientIds: () => created.clientIds(),
+    *pages() {
+      for (const page of created.read()) yield page.map(itemOf);
+    },
+  };
+}
+
+/**
+ * A full POST of a record: new, deleted remotely, or perhaps deleted by an unconfirmed delete.
+ * `applied` and `remoteFields` (owned records) show what it held; `ifEmpty` the seeded fields an
+ * adoption writes only where the service holds no value.
+ */
+function createItem(
+  item: ClassifiedRecord,
+  reason: PlanReason,
+  context: { applied?: Fields | undefined; remoteFields?: Fields | null | undefined; ifEmpty: string[]; label: (field: string) => string; seeded: Readonly<Record<string, 'on_create' | 'if_empty'>> },
+): PlanItem {
+  const { record } = item;
+  const { ifEmpty, seeded } = context;
+  return {
+    clientId: record.clientId,
+    action: 'create',
+    reason,
+    ...(ifEmpty.length > 0 ? { ifEmpty } : {}),
+    body: withoutNulls(record.fields),
+    desired: { fieldsJson: item.fieldsJson, hash: item.hash, ...(record.rowKey !== undefined ? { rowKey: record.rowKey } : {}) },
+    changes: fieldChanges(record.fields, context.applied, context.remoteFields, context.label, true).map((entry) => (ifEmpty.includes(entry.field) ? { ...entry, policy: seeded[entry.field]! } : entry)),
+    provenance: record.provenance,
+  };
 }
 
 /**
  * A roster that changed a person's client_id shows up as one new and one missing record. They are
  * still a create plus a delete (the service keys records by client_id), but the report calls the
- * pair out: same ORCID, else same primary email.
+ * pair out: same ORCID, else same primary email. Returns each new client_id with the one it
+ * replaces; the deletes are marked here, the creates as the spool is read (newRecordItems).
  */
-function pairClientIdChanges(items: PlanItem[], orphans: string[], lastApplied: ReadonlyMap<string, Fields>, notes: string[]): void {
+function pairClientIdChanges(input: {
+  items: PlanItem[];
+  orphans: string[];
+  created: NewRecords;
+  previouslyFailed: ReadonlyMap<string, unknown>;
+  lastApplied: ReadonlyMap<string, Fields>;
+  notes: string[];
+}): Map<string, string> {
+  const { items, lastApplied } = input;
+  const pairs = new Map<string, string>();
   const goneByIdentity = new Map<string, string>();
-  const gone = [...items.filter((i) => i.action === 'delete').map((i) => i.clientId), ...orphans];
+  const gone = [...items.filter((i) => i.action === 'delete').map((i) => i.clientId), ...input.orphans];
   for (const clientId of gone) {
     const key = identityKey(lastApplied.get(clientId));
     if (key) goneByIdentity.set(key, clientId);
   }
-  if (goneByIdentity.size === 0) return;
-  const byId = new Map(items.map((item) => [item.clientId, item]));
-  for (const item of items) {
-    if (item.action !== 'create' || item.reason !== 'new') continue;
-    const key = identityKey(item.body);
-    const previous = key ? goneByIdentity.get(key) : undefined;
-    if (!previous) continue;
-    item.reason = 'client_id_changed';
-    item.pairedWith = previous;
-    const deleted = byId.get(previous);
-    if (deleted) {
-      deleted.reason = 'client_id_changed';
-      deleted.pairedWith = item.clientId;
+  // Nothing gone (every nightly run without deletes, every first sync): the spool is not read.
+  if (goneByIdentity.size === 0) return pairs;
+  const deletes = new Map(items.filter((item) => item.action === 'delete').map((item) => [item.clientId, item]));
+  for (const page of input.created.read()) {
+    for (const { record } of page) {
+      if (input.previouslyFailed.has(record.clientId)) continue;
+      const key = identityKey(record.fields);
+      const previous = key ? goneByIdentity.get(key) : undefined;
+      if (!previous) continue;
+      pairs.set(record.clientId, previous);
+      const deleted = deletes.get(previous);
+      if (deleted) {
+        deleted.reason = 'client_id_changed';
+        deleted.pairedWith = record.clientId;
+      }
+      input.notes.push(`client_id changed: ${previous} → ${record.clientId} (same ${key?.split(':')[0]}); planned as ${deleted ? 'a delete plus a create' : 'a create, the old record stays as an orphan'}.`);
     }
-    notes.push(`client_id changed: ${previous} → ${item.clientId} (same ${key?.split(':')[0]}); planned as ${deleted ? 'a delete plus a create' : 'a create, the old record stays as an orphan'}.`);
   }
+  return pairs;
 }
 
 function identityKey(fields: Fields | undefined): string | undefined {

@@ -2,24 +2,22 @@
  * First, streaming half of planning: each desired record is compared by hash with its inventory
  * entry as it is mapped, so a roster of a million unchanged rows keeps only its ids in memory
  * (the inventory itself stays on disk: the caller looks hashes up in batches).
- * Records that are new or changed are kept whole for the second half (`buildPlan`).
- * Pure: no I/O; the caller feeds records, their inventory hashes and the owned ids in.
+ * Records that changed are kept whole for the second half (`buildPlan`); new ones go to a spool
+ * (new-records.ts), which a first sync of a million rows needs.
+ * Pure but for that spool: the caller feeds records, their inventory hashes and the owned ids in.
  */
 import type { DesiredRecord } from '../mapping/types.js';
 import { canonicalJson, hashJson } from './canonical.js';
+import { NewRecords, type ClassifiedRecord } from './new-records.js';
 import type { RowKeyRepairs } from './row-key-repairs.js';
 
-export interface ClassifiedRecord {
-  record: DesiredRecord;
-  fieldsJson: string;
-  hash: string;
-}
+export type { ClassifiedRecord } from './new-records.js';
 
-type Status = 'created' | 'changed' | 'unchanged';
+type Status = 'changed' | 'unchanged';
 
 export interface Classification {
-  /** Not in the inventory. */
-  created: ClassifiedRecord[];
+  /** Not in the inventory, kept out of memory until apply. */
+  created: NewRecords;
   /** In the inventory with a different hash. */
   changed: ClassifiedRecord[];
   /** In the inventory with the same hash (kept whole only with `keepUnchanged`, for --refresh=all). */
@@ -33,35 +31,42 @@ export class RosterClassifier {
   private readonly keepUnchanged: boolean;
   private readonly rewrite: ReadonlySet<string>;
   /**
-   * Status of the records that are not unchanged (and of all, with `keepUnchanged`). An id of the
-   * roster absent here is unchanged: a million unchanged rows cost no entry.
+   * Status of the owned records that are not unchanged (and of all, with `keepUnchanged`). An
+   * owned id of the roster absent here is unchanged: a million unchanged rows cost no entry.
    */
   private readonly status = new Map<string, Status>();
   private readonly kept = new Map<string, ClassifiedRecord>();
-  /** Unchanged records mapped on the full path whose row key the inventory lacks. */
   /** Where the row keys of unchanged records whose rows took the full path go. */
   private readonly rowKeys: RowKeyRepairs | undefined;
+  private readonly created: NewRecords;
 
   /**
    * `rewrite`: client_ids whose last write failed or never finished. The service may hold
    * something else than the inventory says, so they are never taken as unchanged. `rowKeys`
    * receives the row keys to store (the fast path's repairs), when the records carry them.
+   * `created` receives the new records (the caller disposes of it once the run is over); one in
+   * memory by default.
    */
-  constructor(options: { keepUnchanged?: boolean; rewrite?: ReadonlySet<string>; rowKeys?: RowKeyRepairs } = {}) {
+  constructor(options: { keepUnchanged?: boolean; rewrite?: ReadonlySet<string>; rowKeys?: RowKeyRepairs; created?: NewRecords } = {}) {
     this.keepUnchanged = options.keepUnchanged ?? false;
     this.rewrite = options.rewrite ?? new Set();
     this.rowKeys = options.rowKeys;
+    this.created = options.created ?? new NewRecords({ pagesInMemory: Infinity });
   }
 
   /**
    * Adds a desired record with the hash its inventory entry holds (undefined: not owned).
-   * A repeated client_id replaces the earlier one (the mapping decides duplicates).
+   * A repeated client_id replaces the earlier one (the mapping decides duplicates): `replaces`
+   * says so (an owned record's entry is simply replaced; a new one's is marked in the spool).
    */
-  add(record: DesiredRecord, ownedHash: string | undefined): void {
+  add(record: DesiredRecord, ownedHash: string | undefined, replaces = false): void {
     const fieldsJson = canonicalJson(record.fields);
     const hash = hashJson(fieldsJson);
-    const status: Status =
-      ownedHash === undefined ? 'created' : ownedHash === hash && !this.rewrite.has(record.clientId) ? 'unchanged' : 'changed';
+    if (ownedHash === undefined) {
+      this.created.add({ record, fieldsJson, hash }, replaces);
+      return;
+    }
+    const status: Status = ownedHash === hash && !this.rewrite.has(record.clientId) ? 'unchanged' : 'changed';
     if (status === 'unchanged' && record.rowKey !== undefined) this.rowKeys?.add({ clientId: record.clientId, rowKey: record.rowKey, hash });
     if (status !== 'unchanged' || this.keepUnchanged) {
       this.status.set(record.clientId, status);
@@ -86,12 +91,12 @@ export class RosterClassifier {
    * either.
    */
   finish(rosterIds: { has(clientId: string): boolean; readonly size: number }, owned: { count: number; ids: () => Iterable<string> }, drop: ReadonlySet<string> = new Set()): Classification {
-    const result: Classification = { created: [], changed: [], unchanged: [], unchangedCount: 0, missing: [] };
+    const created = this.created.distinct;
+    const result: Classification = { created: this.created, changed: [], unchanged: [], unchangedCount: 0, missing: [] };
+    const createdKept = this.created.finish((clientId) => drop.has(clientId));
     // Walks what is not unchanged (few, on a nightly run), not the million that are.
-    let notUnchanged = 0;
-    let created = 0;
+    let notUnchanged = createdKept;
     for (const [clientId, status] of this.status) {
-      if (status === 'created') created += 1;
       if (drop.has(clientId)) continue;
       result[status].push(this.kept.get(clientId)!);
       if (status !== 'unchanged') notUnchanged += 1;
@@ -105,8 +110,8 @@ export class RosterClassifier {
     }
     this.rowKeys?.keepOnly((clientId) => !drop.has(clientId) && (this.status.get(clientId) ?? 'unchanged') === 'unchanged');
     // The records are the classification's now. The row keys' filter above keeps this classifier
-    // alive until the run ends: without this, a first sync would hold every new record twice over
-    // (as classified, and as the plan's items) through apply and the report.
+    // alive until the run ends: without this, the changed records would be held twice over (as
+    // classified, and as the plan's items) through apply and the report.
     this.kept.clear();
     return result;
   }

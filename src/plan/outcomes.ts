@@ -28,7 +28,27 @@ export interface Overwritten {
 
 export type StopReason = 'interrupted' | 'lock_lost' | 'deadline' | 'unavailable' | 'auth' | 'group_gone';
 
+/**
+ * The outcome of nearly every write, shared: a first sync of a million records would otherwise
+ * hold a million copies of it until the report is written.
+ */
+export const DONE_FIRST_TIME: ItemOutcome = Object.freeze({ outcome: 'done', httpStatus: 200, attempts: 1 });
+
 export interface ApplyResult {
+  /**
+   * The outcome of each item apply reached, but for new records (`Plan.newRecords`) done first
+   * time: a million of them would be a million entries. `outcomeOf` tells them.
+   */
   outcomes: Map<string, ItemOutcome>;
+  /** How many of the plan's new records apply reached, in order. */
+  newRecordsReached: number;
   stopped?: { reason: StopReason; message: string; exitCode: number };
+}
+
+/**
+ * The outcome of a plan item: `position` is its place among the plan's new records (planItems'
+ * order), undefined for the other items. Undefined when apply did not reach it.
+ */
+export function outcomeOf(applied: ApplyResult, clientId: string, position: number | undefined): ItemOutcome | undefined {
+  return applied.outcomes.get(clientId) ?? (position !== undefined && position < applied.newRecordsReached ? DONE_FIRST_TIME : undefined);
 }

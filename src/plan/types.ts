@@ -130,4 +130,32 @@ export const planSchema = z.strictObject({
   estimate: planEstimateSchema,
   notes: z.array(z.string()),
 });
-export type Plan = z.infer<typeof planSchema>;
+/**
+ * The records a plan creates because the inventory does not know them, read a page at a time
+ * (plan/new-records.ts): a first sync of a million rows cannot hold them as items. They come
+ * before `items`; a saved plan file holds them in `items` (`materialized`).
+ */
+export interface PlanNewRecords {
+  readonly count: number;
+  clientIds(): Iterable<string>;
+  pages(): Iterable<PlanItem[]>;
+}
+
+export type Plan = z.infer<typeof planSchema> & { newRecords?: PlanNewRecords };
+
+/** Every item of a plan in the order apply writes them: the new records, then `items`. */
+export function* planItems(plan: Pick<Plan, 'items' | 'newRecords'>): Generator<PlanItem> {
+  for (const page of plan.newRecords?.pages() ?? []) yield* page;
+  yield* plan.items;
+}
+
+/** How many items the plan holds, new records included. */
+export function planItemCount(plan: Pick<Plan, 'items' | 'newRecords'>): number {
+  return plan.items.length + (plan.newRecords?.count ?? 0);
+}
+
+/** The plan with every item in `items`, as a plan file holds it (the new records read into memory). */
+export function materialized(plan: Plan): Plan {
+  const { newRecords, ...rest } = plan;
+  return newRecords ? { ...rest, items: [...planItems(plan)] } : plan;
+}

@@ -4,10 +4,10 @@
  * labels, and the estimate is put in a sentence. Pure: no I/O.
  */
 import type { ResolvedPipeline } from '../config/load.js';
-import type { ApplyResult } from '../plan/outcomes.js';
+import { outcomeOf, type ApplyResult } from '../plan/outcomes.js';
 import type { FieldValue } from '../mapping/types.js';
 import type { RosterSummary } from '../mapping/roster.js';
-import type { FieldChange, Plan, PlanAction, PlanEstimate, RecordOutcome } from '../plan/types.js';
+import { planItems, type FieldChange, type Plan, type PlanAction, type PlanEstimate, type RecordOutcome } from '../plan/types.js';
 import type { RecordEntry, RunReport } from './types.js';
 
 /** The run's facts that the plan and the outcomes do not carry. */
@@ -93,8 +93,11 @@ export const RECORDS_FILE = 'records.jsonl';
 export function* reportRecords(input: Pick<ReportInput, 'plan' | 'applied' | 'optionLabels'>): Generator<RecordEntry> {
   const { plan, applied } = input;
   const show = showChange(input.optionLabels);
-  for (const item of plan.items) {
-    const result = applied?.outcomes.get(item.clientId);
+  const newRecords = plan.newRecords?.count ?? 0;
+  let position = 0;
+  for (const item of planItems(plan)) {
+    const result = applied ? outcomeOf(applied, item.clientId, position < newRecords ? position : undefined) : undefined;
+    position += 1;
     const outcome: RecordOutcome = result?.outcome ?? (applied ? 'skipped' : 'planned');
     const entry: RecordEntry = { clientId: item.clientId, action: item.action, reason: item.reason, changes: item.changes.map(show), outcome };
     if (item.provenance) entry.provenance = item.provenance;

@@ -11,6 +11,7 @@ import { loadPipeline } from '../config/load.js';
 import { EXIT, UserFacingError } from '../errors.js';
 import { buildPlan } from '../plan/build.js';
 import { RowKeyRepairs } from '../plan/row-key-repairs.js';
+import { NewRecords } from '../plan/new-records.js';
 import { holdLock } from '../state/lock.js';
 import { openState } from '../state/open.js';
 import { clientForPipeline } from './client-for-pipeline.js';
@@ -34,6 +35,7 @@ export async function applySavedPlan(planPath: string, options: Omit<RunOptions,
   const runId = newRunId(now());
   let unlock = () => {};
   const rowKeys = new RowKeyRepairs();
+  const created = new NewRecords();
   try {
     verifyPlanDigest(path, saved, store.planSecret());
     if (saved.plan.refused) {
@@ -48,7 +50,7 @@ export async function applySavedPlan(planPath: string, options: Omit<RunOptions,
     const runOptions: RunOptions = { ...options, ...saved.options, pipelinePath: pipeline.file };
     const request = runRequestOf(runOptions);
     const client = clientForPipeline(pipeline, runOptions);
-    const gathered = await gatherPlanInput({ pipeline, store, client, request: request.plan, rowKeys });
+    const gathered = await gatherPlanInput({ pipeline, store, client, request: request.plan, rowKeys, created });
     const current = planBindings({
       pipeline,
       sourceSha256: gathered.source.sha256,
@@ -89,6 +91,7 @@ export async function applySavedPlan(planPath: string, options: Omit<RunOptions,
     );
   } finally {
     rowKeys.dispose();
+    created.dispose();
     unlock();
     store.close();
   }

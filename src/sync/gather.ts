@@ -20,6 +20,7 @@ import { ConfigError } from '../config-error.js';
 import type { BuildPlanInput } from '../plan/build.js';
 import { RosterClassifier } from '../plan/classify.js';
 import type { RowKeyRepairs } from '../plan/row-key-repairs.js';
+import type { NewRecords } from '../plan/new-records.js';
 import type { Fields } from '../plan/types.js';
 import type { RunReport } from '../report/types.js';
 import { openSource, sha256File } from '../sources/index.js';
@@ -53,8 +54,9 @@ export interface GatheredInput {
 }
 
 /**
- * `rowKeys` receives the row keys the plan's apply is to store (the fast path's repairs); the
- * caller disposes of it once the run is over, whatever happened.
+ * `rowKeys` receives the row keys the plan's apply is to store (the fast path's repairs), and
+ * `created` the new records (kept on disk past its first pages); the caller disposes of both once
+ * the run is over, whatever happened.
  */
 export async function gatherPlanInput(input: {
   pipeline: ResolvedPipeline;
@@ -62,6 +64,7 @@ export async function gatherPlanInput(input: {
   client: ServiceClient;
   request: PlanRequest;
   rowKeys?: RowKeyRepairs;
+  created?: NewRecords;
   /** Read back a sample of unchanged records (sync/drift.ts): real syncs only, not plans nor `apply plan.json`, whose plan must not change. */
   driftCheck?: boolean;
 }): Promise<GatheredInput> {
@@ -115,11 +118,13 @@ export async function gatherPlanInput(input: {
   const unfinished = closingOnError(() => store.unfinishedOrFailed());
   // The run holds the pipeline lock, so the inventory cannot change while it is read.
   const ownedCount = closingOnError(() => store.ownedCount());
-  const classifier = new RosterClassifier({ keepUnchanged: request.refresh === 'all', rewrite: new Set(unfinished.keys()), ...(input.rowKeys ? { rowKeys: input.rowKeys } : {}) });
+  const classifier = new RosterClassifier({ keepUnchanged: request.refresh === 'all', rewrite: new Set(unfinished.keys()), ...(input.rowKeys ? { rowKeys: input.rowKeys } : {}), ...(input.created ? { created: input.created } : {}) });
   // Records are compared with the inventory in batches, so the inventory stays on disk. A known row
   // that replaces an earlier row of its client_id (duplicate policy `last`) queues behind them
   // while a batch is open: classified in row order, the later row wins.
   const pending: Array<DesiredRecord | string> = [];
+  /** Pending records that replace an earlier row of their client_id (`duplicate_client_ids: last`). */
+  const replacing = new Set<DesiredRecord>();
   // One owner per record: rows outside this pipeline's declared prefixes, or whose client_id
   // another pipeline sharing the group claims, are neither written nor (being in the roster) deleted.
   const foreign = new Map<string, string>();
@@ -141,9 +146,10 @@ export async function gatherPlanInput(input: {
       }
       const why = foreignReason(record.clientId, claimedBy.get(record.clientId), pipeline.name, binding.sharedPrefixes);
       if (why !== undefined) foreign.set(record.clientId, why);
-      classifier.add(record, owned.get(record.clientId));
+      classifier.add(record, owned.get(record.clientId), replacing.has(record));
     }
     pending.length = 0;
+    replacing.clear();
   };
   const fastPath = salt === undefined
     ? undefined
@@ -162,7 +168,8 @@ export async function gatherPlanInput(input: {
         }),
       );
   const roster = await mapRoster(opened, compiled, {
-    onRecord: (record) => {
+    onRecord: (record, replaces) => {
+      if (replaces) replacing.add(record);
       people.add(record);
       if (pending.push(record) >= store.lookupBatch) classifyPending();
     },
@@ -204,7 +211,7 @@ export async function gatherPlanInput(input: {
   // The drift check of real runs; --refresh reads more than it would.
   let drift: RunReport['drift'];
   if (input.driftCheck && !request.refresh && groupId !== null && policy.drift_sample > 0 && ownedCount > 0) {
-    const notUnchanged = new Set([...classification.created, ...classification.changed].map((item) => item.record.clientId));
+    const notUnchanged = new Set([...classification.created.clientIds(), ...classification.changed.map((item) => item.record.clientId)]);
     for (const clientId of keepAsIs) notUnchanged.add(clientId);
     for (const clientId of unfinished.keys()) notUnchanged.add(clientId);
     const found = await checkDrift({

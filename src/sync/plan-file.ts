@@ -10,7 +10,7 @@ import { z } from 'zod';
 import type { ResolvedPipeline } from '../config/load.js';
 import { EXIT, UserFacingError } from '../errors.js';
 import { writeFileAtomic } from '../report/write.js';
-import { planSchema } from '../plan/types.js';
+import { materialized, planItems, planSchema, type Plan } from '../plan/types.js';
 import type { RunOptions } from './options.js';
 import type { PreparedRun } from './run-plan.js';
 
@@ -140,7 +140,8 @@ export async function savePlanFile(
     pipeline: prepared.pipeline.name,
     bindings: content.bindings,
     options: content.options,
-    plan: prepared.plan,
+    // Every item in the file, the new records too: a saved plan is read whole to be reviewed and applied.
+    plan: materialized(prepared.plan),
     optionLabels: Object.fromEntries(prepared.optionLabels ?? []),
     input: {
       rowsRead: prepared.roster.counts.rowsRead,
@@ -193,8 +194,8 @@ function itemKey(item: PlanFile['plan']['items'][number]): string {
  * Every difference between a saved plan's writes and the plan made again now against the current
  * inventory and claims; empty when every saved action is still exactly what a run would do.
  */
-export function planDifferences(saved: PlanFile['plan'], fresh: PlanFile['plan']): string[] {
-  const now = new Map(fresh.items.map((item) => [item.clientId, item]));
+export function planDifferences(saved: PlanFile['plan'], fresh: Plan): string[] {
+  const now = new Map([...planItems(fresh)].map((item) => [item.clientId, item]));
   const differences: string[] = [];
   for (const item of saved.items) {
     const current = now.get(item.clientId);

@@ -12,7 +12,7 @@ import type { ServiceClient } from '../client/client.js';
 import type { ResolvedPipeline } from '../config/load.js';
 import { EXIT } from '../errors.js';
 import type { RosterSummary } from '../mapping/roster.js';
-import type { Plan } from '../plan/types.js';
+import { planItemCount, type Plan } from '../plan/types.js';
 import type { RowKeyRepairs } from '../plan/row-key-repairs.js';
 import { buildRunReport, reportHeader, reportRecords, type ReportHeader } from '../report/build.js';
 import type { RunReport } from '../report/types.js';
@@ -94,7 +94,7 @@ export async function runPlan(prepared: PreparedRun, request: RunRequest): Promi
 }
 
 function apply(prepared: PreparedRun, groupId: number, options: WriteRequest): Promise<ApplyResult> {
-  const total = prepared.plan.items.length;
+  const total = planItemCount(prepared.plan);
   let done = 0;
   return writePlan({
     plan: prepared.plan,

@@ -15,6 +15,7 @@ import { loadPipeline, type ResolvedPipeline } from '../config/load.js';
 import { LockLostError } from '../apply/apply.js';
 import { buildPlan } from '../plan/build.js';
 import { RowKeyRepairs } from '../plan/row-key-repairs.js';
+import { NewRecords } from '../plan/new-records.js';
 import { earlyFailureReport, estimateText, reportHeader } from '../report/build.js';
 import { holdLock } from '../state/lock.js';
 import { openState } from '../state/open.js';
@@ -38,6 +39,7 @@ export async function runSync(options: RunOptions): Promise<RunResult> {
   const runId = newRunId(now());
   let unlock = () => {};
   const rowKeys = new RowKeyRepairs();
+  const created = new NewRecords();
   // A run whose lock is taken from it stops starting calls, as if interrupted.
   const lockLost = new AbortController();
   const request = runRequestOf({ ...options, signal: options.signal ? AbortSignal.any([options.signal, lockLost.signal]) : lockLost.signal });
@@ -52,7 +54,7 @@ export async function runSync(options: RunOptions): Promise<RunResult> {
       });
     }
     const startedAt = now();
-    const { prepared, stateSerial } = await gatherAndPlan({ pipeline, store, runId, startedAt, rowKeys }, options, request).catch(async (error: unknown) => {
+    const { prepared, stateSerial } = await gatherAndPlan({ pipeline, store, runId, startedAt, rowKeys, created }, options, request).catch(async (error: unknown) => {
       await recordEarlyFailure({ pipeline, store, report: failedBeforePlanning({ pipeline, store, runId, startedAt, error }, options), options });
       throw error;
     });
@@ -68,6 +70,7 @@ export async function runSync(options: RunOptions): Promise<RunResult> {
     return await runPlan(prepared, request);
   } finally {
     rowKeys.dispose();
+    created.dispose();
     unlock();
     store.close();
   }
@@ -75,13 +78,13 @@ export async function runSync(options: RunOptions): Promise<RunResult> {
 
 /** gather → plan: everything before the first write. */
 async function gatherAndPlan(
-  run: { pipeline: ResolvedPipeline; store: StateBackend; runId: string; startedAt: number; rowKeys: RowKeyRepairs },
+  run: { pipeline: ResolvedPipeline; store: StateBackend; runId: string; startedAt: number; rowKeys: RowKeyRepairs; created: NewRecords },
   options: RunOptions,
   request: RunRequest,
 ): Promise<{ prepared: PreparedRun; stateSerial: number }> {
-  const { pipeline, store, runId, rowKeys } = run;
+  const { pipeline, store, runId, rowKeys, created } = run;
   const client = clientForPipeline(pipeline, options);
-  const gathered = await gatherPlanInput({ pipeline, store, client, request: request.plan, rowKeys, driftCheck: options.dryRun !== true });
+  const gathered = await gatherPlanInput({ pipeline, store, client, request: request.plan, rowKeys, created, driftCheck: options.dryRun !== true });
   const plan = buildPlan(gathered.planInput);
   const { roster } = gathered;
   options.logger?.info(

@@ -5,7 +5,7 @@ import { canonicalJson, hashJson, sameValue } from '../../src/plan/canonical.js'
 import { RosterClassifier } from '../../src/plan/classify.js';
 import { deleteLimit, evaluateGuards } from '../../src/plan/guards.js';
 import type { DesiredRecord } from '../../src/mapping/types.js';
-import type { Fields } from '../../src/plan/types.js';
+import { materialized, type Fields } from '../../src/plan/types.js';
 import { estimateText } from '../../src/report/build.js';
 
 const GUARDS = { max_deletes: 50, max_delete_percent: 10, max_source_drop_percent: 50, max_identity_changes: 10, max_identity_change_percent: 5 };
@@ -29,7 +29,8 @@ function plan(input: { desired: DesiredRecord[]; owned?: Record<string, Fields>;
     fieldLabels: new Map([['cf-1', 'Reviews completed']]),
     guardInput: { ownedCount: Object.keys(owned).length, validCount: input.desired.length, previousValidCount: null, inventoryMissing: false, allow: {} },
   };
-  return buildPlan(args);
+  // Every item in `items`, the new records too, as a saved plan holds them.
+  return materialized(buildPlan(args));
 }
 
 describe('deleteLimit', () => {

@@ -8,7 +8,7 @@ import { buildPlan } from '../../src/plan/build.js';
 import { canonicalJson, hashJson } from '../../src/plan/canonical.js';
 import { RosterClassifier } from '../../src/plan/classify.js';
 import type { DesiredRecord } from '../../src/mapping/types.js';
-import type { Fields } from '../../src/plan/types.js';
+import { materialized, type Fields } from '../../src/plan/types.js';
 
 const GUARDS = { max_deletes: 50, max_delete_percent: 10, max_source_drop_percent: 50, max_identity_changes: 10, max_identity_change_percent: 5 };
 const LABELS = new Map([['name', 'name'], ['emails', 'emails'], ['orcids', 'orcids']]);
@@ -17,7 +17,7 @@ const OLD: Fields = { name: 'Ada', emails: ['ada@example.org'], orcids: ['0000-0
 function planOf(desired: DesiredRecord, owned: Fields | undefined, options: { update?: 'partial' | 'full'; remote?: Fields } = {}) {
   const classifier = new RosterClassifier({ keepUnchanged: options.remote !== undefined });
   classifier.add(desired, owned ? hashJson(canonicalJson(owned)) : undefined);
-  return buildPlan({
+  return materialized(buildPlan({
     classification: classifier.finish(new Map([[desired.clientId, 2]]), { count: owned ? 1 : 0, ids: () => (owned ? [desired.clientId] : []) }),
     lastApplied: new Map(owned ? [[desired.clientId, owned]] : []),
     ...(options.remote ? { remote: new Map([[desired.clientId, options.remote]]) } : {}),
@@ -25,7 +25,7 @@ function planOf(desired: DesiredRecord, owned: Fields | undefined, options: { up
     policy: { mode: 'mirror', update: options.update ?? 'partial', max_rps: 10, guards: GUARDS },
     fieldLabels: LABELS,
     guardInput: { ownedCount: owned ? 1 : 0, validCount: 1, previousValidCount: null, inventoryMissing: false, allow: {} },
-  });
+  }));
 }
 
 const skippedOrcid = (fields: Fields): DesiredRecord => ({ clientId: 'a', fields, skipped: ['orcids'], provenance: { file: 'roster.csv', row: 2 } });

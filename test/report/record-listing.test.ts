@@ -86,7 +86,7 @@ describe('the records a report lists', () => {
         failedAt.has(i) ? { outcome: 'failed', httpStatus: 400, attempts: 1, error: 'bad value' } : { outcome: 'done', httpStatus: 200, attempts: 1, ...(adoptedAt.has(i) ? { adopted: true } : {}) },
       );
     }
-    const applied: ApplyResult = { outcomes };
+    const applied: ApplyResult = { outcomes, newRecordsReached: 0 };
     const report = buildRunReport({ base: header, plan: planOf(items), roster: roster(total), applied, startedAt: 0, finishedAt: 1000, notes: [] });
 
     expect(report.records).toHaveLength(RECORDS_LISTED + 2);
@@ -109,7 +109,7 @@ describe('the records a report lists', () => {
     const total = RECORDS_LISTED + FAILED_RECORDS_LISTED + 10;
     const items = Array.from({ length: total }, (_, i) => create(i));
     const outcomes = new Map<string, ItemOutcome>(items.map((item) => [item.clientId, { outcome: 'failed', httpStatus: 503, attempts: 5, error: 'unavailable' }]));
-    const report = buildRunReport({ base: header, plan: planOf(items), roster: roster(total), applied: { outcomes }, startedAt: 0, finishedAt: 1000, notes: [] });
+    const report = buildRunReport({ base: header, plan: planOf(items), roster: roster(total), applied: { outcomes, newRecordsReached: 0 }, startedAt: 0, finishedAt: 1000, notes: [] });
     expect(report.records).toHaveLength(RECORDS_LISTED + FAILED_RECORDS_LISTED);
     expect(report.recordsOmitted).toBe(10);
     expect(report.counts.create).toEqual({ failed: total });
