@@ -37,6 +37,8 @@ export interface NewRecordsOptions {
   pagesInMemory?: number;
   /** Where the temporary file's directory is made. @default os.tmpdir() */
   tempDir?: string;
+  /** Called once, when the first page goes to the file: the run is a large one. */
+  onSpill?: () => void;
 }
 
 interface Page {
@@ -57,6 +59,7 @@ export class NewRecords {
   private readonly pageSize: number;
   private readonly pagesInMemory: number;
   private readonly tempDir: string | undefined;
+  private readonly onSpill: (() => void) | undefined;
   private readonly pages: Page[] = [];
   private ids: string[] = [];
   private lines: string[] = [];
@@ -73,6 +76,7 @@ export class NewRecords {
     this.pageSize = options.pageSize ?? 2000;
     this.pagesInMemory = options.pagesInMemory ?? 2;
     this.tempDir = options.tempDir;
+    this.onSpill = options.onSpill;
   }
 
   /** Client_ids added, each once (a replacing row does not count twice). */
@@ -166,6 +170,7 @@ export class NewRecords {
       if (!this.spill) {
         const dir = mkdtempSync(join(parent, 'rostersync-new-records-'));
         this.spill = { dir, fd: openSync(join(dir, 'records.txt'), 'w+', 0o600), size: 0 };
+        this.onSpill?.();
       }
       const bytes = Buffer.from(page.text!, 'utf8');
       writeSync(this.spill.fd, bytes, 0, bytes.length, this.spill.size);

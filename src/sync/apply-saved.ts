@@ -12,6 +12,7 @@ import { EXIT, UserFacingError } from '../errors.js';
 import { buildPlan } from '../plan/build.js';
 import { RowKeyRepairs } from '../plan/row-key-repairs.js';
 import { NewRecords } from '../plan/new-records.js';
+import { boundHeapGrowth } from './bounded-heap.js';
 import { holdLock } from '../state/lock.js';
 import { openState } from '../state/open.js';
 import { clientForPipeline } from './client-for-pipeline.js';
@@ -35,7 +36,7 @@ export async function applySavedPlan(planPath: string, options: Omit<RunOptions,
   const runId = newRunId(now());
   let unlock = () => {};
   const rowKeys = new RowKeyRepairs();
-  const created = new NewRecords();
+  const created = new NewRecords({ onSpill: boundHeapGrowth });
   try {
     verifyPlanDigest(path, saved, store.planSecret());
     if (saved.plan.refused) {

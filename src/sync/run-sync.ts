@@ -16,6 +16,7 @@ import { LockLostError } from '../apply/apply.js';
 import { buildPlan } from '../plan/build.js';
 import { RowKeyRepairs } from '../plan/row-key-repairs.js';
 import { NewRecords } from '../plan/new-records.js';
+import { boundHeapGrowth } from './bounded-heap.js';
 import { earlyFailureReport, estimateText, reportHeader } from '../report/build.js';
 import { holdLock } from '../state/lock.js';
 import { openState } from '../state/open.js';
@@ -39,7 +40,7 @@ export async function runSync(options: RunOptions): Promise<RunResult> {
   const runId = newRunId(now());
   let unlock = () => {};
   const rowKeys = new RowKeyRepairs();
-  const created = new NewRecords();
+  const created = new NewRecords({ onSpill: boundHeapGrowth });
   // A run whose lock is taken from it stops starting calls, as if interrupted.
   const lockLost = new AbortController();
   const request = runRequestOf({ ...options, signal: options.signal ? AbortSignal.any([options.signal, lockLost.signal]) : lockLost.signal });
