@@ -14,13 +14,14 @@
  * - client_ids that must not be written after all (rejected rows, duplicates, other pipelines'
  *   records) are left out (`finish`).
  */
-import { closeSync, mkdtempSync, openSync, readSync, rmSync, writeSync } from 'node:fs';
+import { closeSync, openSync, readSync, rmSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { DesiredRecord } from '../mapping/types.js';
 import type { Provenance } from '../sources/types.js';
 import { UserFacingError } from '../errors.js';
 import { fileSystemProblem } from '../file-system-problem.js';
+import { makeSpillDir } from './spill-dir.js';
 import type { Fields } from './types.js';
 
 /** A record as the classifier saw it: its fields' canonical JSON and that JSON's hash. */
@@ -168,7 +169,7 @@ export class NewRecords {
     const parent = this.tempDir ?? tmpdir();
     try {
       if (!this.spill) {
-        const dir = mkdtempSync(join(parent, 'rostersync-new-records-'));
+        const dir = makeSpillDir(parent, 'rostersync-new-records-');
         this.spill = { dir, fd: openSync(join(dir, 'records.txt'), 'w+', 0o600), size: 0 };
         this.onSpill?.();
       }

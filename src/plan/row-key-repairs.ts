@@ -10,11 +10,12 @@
  * read back a page at a time by apply and deleted by `dispose`. A saved plan does not carry them:
  * `apply` plans again before it writes, and gathers its own.
  */
-import { closeSync, mkdtempSync, openSync, readSync, rmSync, writeSync } from 'node:fs';
+import { closeSync, openSync, readSync, rmSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { UserFacingError } from '../errors.js';
 import { fileSystemProblem } from '../file-system-problem.js';
+import { makeSpillDir } from './spill-dir.js';
 import type { RowKeyRepair } from './types.js';
 
 const NUL = '\0';
@@ -119,7 +120,7 @@ export class RowKeyRepairs {
     const parent = this.tempDir ?? tmpdir();
     try {
       if (!this.spill) {
-        const dir = mkdtempSync(join(parent, 'rostersync-row-keys-'));
+        const dir = makeSpillDir(parent, 'rostersync-row-keys-');
         this.spill = { dir, fd: openSync(join(dir, 'repairs.json'), 'w+', 0o600), size: 0 };
       }
       const bytes = Buffer.from(JSON.stringify(page), 'utf8');
