@@ -1,6 +1,7 @@
 /**
  * Second half of planning: turns the classification into actions, field-level changes, guards
- * and an estimate. Pure: data in, plan out (like changesets' assemble-release-plan). Values stay
+ * and an estimate. Pure: data in, plan out (like changesets' assemble-release-plan); the new
+ * records stay in their spool and become items as apply and the report read them. Values stay
  * as the service knows them (option api_ids); report/ shows them to people.
  */
 import type { FieldValue } from '../mapping/types.js';
@@ -174,7 +175,8 @@ export function buildPlan(input: BuildPlanInput): Plan {
  * no max_rps, the pace is found at run time, so no duration can be told beforehand.
  */
 function estimateOf(items: readonly PlanItem[], created: { count: number; ifAbsent: boolean }, maxRps: number | undefined): PlanEstimate {
-  const ifAbsent = items.filter((item) => item.action === 'create' && item.ifAbsent).length + (created.ifAbsent ? created.count : 0);
+  // Only new records are written create-if-absent: the creates in `items` recreate owned records.
+  const ifAbsent = created.ifAbsent ? created.count : 0;
   const ifEmpty = items.filter((item) => item.action === 'update' && item.ifEmpty?.length && !item.replace).length;
   const calls = items.length + created.count + ifAbsent + ifEmpty;
   return { calls, rps: maxRps ?? 0, seconds: maxRps ? calls / maxRps : 0, ...(ifAbsent > 0 ? { ifAbsent } : {}), ...(ifEmpty > 0 ? { ifEmpty } : {}) };
