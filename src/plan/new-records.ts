@@ -45,7 +45,10 @@ export interface NewRecordsOptions {
 interface Page {
   /** The sequence number of the page's first record. */
   first: number;
-  /** The client_ids, NUL-joined (a million ids as a million strings would cost 30 MB more). */
+  /**
+   * The client_ids, NUL-joined (a million ids as a million strings would cost 30 MB more). A valid
+   * row's client_id holds no control character (mapping/client-id.ts rejects the row).
+   */
   ids: string;
   /** One line per record, in memory; undefined once written to the file. */
   text: string | undefined;
