@@ -18,6 +18,8 @@ import { parse as parseYaml } from 'yaml';
 import { createClient, NotFoundError, RateLimiter, type ServiceClient } from '../src/client/index.js';
 import { RATE_LIMIT_KINDS, type RateLimitKind } from '../src/emulator/rate-limits.js';
 import { spread, type Spread } from './stats.js';
+// PACING_STALL_MS=<ms>: this process and the emulator's stall their event loops now and then.
+import './event-loop-stalls.mjs';
 
 const ROOT = resolve(import.meta.dirname, '..');
 const API_KEY = 'demo-key-0123456789';
@@ -79,7 +81,8 @@ interface RunningChild {
 /** `rostersync emulator` in a child process; resolves once it prints its URL. */
 export function startEmulatorProcess(args: string[], timeoutMs = 90_000): Promise<RunningChild> {
   return new Promise((resolvePromise, reject) => {
-    const child = spawn(process.execPath, [join(ROOT, 'bin', 'rostersync-dev.js'), 'emulator', '--host', '127.0.0.1', '--port', '0', ...args], {
+    const stalls = process.env.PACING_STALL_MS ? ['--import', join(ROOT, 'bench', 'event-loop-stalls.mjs')] : [];
+    const child = spawn(process.execPath, [...stalls, join(ROOT, 'bin', 'rostersync-dev.js'), 'emulator', '--host', '127.0.0.1', '--port', '0', ...args], {
       cwd: ROOT,
       stdio: ['ignore', 'pipe', 'pipe'],
     });

@@ -352,10 +352,14 @@ export class RateLimiter {
       const overshooting = refusedCount >= OVERSHOOT_429S && refusedCount >= OVERSHOOT_SHARE * (refusedCount + admittedCount);
       if (!overshooting) {
         const learned = Math.min(admitted, 0.9 * (s.disproved?.value ?? Infinity));
-        if (Number.isFinite(s.ceiling) && learned > LEARN_ABOVE * s.ceiling) {
+        if (probing && learned > LEARN_ABOVE * s.ceiling) {
           // The probe passed the estimate and the service admitted it all, up to this lone 429: the
           // limit is what it just admitted (another client on the budget left, or the first
-          // estimate was low). Falling back to the old estimate would starve this run.
+          // estimate was low). Falling back to the old estimate would starve this run. Only a
+          // probe learns: at the settled pace the service cannot have admitted more than the pace
+          // sent, and a second of answer times holding more is a stalled event loop handing over
+          // several answers at once (a loaded machine). Learning that count put the pace above a
+          // sliding window, failed its trial, and capped the next probes for DISPROVED_MS.
           this.learn(s, learned, s.ceiling, now);
         } else if (Number.isFinite(s.ceiling) && probing) {
           // The probe touched the limit it knew: back to the settled pace, which this 429 does not

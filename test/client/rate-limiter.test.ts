@@ -137,6 +137,33 @@ describe('pacing (simulated clock)', () => {
     expect(limiter.stats().estimatedLimitRps).toBeCloseTo(90, 5);
   });
 
+  it('answers that come in a bunch at the settled pace do not raise the estimate above what the limit admits', async () => {
+    // A loaded machine: the event loop stalls, then hands over the answers of several turns at
+    // once, so one second of answer times holds more than the pace sent. Before, the next 429
+    // "learned" that count as a higher limit (21 for a sliding window of 20), put the pace above
+    // the limit, failed its trial at the next 429, and then capped every probe for 30 s.
+    const clock = simClock();
+    const limiter = limiterOn(clock, { maxInFlight: 8 });
+    await turns(clock, limiter, 60);
+    for (let i = 0; i < 20; i++) limiter.onAdmitted();
+    for (let i = 0; i < 3; i++) limiter.onRateLimited();
+    expect(limiter.stats()).toMatchObject({ estimatedLimitRps: 20, currentRps: 19.4 });
+    const wait = async (ms: number) => {
+      void clock.sleep(ms);
+      await clock.runUntil(() => false, clock.now() + ms);
+    };
+    // A lone 429 after a quiet while: jitter, nothing changes.
+    await wait(5000);
+    limiter.onRateLimited();
+    expect(limiter.stats().estimatedLimitRps).toBe(20);
+    // 1.5 s later, 21 answers handed over at once, then another 429.
+    await wait(1500);
+    for (let i = 0; i < 21; i++) limiter.onAdmitted();
+    limiter.onRateLimited();
+    expect(limiter.stats().estimatedLimitRps).toBeLessThanOrEqual(20);
+    expect(limiter.stats().currentRps).toBeLessThan(19.5);
+  });
+
   it('two limiters do not share state', async () => {
     const clock = simClock();
     const a = limiterOn(clock, { rps: 1 });
