@@ -312,6 +312,20 @@ export async function pacingRun(input: PacingRunInput): Promise<PacingRun> {
       }),
     );
     clearInterval(trace);
+    if (trace) {
+      // Did the client itself ever send more than R calls within one second (what a sliding
+      // window refuses), or were the late 429s the network's and the server's timing?
+      const sent = limiter.sentAt;
+      let tooClose = 0;
+      let closest = Infinity;
+      for (let k = 0; k + input.serverRps < sent.length; k++) {
+        const span = sent[k + input.serverRps]! - sent[k]!;
+        if (sent[k]! - started < 3000) continue;
+        closest = Math.min(closest, span);
+        if (span < 1000) tooClose++;
+      }
+      process.stderr.write(`after 3 s: ${tooClose} spans of R + 1 sends under 1 s; the shortest ${closest.toFixed(1)} ms\n`);
+    }
     const stats = await serverStats(emulator.url);
     // Rates count the calls the service admitted (a 404 as much as a 200): a record may take two.
     const admitted = limiter.admittedAt;
