@@ -80,6 +80,14 @@ const HOLD_MS = 10_000;
 /** ...then probes upward: +1 % after one second, +3 % after two, +7 %, +15 %... (doubling). */
 const PROBE_STEP = 0.01;
 /**
+ * A probe's pace stays within this share above the calls admitted in the last second. The probe's
+ * own steps raise the pace 2, 4, 8 and 14 % in its first four seconds, enough to pass an estimate
+ * a few per cent low, and a client that keeps up is not held back by this bound meanwhile; it caps
+ * the later steps, which serve to find a limit far above the estimate (another client on the
+ * budget left), at a fifth a second: from half the limit to all of it in 4 s.
+ */
+const PROBE_LEAD = 0.2;
+/**
  * A higher limit learned from a probe is kept once it has been paced this long without a second
  * 429: longer than JITTER_QUIET_MS, so an estimate a hair too high (a fixed window counted across
  * its edge: 21 where it admits 20) is caught by its recurring refusals, not kept as jitter.
@@ -276,7 +284,7 @@ export class RateLimiter {
       // One transaction: this turn taken, and the next one claimed for the waiter behind it.
       this.claimedSlot = this.update((s) => {
         // Others wait behind this one: demand is above the pace, so the pace may rise.
-        if (othersWait) this.raise(s, Math.min(now - s.lastTurnAt, 4000 / this.paceOf(s)));
+        if (othersWait) this.raise(s, Math.min(now - s.lastTurnAt, 4000 / this.paceOf(s)), now);
         s.lastTurnAt = now;
         return othersWait ? this.claim(s, now) : undefined;
       });
@@ -418,14 +426,26 @@ export class RateLimiter {
   }
 
   /** `waitedMs` of demand above the pace: discovery doubles, a settled pace probes. */
-  private raise(s: PaceState, waitedMs: number): void {
+  private raise(s: PaceState, waitedMs: number, now: number): void {
     if (!Number.isFinite(s.ceiling)) {
       s.rate = Math.min(this.maxRps, s.rate * 2 ** (waitedMs / DOUBLING_MS));
       return;
     }
     s.probeMs += waitedMs;
     const probing = Math.max(0, s.probeMs - HOLD_MS) / 1000;
-    s.rate = Math.min(this.maxRps, s.ceiling * (SETTLE + PROBE_STEP * (2 ** probing - 1)));
+    const probe = s.ceiling * (SETTLE + PROBE_STEP * (2 ** probing - 1));
+    // A probe asks whether the service admits more than it was seen to admit, so it runs at most
+    // PROBE_LEAD ahead of what it admitted in the last second. When the client cannot keep up with
+    // the pace (a busy event loop fires its timers late while calls wait), raising it further asks
+    // nothing, and once the client catches up it sends a burst far above the limit: against a token
+    // bucket, whose burst hides the limit, the probe reached 1.8 R on a loaded machine before its
+    // first 429, then met 6–7 more. The calls of a steady rate r in one window number r rounded down or up,
+    // so one call more bounds the rate admitted (without it, a probe at 10 req/s never rose).
+    // Meanwhile the probe's clock stops, so it resumes at its own step once the client keeps up
+    // (it does not come back at the step that hours of waiting would have reached).
+    const lead = (countRecent(s.admitted, now) + 1) * (1 + PROBE_LEAD) * (1000 / WINDOW_MS);
+    if (probe > lead) s.probeMs -= waitedMs;
+    s.rate = Math.min(this.maxRps, probe, Math.max(s.ceiling * SETTLE, lead));
   }
 }
 

@@ -410,6 +410,53 @@ describe('create-if-absent: 404 answers count as admitted (simulated clock, synt
   }
 });
 
+describe('a probe while the client cannot keep up with its pace (simulated clock)', () => {
+  /**
+   * A loaded client: for 20 s its event loop stalls now and then, so the limiter's timers fire up
+   * to 60 ms late and it sends fewer calls than its pace, though calls wait for their turn. A
+   * token bucket of 50 req/s refuses nothing meanwhile (its burst absorbs the probe). Before, the
+   * probe's pace kept rising far above R on the strength of that waiting, and once the load
+   * lifted the client sent a burst at that pace and met a volley of 429s (pace 392 req/s, then
+   * 12 refusals within 1.3 s). Now the probe stays within a fifth above what the service admitted.
+   */
+  it('token-bucket: the pace stays near what was admitted, and the end of the load meets few 429s', async () => {
+    const R = 50;
+    const clock = simClock();
+    const random = seededRandom(7);
+    const loaded = () => clock.now() >= 5000 && clock.now() < 25_000;
+    const serverLimit = createServerRateLimit({ kind: 'token-bucket', rps: R }, clock.now);
+    const limiter = new RateLimiter({ maxInFlight: 8, now: clock.now, sleep: (ms, signal) => clock.sleep(ms + (loaded() ? random() * 60 : 0), signal) });
+    const refusedAt: number[] = [];
+    let paceAtEndOfLoad = 0;
+    let stop = false;
+    const worker = async () => {
+      while (!stop) {
+        const admitted = await limiter.run(async () => {
+          await clock.sleep(5);
+          return serverLimit.admit().waitMs === 0;
+        });
+        if (admitted) limiter.onAdmitted();
+        else {
+          refusedAt.push(clock.now());
+          limiter.onRateLimited();
+        }
+      }
+    };
+    const workers = Promise.all(Array.from({ length: 8 }, worker));
+    const watch = (async () => {
+      await clock.sleep(25_000);
+      paceAtEndOfLoad = limiter.stats().currentRps;
+    })();
+    await clock.runUntil(() => clock.now() >= 40_000, 40_000);
+    stop = true;
+    void workers;
+    await watch;
+    expect(paceAtEndOfLoad).toBeLessThan(1.25 * R);
+    // The 10 s after the load lifted (the next regular probe may come later).
+    expect(refusedAt.filter((t) => t >= 25_000 && t < 35_000).length).toBeLessThanOrEqual(3);
+  });
+});
+
 describe('after another client leaves (no shared state)', () => {
   /**
    * Another process spends half of the limit for the first 20 s, then finishes. The limiter
