@@ -286,6 +286,14 @@ export class RateLimiter {
         // Others wait behind this one: demand is above the pace, so the pace may rise.
         if (othersWait) this.raise(s, Math.min(now - s.lastTurnAt, 4000 / this.paceOf(s)), now);
         s.lastTurnAt = now;
+        // This turn went out later than a timer may make up (the event loop stalled past it): the
+        // turns after it keep their interval from it, less that catch-up. On the old schedule the
+        // next one followed it closer than an interval, and the turn a window later found one call
+        // too many in it (21 calls within 947 ms at 20 req/s on a loaded machine: a 429 from a
+        // sliding window, and nudges that lowered the pace).
+        const interval = 1000 / this.paceOf(s);
+        const catchUp = Math.min(CATCH_UP_MS, interval / 2);
+        if (now - slot > catchUp) s.nextSlotAt = Math.max(s.nextSlotAt, now + interval - catchUp);
         return othersWait ? this.claim(s, now) : undefined;
       });
       if (waiter.signal && waiter.onAbort) waiter.signal.removeEventListener('abort', waiter.onAbort);

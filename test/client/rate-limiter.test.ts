@@ -199,11 +199,32 @@ describe('pacing (simulated clock)', () => {
  * refusals, one call that often is refused anyway, as a sliding window refuses a call whose
  * latency came out longer than the pace's margin.
  */
-async function againstLimit(kind: RateLimitKind, R: number, maxRps: number | undefined, seconds: number, seed: number, jitterEveryMs = Infinity) {
+async function againstLimit(kind: RateLimitKind, R: number, maxRps: number | undefined, seconds: number, seed: number, jitterEveryMs = Infinity, clientStallMs = 0) {
   const clock = simClock();
   const serverLimit = createServerRateLimit({ kind, rps: R }, clock.now);
-  const limiter = limiterOn(clock, { ...(maxRps !== undefined ? { rps: maxRps } : {}), maxInFlight: 8 });
   const random = seededRandom(seed);
+  // A loaded client: its event loop stalls for up to `clientStallMs` every 0–400 ms, and what falls
+  // due meanwhile (the limiter's timers, the handling of answers) runs when the stall ends.
+  const stalls: Array<{ from: number; to: number }> = [];
+  const stallRandom = seededRandom(seed + 1000);
+  for (let at = 0; clientStallMs > 0 && at < seconds * 3000; ) {
+    const from = at + stallRandom() * 400;
+    at = from + stallRandom() * clientStallMs;
+    stalls.push({ from, to: at });
+  }
+  const waitOutStall = async () => {
+    const stall = stalls.find((each) => clock.now() >= each.from && clock.now() < each.to);
+    if (stall) await clock.sleep(stall.to - clock.now());
+  };
+  const limiter = new RateLimiter({
+    ...(maxRps !== undefined ? { rps: maxRps } : {}),
+    maxInFlight: 8,
+    now: clock.now,
+    sleep: async (ms, signal) => {
+      await clock.sleep(ms, signal);
+      await waitOutStall();
+    },
+  });
   const admittedAt: number[] = [];
   const refusedAt: number[] = [];
   let maxRefusalsOfOneRecord = 0;
@@ -217,9 +238,11 @@ async function againstLimit(kind: RateLimitKind, R: number, maxRps: number | und
       for (let refusals = 0; ; refusals++) {
         const admitted = await limiter.run(async () => {
           await clock.sleep(1 + random() * 14);
-          if (clock.now() < jitterAt) return serverLimit.admit().waitMs === 0;
-          jitterAt += jitterEveryMs;
-          return false;
+          let admitted = false;
+          if (clock.now() < jitterAt) admitted = serverLimit.admit().waitMs === 0;
+          else jitterAt += jitterEveryMs;
+          await waitOutStall();
+          return admitted;
         });
         if (admitted) {
           admittedAt.push(clock.now());
@@ -288,6 +311,20 @@ describe('pacing against every limit the emulator plays (simulated clock)', () =
       expect(result.limiter.currentRps).toBeGreaterThanOrEqual(0.95 * 20);
       // The jitter's own 429s (one in 5 s) and hardly any more.
       expect(result.lateRefusals).toBeLessThanOrEqual(60 / 5 + 3);
+    });
+  }
+
+  for (const kind of ['sliding-window', 'hidden'] as const) {
+    it(`${kind}: on a loaded client (event loop stalls up to 40 ms) the pace neither bunches nor ratchets down`, async () => {
+      // Before: a turn the stall made late was followed by the next one on the old schedule, the
+      // turn a window later found R + 1 calls in it, and the 429s that followed nudged the estimate
+      // down (19.8 after 25 s, or 4 late 429s).
+      for (const seed of [1, 2]) {
+        const result = await againstLimit(kind, 20, undefined, 30, seed, Infinity, 40);
+        expect(result.settledOverR).toBeGreaterThanOrEqual(0.95);
+        expect(result.lateRefusals).toBeLessThanOrEqual(3);
+        expect(result.limiter.estimatedLimitRps).toBeGreaterThanOrEqual(19.9);
+      }
     });
   }
 
