@@ -72,6 +72,23 @@ describe('pacing (simulated clock)', () => {
     expect(limiter.stats().configuredRps).toBe(20);
   });
 
+  it('when the event loop stalls past a turn, the turns after it keep their interval from it', async () => {
+    // Timers fire up to 60 ms late now and then. A late turn may be made up for by at most 25 ms,
+    // so any 21 turns at 20 req/s span at least 20 intervals less 25 ms: a sliding window of 20
+    // a second never sees 21 calls. Before, the turn after a late one kept the old schedule and
+    // followed it closer than an interval (21 turns within 941 ms here).
+    const clock = simClock();
+    const random = seededRandom(11);
+    const limiter = new RateLimiter({
+      rps: 20,
+      now: clock.now,
+      sleep: (ms, signal) => clock.sleep(ms + (random() < 0.3 ? random() * 60 : 0), signal),
+    });
+    const at = await turns(clock, limiter, 400);
+    const spans = at.slice(20).map((t, k) => t - at[k]!);
+    expect(Math.min(...spans)).toBeGreaterThanOrEqual(20 * 50 - 25);
+  });
+
   it('without max_rps starts conservatively and doubles while requests wait for it', async () => {
     const clock = simClock();
     const limiter = limiterOn(clock, { startRps: 4 });
