@@ -8,6 +8,9 @@
  * [--only=create-if-absent,mixed] [--rates=20,50] [--out=file.json]` runs the real workloads
  * (R = 20 and 50, every kind) with their baselines and prints the figures (`--seconds`:
  * calls the run makes, at R; `--settle`: the steady state starts then); `npm run bench` runs it as the `pacing` section.
+ * `PACING_TRACE=1` prints the limiter's pace four times a second, then how often the client itself
+ * sent R + 1 calls within one second; `PACING_STALL_MS=60` plays a loaded machine (the client's
+ * and the emulator's event loops stall up to that long now and then: bench/event-loop-stalls.mjs).
  * Every run is bounded in records and in time; the emulator listens on 127.0.0.1.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
