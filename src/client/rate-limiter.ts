@@ -447,10 +447,10 @@ export class RateLimiter {
     // the pace (a busy event loop fires its timers late while calls wait), raising it further asks
     // nothing, and once the client catches up it sends a burst far above the limit: against a token
     // bucket, whose burst hides the limit, the probe reached 1.8 R on a loaded machine before its
-    // first 429, then met 6–7 more. The calls of a steady rate r in one window number r rounded down or up,
-    // so one call more bounds the rate admitted (without it, a probe at 10 req/s never rose).
-    // Meanwhile the probe's clock stops, so it resumes at its own step once the client keeps up
-    // (it does not come back at the step that hours of waiting would have reached).
+    // first 429, then met 6–7 more. The calls of a steady rate r in one window number r rounded
+    // down or up, so one call more bounds the rate admitted (without it, a probe at 10 req/s never
+    // rose). Meanwhile the probe's clock stops, so it resumes at its own step once the client keeps
+    // up, not at the step that all that waiting would have reached.
     const lead = (countRecent(s.admitted, now) + 1) * (1 + PROBE_LEAD) * (1000 / WINDOW_MS);
     if (probe > lead) s.probeMs -= waitedMs;
     s.rate = Math.min(this.maxRps, probe, Math.max(s.ceiling * SETTLE, lead));
