@@ -8,6 +8,9 @@
  * [--only=create-if-absent,mixed] [--rates=20,50] [--out=file.json]` runs the real workloads
  * (R = 20 and 50, every kind) with their baselines and prints the figures (`--seconds`:
  * calls the run makes, at R; `--settle`: the steady state starts then); `npm run bench` runs it as the `pacing` section.
+ * `PACING_TRACE=1` prints the limiter's pace four times a second, then how often the client itself
+ * sent R + 1 calls within one second; `PACING_STALL_MS=60` plays a loaded machine (the client's
+ * and the emulator's event loops stall up to that long now and then: bench/event-loop-stalls.mjs).
  * Every run is bounded in records and in time; the emulator listens on 127.0.0.1.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -18,6 +21,8 @@ import { parse as parseYaml } from 'yaml';
 import { createClient, NotFoundError, RateLimiter, type ServiceClient } from '../src/client/index.js';
 import { RATE_LIMIT_KINDS, type RateLimitKind } from '../src/emulator/rate-limits.js';
 import { spread, type Spread } from './stats.js';
+// PACING_STALL_MS=<ms>: this process and the emulator's stall their event loops now and then.
+import './event-loop-stalls.mjs';
 
 const ROOT = resolve(import.meta.dirname, '..');
 const API_KEY = 'demo-key-0123456789';
@@ -79,7 +84,8 @@ interface RunningChild {
 /** `rostersync emulator` in a child process; resolves once it prints its URL. */
 export function startEmulatorProcess(args: string[], timeoutMs = 90_000): Promise<RunningChild> {
   return new Promise((resolvePromise, reject) => {
-    const child = spawn(process.execPath, [join(ROOT, 'bin', 'rostersync-dev.js'), 'emulator', '--host', '127.0.0.1', '--port', '0', ...args], {
+    const stalls = process.env.PACING_STALL_MS ? ['--import', join(ROOT, 'bench', 'event-loop-stalls.mjs')] : [];
+    const child = spawn(process.execPath, [...stalls, join(ROOT, 'bin', 'rostersync-dev.js'), 'emulator', '--host', '127.0.0.1', '--port', '0', ...args], {
       cwd: ROOT,
       stdio: ['ignore', 'pipe', 'pipe'],
     });
@@ -309,6 +315,20 @@ export async function pacingRun(input: PacingRunInput): Promise<PacingRun> {
       }),
     );
     clearInterval(trace);
+    if (trace) {
+      // Did the client itself ever send more than R calls within one second (what a sliding
+      // window refuses), or were the late 429s the network's and the server's timing?
+      const sent = limiter.sentAt;
+      let tooClose = 0;
+      let closest = Infinity;
+      for (let k = 0; k + input.serverRps < sent.length; k++) {
+        const span = sent[k + input.serverRps]! - sent[k]!;
+        if (sent[k]! - started < 3000) continue;
+        closest = Math.min(closest, span);
+        if (span < 1000) tooClose++;
+      }
+      process.stderr.write(`after 3 s: ${tooClose} spans of R + 1 sends under 1 s; the shortest ${closest.toFixed(1)} ms\n`);
+    }
     const stats = await serverStats(emulator.url);
     // Rates count the calls the service admitted (a 404 as much as a 200): a record may take two.
     const admitted = limiter.admittedAt;

@@ -80,6 +80,14 @@ const HOLD_MS = 10_000;
 /** ...then probes upward: +1 % after one second, +3 % after two, +7 %, +15 %... (doubling). */
 const PROBE_STEP = 0.01;
 /**
+ * A probe's pace stays within this share above the calls admitted in the last second. The probe's
+ * own steps raise the pace 2, 4, 8 and 14 % in its first four seconds, enough to pass an estimate
+ * a few per cent low, and a client that keeps up is not held back by this bound meanwhile; it caps
+ * the later steps, which serve to find a limit far above the estimate (another client on the
+ * budget left), at a fifth a second: from half the limit to all of it in 4 s.
+ */
+const PROBE_LEAD = 0.2;
+/**
  * A higher limit learned from a probe is kept once it has been paced this long without a second
  * 429: longer than JITTER_QUIET_MS, so an estimate a hair too high (a fixed window counted across
  * its edge: 21 where it admits 20) is caught by its recurring refusals, not kept as jitter.
@@ -276,8 +284,16 @@ export class RateLimiter {
       // One transaction: this turn taken, and the next one claimed for the waiter behind it.
       this.claimedSlot = this.update((s) => {
         // Others wait behind this one: demand is above the pace, so the pace may rise.
-        if (othersWait) this.raise(s, Math.min(now - s.lastTurnAt, 4000 / this.paceOf(s)));
+        if (othersWait) this.raise(s, Math.min(now - s.lastTurnAt, 4000 / this.paceOf(s)), now);
         s.lastTurnAt = now;
+        // This turn went out later than a timer may make up (the event loop stalled past it): the
+        // turns after it keep their interval from it, less that catch-up. On the old schedule the
+        // next one followed it closer than an interval, and the turn a window later found one call
+        // too many in it (21 calls within 947 ms at 20 req/s on a loaded machine: a 429 from a
+        // sliding window, and nudges that lowered the pace).
+        const interval = 1000 / this.paceOf(s);
+        const catchUp = Math.min(CATCH_UP_MS, interval / 2);
+        if (now - slot > catchUp) s.nextSlotAt = Math.max(s.nextSlotAt, now + interval - catchUp);
         return othersWait ? this.claim(s, now) : undefined;
       });
       if (waiter.signal && waiter.onAbort) waiter.signal.removeEventListener('abort', waiter.onAbort);
@@ -352,10 +368,14 @@ export class RateLimiter {
       const overshooting = refusedCount >= OVERSHOOT_429S && refusedCount >= OVERSHOOT_SHARE * (refusedCount + admittedCount);
       if (!overshooting) {
         const learned = Math.min(admitted, 0.9 * (s.disproved?.value ?? Infinity));
-        if (Number.isFinite(s.ceiling) && learned > LEARN_ABOVE * s.ceiling) {
+        if (probing && learned > LEARN_ABOVE * s.ceiling) {
           // The probe passed the estimate and the service admitted it all, up to this lone 429: the
           // limit is what it just admitted (another client on the budget left, or the first
-          // estimate was low). Falling back to the old estimate would starve this run.
+          // estimate was low). Falling back to the old estimate would starve this run. Only a
+          // probe learns: at the settled pace the service cannot have admitted more than the pace
+          // sent, and a second of answer times holding more is a stalled event loop handing over
+          // several answers at once (a loaded machine). Learning that count put the pace above a
+          // sliding window, failed its trial, and capped the next probes for DISPROVED_MS.
           this.learn(s, learned, s.ceiling, now);
         } else if (Number.isFinite(s.ceiling) && probing) {
           // The probe touched the limit it knew: back to the settled pace, which this 429 does not
@@ -414,14 +434,26 @@ export class RateLimiter {
   }
 
   /** `waitedMs` of demand above the pace: discovery doubles, a settled pace probes. */
-  private raise(s: PaceState, waitedMs: number): void {
+  private raise(s: PaceState, waitedMs: number, now: number): void {
     if (!Number.isFinite(s.ceiling)) {
       s.rate = Math.min(this.maxRps, s.rate * 2 ** (waitedMs / DOUBLING_MS));
       return;
     }
     s.probeMs += waitedMs;
     const probing = Math.max(0, s.probeMs - HOLD_MS) / 1000;
-    s.rate = Math.min(this.maxRps, s.ceiling * (SETTLE + PROBE_STEP * (2 ** probing - 1)));
+    const probe = s.ceiling * (SETTLE + PROBE_STEP * (2 ** probing - 1));
+    // A probe asks whether the service admits more than it was seen to admit, so it runs at most
+    // PROBE_LEAD ahead of what it admitted in the last second. When the client cannot keep up with
+    // the pace (a busy event loop fires its timers late while calls wait), raising it further asks
+    // nothing, and once the client catches up it sends a burst far above the limit: against a token
+    // bucket, whose burst hides the limit, the probe reached 1.8 R on a loaded machine before its
+    // first 429, then met 6–7 more. The calls of a steady rate r in one window number r rounded
+    // down or up, so one call more bounds the rate admitted (without it, a probe at 10 req/s never
+    // rose). Meanwhile the probe's clock stops, so it resumes at its own step once the client keeps
+    // up, not at the step that all that waiting would have reached.
+    const lead = (countRecent(s.admitted, now) + 1) * (1 + PROBE_LEAD) * (1000 / WINDOW_MS);
+    if (probe > lead) s.probeMs -= waitedMs;
+    s.rate = Math.min(this.maxRps, probe, Math.max(s.ceiling * SETTLE, lead));
   }
 }
 

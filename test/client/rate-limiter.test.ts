@@ -72,6 +72,23 @@ describe('pacing (simulated clock)', () => {
     expect(limiter.stats().configuredRps).toBe(20);
   });
 
+  it('when the event loop stalls past a turn, the turns after it keep their interval from it', async () => {
+    // Timers fire up to 60 ms late now and then. A late turn may be made up for by at most 25 ms,
+    // so any 21 turns at 20 req/s span at least 20 intervals less 25 ms: a sliding window of 20
+    // a second never sees 21 calls. Before, the turn after a late one kept the old schedule and
+    // followed it closer than an interval (21 turns within 941 ms here).
+    const clock = simClock();
+    const random = seededRandom(11);
+    const limiter = new RateLimiter({
+      rps: 20,
+      now: clock.now,
+      sleep: (ms, signal) => clock.sleep(ms + (random() < 0.3 ? random() * 60 : 0), signal),
+    });
+    const at = await turns(clock, limiter, 400);
+    const spans = at.slice(20).map((t, k) => t - at[k]!);
+    expect(Math.min(...spans)).toBeGreaterThanOrEqual(20 * 50 - 25);
+  });
+
   it('without max_rps starts conservatively and doubles while requests wait for it', async () => {
     const clock = simClock();
     const limiter = limiterOn(clock, { startRps: 4 });
@@ -137,6 +154,33 @@ describe('pacing (simulated clock)', () => {
     expect(limiter.stats().estimatedLimitRps).toBeCloseTo(90, 5);
   });
 
+  it('answers that come in a bunch at the settled pace do not raise the estimate above what the limit admits', async () => {
+    // A loaded machine: the event loop stalls, then hands over the answers of several turns at
+    // once, so one second of answer times holds more than the pace sent. Before, the next 429
+    // "learned" that count as a higher limit (21 for a sliding window of 20), put the pace above
+    // the limit, failed its trial at the next 429, and then capped every probe for 30 s.
+    const clock = simClock();
+    const limiter = limiterOn(clock, { maxInFlight: 8 });
+    await turns(clock, limiter, 60);
+    for (let i = 0; i < 20; i++) limiter.onAdmitted();
+    for (let i = 0; i < 3; i++) limiter.onRateLimited();
+    expect(limiter.stats()).toMatchObject({ estimatedLimitRps: 20, currentRps: 19.4 });
+    const wait = async (ms: number) => {
+      void clock.sleep(ms);
+      await clock.runUntil(() => false, clock.now() + ms);
+    };
+    // A lone 429 after a quiet while: jitter, nothing changes.
+    await wait(5000);
+    limiter.onRateLimited();
+    expect(limiter.stats().estimatedLimitRps).toBe(20);
+    // 1.5 s later, 21 answers handed over at once, then another 429.
+    await wait(1500);
+    for (let i = 0; i < 21; i++) limiter.onAdmitted();
+    limiter.onRateLimited();
+    expect(limiter.stats().estimatedLimitRps).toBeLessThanOrEqual(20);
+    expect(limiter.stats().currentRps).toBeLessThan(19.5);
+  });
+
   it('two limiters do not share state', async () => {
     const clock = simClock();
     const a = limiterOn(clock, { rps: 1 });
@@ -172,11 +216,32 @@ describe('pacing (simulated clock)', () => {
  * refusals, one call that often is refused anyway, as a sliding window refuses a call whose
  * latency came out longer than the pace's margin.
  */
-async function againstLimit(kind: RateLimitKind, R: number, maxRps: number | undefined, seconds: number, seed: number, jitterEveryMs = Infinity) {
+async function againstLimit(kind: RateLimitKind, R: number, maxRps: number | undefined, seconds: number, seed: number, jitterEveryMs = Infinity, clientStallMs = 0) {
   const clock = simClock();
   const serverLimit = createServerRateLimit({ kind, rps: R }, clock.now);
-  const limiter = limiterOn(clock, { ...(maxRps !== undefined ? { rps: maxRps } : {}), maxInFlight: 8 });
   const random = seededRandom(seed);
+  // A loaded client: its event loop stalls for up to `clientStallMs` every 0–400 ms, and what falls
+  // due meanwhile (the limiter's timers, the handling of answers) runs when the stall ends.
+  const stalls: Array<{ from: number; to: number }> = [];
+  const stallRandom = seededRandom(seed + 1000);
+  for (let at = 0; clientStallMs > 0 && at < seconds * 3000; ) {
+    const from = at + stallRandom() * 400;
+    at = from + stallRandom() * clientStallMs;
+    stalls.push({ from, to: at });
+  }
+  const waitOutStall = async () => {
+    const stall = stalls.find((each) => clock.now() >= each.from && clock.now() < each.to);
+    if (stall) await clock.sleep(stall.to - clock.now());
+  };
+  const limiter = new RateLimiter({
+    ...(maxRps !== undefined ? { rps: maxRps } : {}),
+    maxInFlight: 8,
+    now: clock.now,
+    sleep: async (ms, signal) => {
+      await clock.sleep(ms, signal);
+      await waitOutStall();
+    },
+  });
   const admittedAt: number[] = [];
   const refusedAt: number[] = [];
   let maxRefusalsOfOneRecord = 0;
@@ -190,9 +255,11 @@ async function againstLimit(kind: RateLimitKind, R: number, maxRps: number | und
       for (let refusals = 0; ; refusals++) {
         const admitted = await limiter.run(async () => {
           await clock.sleep(1 + random() * 14);
-          if (clock.now() < jitterAt) return serverLimit.admit().waitMs === 0;
-          jitterAt += jitterEveryMs;
-          return false;
+          let admitted = false;
+          if (clock.now() < jitterAt) admitted = serverLimit.admit().waitMs === 0;
+          else jitterAt += jitterEveryMs;
+          await waitOutStall();
+          return admitted;
         });
         if (admitted) {
           admittedAt.push(clock.now());
@@ -261,6 +328,20 @@ describe('pacing against every limit the emulator plays (simulated clock)', () =
       expect(result.limiter.currentRps).toBeGreaterThanOrEqual(0.95 * 20);
       // The jitter's own 429s (one in 5 s) and hardly any more.
       expect(result.lateRefusals).toBeLessThanOrEqual(60 / 5 + 3);
+    });
+  }
+
+  for (const kind of ['sliding-window', 'hidden'] as const) {
+    it(`${kind}: on a loaded client (event loop stalls up to 40 ms) the pace neither bunches nor ratchets down`, async () => {
+      // Before: a turn the stall made late was followed by the next one on the old schedule, the
+      // turn a window later found R + 1 calls in it, and the 429s that followed nudged the estimate
+      // down (19.8 after 25 s, or 4 late 429s).
+      for (const seed of [1, 2]) {
+        const result = await againstLimit(kind, 20, undefined, 30, seed, Infinity, 40);
+        expect(result.settledOverR).toBeGreaterThanOrEqual(0.95);
+        expect(result.lateRefusals).toBeLessThanOrEqual(3);
+        expect(result.limiter.estimatedLimitRps).toBeGreaterThanOrEqual(19.9);
+      }
     });
   }
 
@@ -381,6 +462,53 @@ describe('create-if-absent: 404 answers count as admitted (simulated clock, synt
       expect(result.lateRefusals).toBeLessThanOrEqual(5);
     });
   }
+});
+
+describe('a probe while the client cannot keep up with its pace (simulated clock)', () => {
+  /**
+   * A loaded client: for 20 s its event loop stalls now and then, so the limiter's timers fire up
+   * to 60 ms late and it sends fewer calls than its pace, though calls wait for their turn. A
+   * token bucket of 50 req/s refuses nothing meanwhile (its burst absorbs the probe). Before, the
+   * probe's pace kept rising far above R on the strength of that waiting, and once the load
+   * lifted the client sent a burst at that pace and met a volley of 429s (pace 392 req/s, then
+   * 12 refusals within 1.3 s). Now the probe stays within a fifth above what the service admitted.
+   */
+  it('token-bucket: the pace stays near what was admitted, and the end of the load meets few 429s', async () => {
+    const R = 50;
+    const clock = simClock();
+    const random = seededRandom(7);
+    const loaded = () => clock.now() >= 5000 && clock.now() < 25_000;
+    const serverLimit = createServerRateLimit({ kind: 'token-bucket', rps: R }, clock.now);
+    const limiter = new RateLimiter({ maxInFlight: 8, now: clock.now, sleep: (ms, signal) => clock.sleep(ms + (loaded() ? random() * 60 : 0), signal) });
+    const refusedAt: number[] = [];
+    let paceAtEndOfLoad = 0;
+    let stop = false;
+    const worker = async () => {
+      while (!stop) {
+        const admitted = await limiter.run(async () => {
+          await clock.sleep(5);
+          return serverLimit.admit().waitMs === 0;
+        });
+        if (admitted) limiter.onAdmitted();
+        else {
+          refusedAt.push(clock.now());
+          limiter.onRateLimited();
+        }
+      }
+    };
+    const workers = Promise.all(Array.from({ length: 8 }, worker));
+    const watch = (async () => {
+      await clock.sleep(25_000);
+      paceAtEndOfLoad = limiter.stats().currentRps;
+    })();
+    await clock.runUntil(() => clock.now() >= 40_000, 40_000);
+    stop = true;
+    void workers;
+    await watch;
+    expect(paceAtEndOfLoad).toBeLessThan(1.25 * R);
+    // The 10 s after the load lifted (the next regular probe may come later).
+    expect(refusedAt.filter((t) => t >= 25_000 && t < 35_000).length).toBeLessThanOrEqual(3);
+  });
 });
 
 describe('after another client leaves (no shared state)', () => {
