@@ -14,14 +14,9 @@
  * - client_ids that must not be written after all (rejected rows, duplicates, other pipelines'
  *   records) are left out (`finish`).
  */
-import { closeSync, openSync, readSync, rmSync, writeSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import type { DesiredRecord } from '../mapping/types.js';
 import type { Provenance } from '../sources/types.js';
-import { UserFacingError } from '../errors.js';
-import { fileSystemProblem } from '../file-system-problem.js';
-import { makeSpillDir } from './spill-dir.js';
+import { SpillFile, type SpillPlace } from './spill-file.js';
 import type { Fields } from './types.js';
 
 /** A record as the classifier saw it: its fields' canonical JSON and that JSON's hash. */
@@ -52,9 +47,8 @@ interface Page {
   ids: string;
   /** One line per record, in memory; undefined once written to the file. */
   text: string | undefined;
-  /** Where the page's text is in the file, and its length in bytes. */
-  at: number;
-  bytes: number;
+  /** Where the page's text is in the file. */
+  place: SpillPlace | undefined;
 }
 
 const NUL = '\0';
@@ -62,8 +56,7 @@ const NUL = '\0';
 export class NewRecords {
   private readonly pageSize: number;
   private readonly pagesInMemory: number;
-  private readonly tempDir: string | undefined;
-  private readonly onSpill: (() => void) | undefined;
+  private readonly spill: SpillFile;
   private readonly pages: Page[] = [];
   private ids: string[] = [];
   private lines: string[] = [];
@@ -74,13 +67,18 @@ export class NewRecords {
   private readonly latest = new Map<string, number>();
   private drop: (clientId: string) => boolean = () => false;
   private kept: number | undefined;
-  private spill: { dir: string; fd: number; size: number } | undefined;
 
   constructor(options: NewRecordsOptions = {}) {
     this.pageSize = options.pageSize ?? 2000;
     this.pagesInMemory = options.pagesInMemory ?? 2;
-    this.tempDir = options.tempDir;
-    this.onSpill = options.onSpill;
+    this.spill = new SpillFile({
+      parent: options.tempDir,
+      prefix: 'rostersync-new-records-',
+      name: 'records.txt',
+      what: 'the new records',
+      hint: 'Free some space there, or point TMPDIR at a writable directory with room for about 1 KB per new record.',
+      onOpen: options.onSpill,
+    });
   }
 
   /** Client_ids added, each once (a replacing row does not count twice). */
@@ -105,10 +103,9 @@ export class NewRecords {
 
   /** Closes the spool: `drop` names the client_ids not to write. Returns how many are kept. */
   finish(drop: (clientId: string) => boolean = () => false): number {
-    this.closePage();
     this.drop = drop;
     let kept = 0;
-    for (const page of this.pages) page.ids.split(NUL).forEach((clientId, i) => (kept += this.keeps(clientId, page.first + i) ? 1 : 0));
+    for (const _ of this.clientIds()) kept += 1;
     this.kept = kept;
     return kept;
   }
@@ -141,10 +138,7 @@ export class NewRecords {
 
   /** Deletes the temporary file, if there is one. */
   dispose(): void {
-    if (!this.spill) return;
-    closeSync(this.spill.fd);
-    rmSync(this.spill.dir, { recursive: true, force: true });
-    this.spill = undefined;
+    this.spill.dispose();
   }
 
   private keeps(clientId: string, sequence: number): boolean {
@@ -153,41 +147,18 @@ export class NewRecords {
   }
 
   private textOf(page: Page): string {
-    if (page.text !== undefined) return page.text;
-    const buffer = Buffer.alloc(page.bytes);
-    readSync(this.spill!.fd, buffer, 0, page.bytes, page.at);
-    return buffer.toString('utf8');
+    return page.text ?? this.spill.read(page.place!);
   }
 
   private closePage(): void {
     if (this.ids.length === 0) return;
-    const page: Page = { first: this.added - this.ids.length, ids: this.ids.join(NUL), text: this.lines.join('\n'), at: 0, bytes: 0 };
+    const page: Page = { first: this.added - this.ids.length, ids: this.ids.join(NUL), text: this.lines.join('\n'), place: undefined };
     this.ids = [];
     this.lines = [];
     this.pages.push(page);
-    if (this.pages.length > this.pagesInMemory) this.write(page);
-  }
-
-  private write(page: Page): void {
-    const parent = this.tempDir ?? tmpdir();
-    try {
-      if (!this.spill) {
-        const dir = makeSpillDir(parent, 'rostersync-new-records-');
-        this.spill = { dir, fd: openSync(join(dir, 'records.txt'), 'w+', 0o600), size: 0 };
-        this.onSpill?.();
-      }
-      const bytes = Buffer.from(page.text!, 'utf8');
-      writeSync(this.spill.fd, bytes, 0, bytes.length, this.spill.size);
-      page.at = this.spill.size;
-      page.bytes = bytes.length;
+    if (this.pages.length > this.pagesInMemory) {
+      page.place = this.spill.append(page.text!);
       page.text = undefined;
-      this.spill.size += bytes.length;
-    } catch (error) {
-      const problem = fileSystemProblem(error);
-      if (!problem) throw error;
-      throw new UserFacingError(`could not keep the new records waiting for apply in a temporary file under ${parent}: ${problem.words} (${problem.code}). Nothing was written.`, {
-        hint: 'Free some space there, or point TMPDIR at a writable directory with room for about 1 KB per new record.',
-      });
     }
   }
 }

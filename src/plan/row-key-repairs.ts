@@ -10,12 +10,7 @@
  * read back a page at a time by apply and deleted by `dispose`. A saved plan does not carry them:
  * `apply` plans again before it writes, and gathers its own.
  */
-import { closeSync, openSync, readSync, rmSync, writeSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { UserFacingError } from '../errors.js';
-import { fileSystemProblem } from '../file-system-problem.js';
-import { makeSpillDir } from './spill-dir.js';
+import { SpillFile, type SpillPlace } from './spill-file.js';
 import type { RowKeyRepair } from './types.js';
 
 const NUL = '\0';
@@ -40,11 +35,10 @@ export interface RowKeyRepairsOptions {
 export class RowKeyRepairs {
   private readonly pageSize: number;
   private readonly pagesInMemory: number;
-  private readonly tempDir: string | undefined;
   private readonly pages: Page[] = [];
-  /** Where each page written to the spill file starts, and its length in bytes. */
-  private readonly spilled: Array<{ at: number; bytes: number }> = [];
-  private spill: { dir: string; fd: number; size: number } | undefined;
+  /** Where each page written to the spill file is. */
+  private readonly spilled: SpillPlace[] = [];
+  private readonly spill: SpillFile;
   private clientIds: string[] = [];
   private rowKeys: string[] = [];
   private hashes: string[] = [];
@@ -54,7 +48,13 @@ export class RowKeyRepairs {
   constructor(options: RowKeyRepairsOptions = {}) {
     this.pageSize = options.pageSize ?? 10_000;
     this.pagesInMemory = options.pagesInMemory ?? 4;
-    this.tempDir = options.tempDir;
+    this.spill = new SpillFile({
+      parent: options.tempDir,
+      prefix: 'rostersync-row-keys-',
+      name: 'repairs.json',
+      what: 'the row keys',
+      hint: 'Free some space there, or point TMPDIR at a writable directory with room for about 100 bytes per roster row; --no-fast-path plans without row keys.',
+    });
   }
 
   /** Repairs added (before `keepOnly` leaves some out). */
@@ -82,20 +82,12 @@ export class RowKeyRepairs {
   *read(): Generator<RowKeyRepair[]> {
     this.closePage();
     for (const page of this.pages) yield this.kept(page);
-    if (!this.spill) return;
-    for (const { at, bytes } of this.spilled) {
-      const buffer = Buffer.alloc(bytes);
-      readSync(this.spill.fd, buffer, 0, bytes, at);
-      yield this.kept(JSON.parse(buffer.toString('utf8')) as Page);
-    }
+    for (const place of this.spilled) yield this.kept(JSON.parse(this.spill.read(place)) as Page);
   }
 
   /** Deletes the temporary file, if there is one. */
   dispose(): void {
-    if (!this.spill) return;
-    closeSync(this.spill.fd);
-    rmSync(this.spill.dir, { recursive: true, force: true });
-    this.spill = undefined;
+    this.spill.dispose();
   }
 
   private kept(page: Page): RowKeyRepair[] {
@@ -117,22 +109,6 @@ export class RowKeyRepairs {
       this.pages.push(page);
       return;
     }
-    const parent = this.tempDir ?? tmpdir();
-    try {
-      if (!this.spill) {
-        const dir = makeSpillDir(parent, 'rostersync-row-keys-');
-        this.spill = { dir, fd: openSync(join(dir, 'repairs.json'), 'w+', 0o600), size: 0 };
-      }
-      const bytes = Buffer.from(JSON.stringify(page), 'utf8');
-      writeSync(this.spill.fd, bytes, 0, bytes.length, this.spill.size);
-      this.spilled.push({ at: this.spill.size, bytes: bytes.length });
-      this.spill.size += bytes.length;
-    } catch (error) {
-      const problem = fileSystemProblem(error);
-      if (!problem) throw error;
-      throw new UserFacingError(`could not keep the row keys waiting for apply in a temporary file under ${parent}: ${problem.words} (${problem.code}). Nothing was written.`, {
-        hint: 'Free some space there, or point TMPDIR at a writable directory with room for about 100 bytes per roster row; --no-fast-path plans without row keys.',
-      });
-    }
+    this.spilled.push(this.spill.append(JSON.stringify(page)));
   }
 }

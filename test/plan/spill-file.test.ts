@@ -2,7 +2,7 @@ import { mkdirSync, mkdtempSync, readdirSync, rmSync, utimesSync, writeFileSync 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, expect, it } from 'vitest';
-import { makeSpillDir } from '../../src/plan/spill-dir.js';
+import { makeSpillDir } from '../../src/plan/spill-file.js';
 
 let parent: string;
 afterEach(() => rmSync(parent, { recursive: true, force: true }));

@@ -1,0 +1,95 @@
+/**
+ * The owner-only temporary file in which a run keeps what waits for apply when it is too much to
+ * hold in memory (new records, row keys): text appended in pieces, each read back by its place.
+ *
+ * The run deletes its own file when it ends; a run killed outright (SIGKILL, out of memory) cannot,
+ * and a nightly job killed so would leave a gigabyte a night behind. So each run first removes the
+ * folders of its kind that nobody has touched for a day. A live run may read its file for longer
+ * than that (a million creates at 10 calls a second), but it holds the file open: removing the
+ * name does not take the data from under it.
+ */
+import { closeSync, mkdtempSync, openSync, readdirSync, readSync, rmSync, statSync, writeSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { UserFacingError } from '../errors.js';
+import { fileSystemProblem } from '../file-system-problem.js';
+
+const STALE_MS = 24 * 3600_000;
+
+export function makeSpillDir(parent: string, prefix: string, now = Date.now()): string {
+  try {
+    for (const name of readdirSync(parent)) {
+      if (!name.startsWith(prefix)) continue;
+      const dir = join(parent, name);
+      const touched = Math.max(statSync(dir).mtimeMs, ...readdirSync(dir).map((file) => statSync(join(dir, file)).mtimeMs));
+      if (now - touched > STALE_MS) rmSync(dir, { recursive: true, force: true });
+    }
+  } catch {
+    // Another user's folder, or one removed meanwhile: nothing depends on tidying it.
+  }
+  return mkdtempSync(join(parent, prefix));
+}
+
+export interface SpillFileOptions {
+  /** Where the file's folder is made. @default os.tmpdir() */
+  parent?: string | undefined;
+  /** The folder's name before its random part, e.g. `rostersync-new-records-`. */
+  prefix: string;
+  /** The file's name in that folder. */
+  name: string;
+  /** What waits in the file, for the message when it cannot be written ("the new records"). */
+  what: string;
+  /** How to make room, for that message. */
+  hint: string;
+  /** Called once, when the file is first written to. */
+  onOpen?: (() => void) | undefined;
+}
+
+/** Where a piece of text went in the file. */
+export interface SpillPlace {
+  at: number;
+  bytes: number;
+}
+
+export class SpillFile {
+  private open: { dir: string; fd: number; size: number } | undefined;
+
+  constructor(private readonly options: SpillFileOptions) {}
+
+  /** Appends `text`, creating the file first if need be; a full or unwritable disk is a clear refusal. */
+  append(text: string): SpillPlace {
+    const parent = this.options.parent ?? tmpdir();
+    try {
+      if (!this.open) {
+        const dir = makeSpillDir(parent, this.options.prefix);
+        this.open = { dir, fd: openSync(join(dir, this.options.name), 'w+', 0o600), size: 0 };
+        this.options.onOpen?.();
+      }
+      const bytes = Buffer.from(text, 'utf8');
+      writeSync(this.open.fd, bytes, 0, bytes.length, this.open.size);
+      const place = { at: this.open.size, bytes: bytes.length };
+      this.open.size += bytes.length;
+      return place;
+    } catch (error) {
+      const problem = fileSystemProblem(error);
+      if (!problem) throw error;
+      throw new UserFacingError(`could not keep ${this.options.what} waiting for apply in a temporary file under ${parent}: ${problem.words} (${problem.code}). Nothing was written.`, {
+        hint: this.options.hint,
+      });
+    }
+  }
+
+  read(place: SpillPlace): string {
+    const buffer = Buffer.alloc(place.bytes);
+    readSync(this.open!.fd, buffer, 0, place.bytes, place.at);
+    return buffer.toString('utf8');
+  }
+
+  /** Deletes the file and its folder, if there are any. */
+  dispose(): void {
+    if (!this.open) return;
+    closeSync(this.open.fd);
+    rmSync(this.open.dir, { recursive: true, force: true });
+    this.open = undefined;
+  }
+}
