@@ -3,11 +3,12 @@
  * is not the user's to write, so the demo's reports land in the current directory or `--dir`,
  * and nothing is written beside the pipeline. In-process against its own emulator.
  */
-import { cp, mkdtemp, readdir, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { runCli } from '../support/cli.js';
+import { copyTracked } from '../support/tracked-copy.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 const temps: string[] = [];
@@ -23,10 +24,10 @@ async function filesUnder(dir: string): Promise<string[]> {
   return entries.filter((entry) => entry.isFile()).map((entry) => join(entry.parentPath, entry.name)).sort();
 }
 
-/** A copy of the files the published package carries for the demo. */
+/** A copy of the files the published package carries for the demo (tracked files only: no state or report of a user's runs). */
 async function packageCopy(): Promise<string> {
   const pkg = await temp('rostersync-pkg-');
-  for (const folder of ['pipelines', 'samples', 'mappings']) await cp(join(ROOT, folder), join(pkg, folder), { recursive: true });
+  copyTracked(ROOT, ['pipelines', 'samples', 'mappings'], pkg);
   return pkg;
 }
 

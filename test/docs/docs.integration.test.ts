@@ -10,19 +10,13 @@
  * command sent to the background (`&`) is waited for until its port answers; `rostersync` and
  * `npx rostersync` run this checkout's sources.
  */
-import { spawn } from 'node:child_process';
-import { chmod, cp, mkdir, mkdtemp, readdir, readFile, writeFile } from 'node:fs/promises';
-import { createServer } from 'node:net';
-import { tmpdir } from 'node:os';
+import { readdir, readFile } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { startEmulator } from '../../src/emulator/server.js';
 import { DEMO_API_KEY } from '../support/cli.js';
-import { docBlocks, SHELL_LANGUAGES, type DocBlock } from './doc-blocks.js';
-
-const ROOT = resolve(fileURLToPath(new URL('../..', import.meta.url)));
-const DOC_EMULATOR_PORT = '4010';
+import { docBlocks, SHELL_LANGUAGES } from './doc-blocks.js';
+import { freePort, projectCopy, rewrite, ROOT, runScript, shims } from './doc-harness.js';
 
 /** Pages whose blocks another test runs, with the reason. */
 const PAGES_RUN_ELSEWHERE: Record<string, string> = {
@@ -32,70 +26,6 @@ const PAGES_RUN_ELSEWHERE: Record<string, string> = {
 async function pages(): Promise<string[]> {
   const docs = (await readdir(join(ROOT, 'docs'))).filter((name) => name.endsWith('.md')).map((name) => `docs/${name}`);
   return ['README.md', ...docs.sort()];
-}
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
-  const { port } = server.address() as { port: number };
-  await new Promise<void>((done) => server.close(() => done()));
-  return port;
-}
-
-/** `rostersync` and `npx rostersync` as this checkout's CLI; any other npx goes to the real one. */
-async function shims(dir: string): Promise<string> {
-  const bin = join(dir, 'bin');
-  await mkdir(bin);
-  const cli = join(ROOT, 'bin', 'rostersync-dev.js');
-  await writeFile(join(bin, 'rostersync'), `#!/bin/sh\nexec "${process.execPath}" "${cli}" "$@"\n`);
-  await writeFile(join(bin, 'npx'), `#!/bin/sh\nif [ "$1" = rostersync ]; then shift; exec "${join(bin, 'rostersync')}" "$@"; fi\nexec "${join(dirname(process.execPath), 'npx')}" "$@"\n`);
-  await chmod(join(bin, 'rostersync'), 0o755);
-  await chmod(join(bin, 'npx'), 0o755);
-  return bin;
-}
-
-async function projectCopy(): Promise<string> {
-  const dir = await mkdtemp(join(tmpdir(), 'rostersync-docs-'));
-  for (const folder of ['pipelines', 'mappings', 'samples']) await cp(join(ROOT, folder), join(dir, folder), { recursive: true });
-  return dir;
-}
-
-/** A block as this harness runs it: the service is the emulator, background commands are waited for. */
-function rewrite(block: DocBlock, service: { url: string; docPort: number }): string {
-  const out: string[] = [];
-  for (const raw of block.text.split('\n')) {
-    const line = raw
-      .replaceAll('https://service.example.org', service.url)
-      .replace(/SERVICE_API_KEY=\.\.\./g, `SERVICE_API_KEY=${DEMO_API_KEY}`)
-      .replace(new RegExp(`\\b${DOC_EMULATOR_PORT}\\b`, 'g'), String(service.docPort));
-    out.push(line);
-    const port = /&\s*(#.*)?$/.test(line) ? /--port\s+(\d+)/.exec(line)?.[1] : undefined;
-    if (port) out.push(`for _ in $(seq 200); do (exec 3<>/dev/tcp/127.0.0.1/${port}) 2>/dev/null && break; sleep 0.05; done`);
-  }
-  return out.join('\n');
-}
-
-function runScript(script: string, cwd: string, env: NodeJS.ProcessEnv): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((done) => {
-    // Its own process group, so whatever a block left in the background is stopped with it.
-    const child = spawn('bash', ['-c', script], { cwd, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-    const timer = setTimeout(() => process.kill(-child.pid!, 'SIGKILL'), 150_000);
-    // A server a block started in the background keeps the pipes open: when the script exits,
-    // stop its process group, then read what is left.
-    child.on('exit', (code) => {
-      clearTimeout(timer);
-      try {
-        process.kill(-child.pid!, 'SIGTERM');
-      } catch {
-        // The group is gone already.
-      }
-      child.on('close', () => done({ code, stdout, stderr }));
-    });
-  });
 }
 
 describe('docs that run', async () => {
