@@ -43,6 +43,7 @@ export function reviewComment(input: { pipeline: string; pipelineFile: string; r
         : `Planned with exit code ${report.exitCode}: ${mdText(redactEmails(report.message ?? 'see the report'))}`;
   const counts = `| create | update | delete | unchanged | rows rejected |\n|---:|---:|---:|---:|---:|\n| ${actionTotal(report, 'create')} | ${actionTotal(report, 'update')} | ${actionTotal(report, 'delete')} | ${actionTotal(report, 'noop')} | ${report.input.rejected} |`;
   const guards = refused.map((g) => `- ${code(g.guard)}: ${mdText(maskQuoted(redactEmails(g.message)))} Allow with ${code(g.allowWith ?? '')}.`);
+  const changedTotal = actionTotal(report, 'create') + actionTotal(report, 'update') + actionTotal(report, 'delete');
   const diff = renderPlanDiff(report, { color: false, mask: true, limit: input.records });
   const section = [
     BEGIN,
@@ -53,7 +54,7 @@ export function reviewComment(input: { pipeline: string; pipelineFile: string; r
     counts,
     ...(guards.length > 0 ? ['', '**Guards that would trip**', '', ...guards] : []),
     '',
-    `<details><summary>The first ${input.records} records (values masked)</summary>`,
+    `<details><summary>${changedTotal > input.records ? `The first ${input.records} of ${changedTotal} changes` : `The ${changedTotal === 1 ? 'change' : `${changedTotal} changes`}`}, values masked</summary>`,
     '',
     fenced(diff.length > MAX_DIFF_CHARS ? `${diff.slice(0, MAX_DIFF_CHARS)}\n... cut: the report has the rest.` : diff, 'diff'),
     '',

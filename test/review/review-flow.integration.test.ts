@@ -5,14 +5,12 @@
  * OpenAPI description (test/support/github-stub.ts); the service is the emulator. Every byte
  * posted to GitHub is checked for the roster's names and e-mail addresses.
  */
-import { readdir, readFile, writeFile } from 'node:fs/promises';
-import { join, relative } from 'node:path';
-import JSZip from 'jszip';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { cli, groupRecords, makeProject, people, person, type Project, type RosterRow } from '../support/project.js';
 import { emulator } from '../support/emulator.js';
 import type { RunningEmulator } from '../../src/emulator/server.js';
 import { startGitHubStub, type GitHubStub } from '../support/github-stub.js';
+import { reviewJobs } from '../support/review-job.js';
 
 // One service per test: the test pipelines all name their group "Sync test group".
 let service: RunningEmulator;
@@ -48,48 +46,7 @@ async function roster(project: Project, rows: RosterRow[]): Promise<void> {
   await project.writeRoster(rows);
 }
 
-/** Runs a rostersync command as a step of a job started by `event`. */
-async function job(project: Project, argv: string[], event: { sha: string; pull?: number }) {
-  const eventPath = join(project.dir, `event-${event.sha.slice(-4)}.json`);
-  await writeFile(eventPath, JSON.stringify(event.pull ? { pull_request: { number: event.pull, head: { sha: event.sha } } } : { ref: 'refs/heads/main', after: event.sha }));
-  return cli(emu(), project.dir, argv, {
-    GITHUB_REPOSITORY: gh.repository,
-    GITHUB_API_URL: gh.url,
-    GITHUB_SERVER_URL: 'https://github.example',
-    GITHUB_RUN_ID: String(4000 + gh.requests.length),
-    GITHUB_SHA: event.sha,
-    GITHUB_EVENT_PATH: eventPath,
-    GITHUB_TOKEN: gh.token,
-  });
-}
-
-/** A push to pull request `pull`: the review job, then the workflow's upload of its folder. */
-async function reviewPush(project: Project, pull: number, head: string) {
-  const existing = gh.pulls.get(pull);
-  gh.pulls.set(pull, { number: pull, headSha: head, files: ['roster.csv'], merged: false, mergeCommitSha: null, ...(existing ? { files: existing.files } : {}) });
-  const run = await job(project, ['review', 'pipeline.yaml', '--out-dir', `review-${head.slice(-4)}`], { sha: head, pull });
-  await uploadArtifact(join(project.dir, `review-${head.slice(-4)}`), `rostersync-review-${head}`, head);
-  return run;
-}
-
-/** What actions/upload-artifact does with the folder: a zip of its files, relative to it. */
-async function uploadArtifact(dir: string, name: string, headSha: string): Promise<void> {
-  const zip = new JSZip();
-  const walk = async (at: string): Promise<void> => {
-    for (const entry of await readdir(at, { withFileTypes: true })) {
-      const path = join(at, entry.name);
-      if (entry.isDirectory()) await walk(path);
-      else zip.file(relative(dir, path).split('\\').join('/'), await readFile(path));
-    }
-  };
-  await walk(dir);
-  gh.artifacts.push({ id: 500 + gh.artifacts.length, name, headSha, zip: await zip.generateAsync({ type: 'uint8array', compression: 'DEFLATE' }), createdAt: '2026-05-01T09:00:00Z' });
-}
-
-function merge(pull: number, mergeSha: string): void {
-  const pr = gh.pulls.get(pull)!;
-  gh.pulls.set(pull, { ...pr, merged: true, mergeCommitSha: mergeSha });
-}
+const { job, reviewPush, merge } = reviewJobs(emu, () => gh);
 
 async function mainProject(): Promise<Project> {
   const project = await makeProject([], { mode: 'mirror' });
