@@ -75,15 +75,22 @@ export function verdictComment(input: { pipeline: string; previous: string | und
     '',
     input.verdict,
     '',
-    ...(reviewed ? ['<details><summary>The plan that was reviewed</summary>', '', reviewed, '', '</details>', ''] : []),
+    ...(reviewed ? ['<details><summary>The plan that was reviewed</summary>', '', BEGIN, reviewed, END, '', '</details>', ''] : []),
   ].join('\n');
+}
+
+const APPLIED = (mergeSha: string) => `<!-- rostersync-review:applied=${mergeSha} -->`;
+
+/** Whether the comment says the plan was applied at this merge (a re-run of the job applies nothing again). */
+export function isAppliedAt(body: string, mergeSha: string): boolean {
+  return body.includes(APPLIED(mergeSha));
 }
 
 /** What the merge did with the reviewed plan, in a sentence or two. */
 export function appliedVerdict(report: RunReport, mergeSha: string, runUrl: string): string {
   const done = (action: 'create' | 'update' | 'delete') => report.counts[action]?.done ?? 0;
   const state = report.exitCode === 0 ? '**Applied**' : `**Applied with exit code ${report.exitCode}** (${mdText(redactEmails(report.message ?? report.outcome))})`;
-  return `${state} at ${code(mergeSha.slice(0, 12))}: ${done('create')} created, ${done('update')} updated, ${done('delete')} deleted. [The run](${runUrl}).`;
+  return `${APPLIED(mergeSha)}\n${state} at ${code(mergeSha.slice(0, 12))}: ${done('create')} created, ${done('update')} updated, ${done('delete')} deleted. [The run](${runUrl}).`;
 }
 
 export function refusedVerdict(reason: string, mergeSha: string, runUrl: string): string {

@@ -22,7 +22,7 @@ import { applySavedPlan } from '../sync/apply-saved.js';
 import type { RunOptions, RunResult } from '../sync/options.js';
 import { runSync } from '../sync/run-sync.js';
 import { readReviewArtifact } from './artifact.js';
-import { appliedVerdict, isCommentOf, refusedVerdict, reviewComment, verdictComment, type ReviewLinks } from './comment.js';
+import { appliedVerdict, isAppliedAt, isCommentOf, refusedVerdict, reviewComment, verdictComment, type ReviewLinks } from './comment.js';
 import { reviewArtifactName, type GitHubContext } from './context.js';
 import type { GitHubApi } from './github.js';
 import type { ReviewManifest } from './manifest.js';
@@ -120,6 +120,10 @@ export async function applyReviewed(input: { pipelinePaths: string[]; workDir: s
   const plans = artifact ? await readReviewArtifact(await api.downloadArtifact(artifact), resolve(workspace, input.workDir), merged.headSha) : undefined;
   const verdicts: PipelineVerdict[] = [];
   for (const pipeline of affected) {
+    if (existing.some((c) => isCommentOf(c.body, pipeline.name) && isAppliedAt(c.body, github.sha))) {
+      verdicts.push({ pipeline: pipeline.name, exitCode: EXIT.ok, summary: 'already applied at this commit (a re-run of the job)' });
+      continue;
+    }
     const entry = plans?.manifest.pipelines.find((p) => p.name === pipeline.name);
     if (!plans || !entry) {
       verdicts.push(await refuse(pipeline, `no plan was reviewed for the last commit of pull request #${merged.number} (${merged.headSha.slice(0, 12)}): the review job did not run or did not finish for it.`, EXIT.usage));

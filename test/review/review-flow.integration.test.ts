@@ -93,6 +93,12 @@ describe('review in the pull request, apply at the merge', () => {
     // The artifact of the LAST push was the one applied, downloaded through the redirect.
     expect(gh.requests.some((r) => r.path.endsWith(`/actions/artifacts?name=rostersync-review-${sha(2)}&per_page=100`))).toBe(true);
     expect(gh.storageRequests).toHaveLength(1);
+
+    // A re-run of the merge's job: nothing applied again, the comment keeps saying Applied.
+    const rerun = await job(project, ['apply-reviewed', 'pipeline.yaml', '--work-dir', 'reviewed-again'], { sha: sha(3) });
+    expect(rerun.code, rerun.stderr).toBe(0);
+    expect(rerun.stdout).toContain('already applied at this commit');
+    expect(gh.comments[0]!.body).toContain('**Applied**');
   });
 
   it('refuses the plan at the merge when the service changed since the review, and says why in the comment', async () => {
