@@ -161,4 +161,12 @@ describe('review in the pull request, apply at the merge', () => {
     expect(badToken.stderr).toMatch(/GitHub answered 401/);
     expect(badToken.stderr).toContain('github-token');
   });
+
+  it('has a GitHub stub that holds requests to the description: a comment without a body is a violation', async () => {
+    const answer = await fetch(`${gh.url}/repos/${gh.repository}/issues/3/comments?per_page=500`, { method: 'POST', headers: { authorization: `token ${gh.token}`, 'content-type': 'application/json' }, body: JSON.stringify({ text: 'no body' }) });
+    await answer.body?.cancel();
+    expect(gh.violations.join('\n')).toMatch(/request body.*required.*body/);
+    expect(gh.violations.join('\n')).toMatch(/query parameter per_page is not in the description/);
+    gh.violations.length = 0;
+  });
 });
