@@ -4,7 +4,7 @@
  * naming rules node_exporter's textfile collector and Prometheus expect, and compared value by
  * value with the run's own report.
  */
-import { mkdir, readFile, stat, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import parsePrometheusTextFormat from 'parse-prometheus-text-format';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -125,6 +125,13 @@ describe('the metrics file', () => {
     expect(value(families, 'rostersync_runs_total', { outcome: 'success' })).toBe(1);
     expect(value(families, 'rostersync_runs_total', { outcome: 'refused' })).toBe(1);
     expect(value(families, 'rostersync_runs_total', { outcome: 'failed' })).toBe(1);
+
+    // The file lost (a new textfile folder, say): the last success comes from the state's run history.
+    await rm(metrics);
+    const again = await sync([]);
+    expect(again.code).toBe(3);
+    // The state stamps the run's end with its own reading of the clock: within a second of the report's.
+    expect(Math.abs(value(await readMetrics(metrics), 'rostersync_last_success_timestamp_seconds')! - succeededAt)).toBeLessThan(1);
   });
 
   it('says a run stopped by its deadline, with the records it left for the next run', async () => {
@@ -160,6 +167,14 @@ describe('the metrics file', () => {
     const families = await readMetrics(metrics);
     expect(value(families, 'rostersync_last_run_exit_code', { pipeline: 'pipeline' })).toBe(0);
     expect(value(families, 'rostersync_last_run_exit_code', { pipeline: 'other' })).toBe(0);
+
+    // Several pipelines of one `sync` at once, one file: each run's series land, none is lost.
+    const together = join(a.dir, 'together.prom');
+    const both = await cli(emu, a.dir, ['sync', a.pipeline, join(a.dir, 'other.yaml'), '--metrics-file', together]);
+    expect(both.code, both.stderr).toBe(0);
+    const joint = await readMetrics(together);
+    expect(value(joint, 'rostersync_runs_total', { pipeline: 'pipeline', outcome: 'success' })).toBe(1);
+    expect(value(joint, 'rostersync_runs_total', { pipeline: 'other', outcome: 'success' })).toBe(1);
 
     const foreign = join(a.dir, 'node.prom');
     await writeFile(foreign, 'node_custom_metric{a="b"} 1\nthis is not a sample\n');
