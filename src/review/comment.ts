@@ -97,6 +97,12 @@ export function refusedVerdict(reason: string, mergeSha: string, runUrl: string)
   return `**Not applied** at ${code(mergeSha.slice(0, 12))}: ${mdText(maskQuoted(redactEmails(reason)))}\n\nNothing was written. Open a pull request that plans again (or run \`rostersync plan\`), review it, and merge it. [The run](${runUrl}).`;
 }
 
+/** A pipeline of the pull request that cannot be planned (its files, its roster, the service): why, and what to do. */
+export function planFailedVerdict(error: { message: string; hint?: string | undefined }, headSha: string, runUrl: string): string {
+  const why = mdText(maskQuoted(redactEmails(`${error.message}${error.hint ? ` ${error.hint}` : ''}`)));
+  return `**Cannot be planned** at ${code(headSha.slice(0, 12))}: ${why}\n\nMerging applies nothing for this pipeline. Fix it and push again. [The run](${runUrl}).`;
+}
+
 function reviewedSection(body: string): string | undefined {
   const start = body.indexOf(BEGIN);
   const end = body.indexOf(END);

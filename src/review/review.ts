@@ -14,7 +14,7 @@
  * Everything that leaves the job (comments) is built from masked reports (review/comment.ts).
  */
 import { mkdir, writeFile } from 'node:fs/promises';
-import { join, relative, resolve, sep } from 'node:path';
+import { basename, extname, join, relative, resolve, sep } from 'node:path';
 import { loadPipeline, type ResolvedPipeline } from '../config/load.js';
 import { EXIT, UserFacingError } from '../errors.js';
 import { maskReport } from '../report/mask.js';
@@ -22,7 +22,7 @@ import { applySavedPlan } from '../sync/apply-saved.js';
 import type { RunOptions, RunResult } from '../sync/options.js';
 import { runSync } from '../sync/run-sync.js';
 import { readReviewArtifact } from './artifact.js';
-import { appliedVerdict, isAppliedAt, isCommentOf, refusedVerdict, reviewComment, verdictComment, type ReviewLinks } from './comment.js';
+import { appliedVerdict, isAppliedAt, isCommentOf, planFailedVerdict, refusedVerdict, reviewComment, verdictComment, type ReviewLinks } from './comment.js';
 import { reviewArtifactName, type GitHubContext } from './context.js';
 import type { GitHubApi } from './github.js';
 import type { ReviewManifest } from './manifest.js';
@@ -41,10 +41,33 @@ export interface ReviewResult {
   pipelines: PipelineVerdict[];
 }
 
-/** Pipelines of `paths` (workspace-relative) that read a file of `changed`. */
-export function affectedPipelines(pipelines: readonly ResolvedPipeline[], changed: readonly string[], workspace: string): ResolvedPipeline[] {
+/** A pipeline file of the change that cannot be read (its YAML, its mapping): said in its comment. */
+interface BrokenPipeline {
+  name: string;
+  file: string;
+  error: UserFacingError;
+}
+
+/**
+ * The pipelines that read a file the pull request changes (the pipeline file, its mapping, its
+ * roster, an overlay), and the changed pipeline files that cannot be read. A pipeline the change
+ * does not touch is not read further, broken or not.
+ */
+export async function affectedPipelines(paths: readonly string[], changed: readonly string[], workspace: string): Promise<{ affected: ResolvedPipeline[]; broken: BrokenPipeline[] }> {
   const touched = new Set(changed.map((file) => resolve(workspace, file)));
-  return pipelines.filter((p) => filesOf(p).some((file) => touched.has(file)));
+  const affected: ResolvedPipeline[] = [];
+  const broken: BrokenPipeline[] = [];
+  for (const path of paths) {
+    const file = resolve(workspace, path);
+    try {
+      const pipeline = loadPipeline(file);
+      if (filesOf(pipeline).some((f) => touched.has(f))) affected.push(pipeline);
+    } catch (error) {
+      if (!(error instanceof UserFacingError)) throw error;
+      if (touched.has(file)) broken.push({ name: basename(file, extname(file)), file: repoPath(file, workspace), error });
+    }
+  }
+  return { affected, broken };
 }
 
 function filesOf(pipeline: ResolvedPipeline): string[] {
@@ -67,32 +90,34 @@ export async function reviewPullRequest(input: {
   const { github, api, run } = input;
   const pull = github.pullRequest!;
   const workspace = run.cwd ?? process.cwd();
-  const pipelines = input.pipelinePaths.map((path) => loadPipeline(resolve(workspace, path)));
-  const affected = affectedPipelines(pipelines, await api.pullFiles(pull.number), workspace);
+  const { affected, broken } = await affectedPipelines(input.pipelinePaths, await api.pullFiles(pull.number), workspace);
   const outDir = resolve(workspace, input.outDir);
   await mkdir(outDir, { recursive: true, mode: 0o700 });
   const links: ReviewLinks = { runUrl: runUrl(github), artifactName: reviewArtifactName(pull.headSha), headSha: pull.headSha };
-  const existing = affected.length > 0 ? await api.comments(pull.number) : [];
+  const existing = affected.length + broken.length > 0 ? await api.comments(pull.number) : [];
   const manifest: ReviewManifest = { kind: 'rostersync-review', headSha: pull.headSha, pullRequest: pull.number, pipelines: [] };
   const verdicts: PipelineVerdict[] = [];
+  const cannotPlan = async (name: string, file: string, error: UserFacingError) => {
+    await upsertComment(api, pull.number, name, verdictComment({ pipeline: name, previous: undefined, verdict: planFailedVerdict(error, pull.headSha, links.runUrl) }), existing);
+    manifest.pipelines.push({ name, file, plan: null, exitCode: error.exitCode });
+    verdicts.push({ pipeline: name, exitCode: error.exitCode, summary: `cannot be planned: ${error.message}` });
+  };
+  for (const { name, file, error } of broken) await cannotPlan(name, file, error);
   for (const pipeline of affected) {
     const planFile = join(pipeline.name, 'plan.json');
     const file = repoPath(pipeline.file, workspace);
-    let body: string;
-    let exitCode: number;
+    let result: RunResult;
     try {
       await mkdir(join(outDir, pipeline.name), { recursive: true, mode: 0o700 });
-      const result = await runSync({ ...run, pipelinePath: pipeline.file, dryRun: true, mask: true, savePlanTo: join(outDir, planFile), reportDir: join(outDir, pipeline.name, 'report') });
-      exitCode = result.exitCode;
-      body = reviewComment({ pipeline: pipeline.name, pipelineFile: file, report: maskReport(result.report), exitCode, records: input.records, links });
-      manifest.pipelines.push({ name: pipeline.name, file, plan: result.report.outcome === 'refused' ? null : planFile, exitCode });
+      result = await runSync({ ...run, pipelinePath: pipeline.file, dryRun: true, mask: true, savePlanTo: join(outDir, planFile), reportDir: join(outDir, pipeline.name, 'report') });
     } catch (error) {
       if (!(error instanceof UserFacingError)) throw error;
-      exitCode = error.exitCode;
-      body = verdictComment({ pipeline: pipeline.name, previous: undefined, verdict: refusedVerdict(`the plan could not be made: ${error.message}${error.hint ? ` ${error.hint}` : ''}`, pull.headSha, links.runUrl) });
-      manifest.pipelines.push({ name: pipeline.name, file, plan: null, exitCode });
+      await cannotPlan(pipeline.name, file, error);
+      continue;
     }
-    await upsertComment(api, pull.number, pipeline.name, body, existing);
+    const { exitCode } = result;
+    await upsertComment(api, pull.number, pipeline.name, reviewComment({ pipeline: pipeline.name, pipelineFile: file, report: maskReport(result.report), exitCode, records: input.records, links }), existing);
+    manifest.pipelines.push({ name: pipeline.name, file, plan: result.report.outcome === 'refused' ? null : planFile, exitCode });
     verdicts.push({ pipeline: pipeline.name, exitCode, summary: exitCode === EXIT.ok ? 'planned' : `planned with exit code ${exitCode}` });
   }
   await writeFile(join(outDir, 'review.json'), `${JSON.stringify(manifest, null, 2)}\n`, { mode: 0o600 });
@@ -105,20 +130,20 @@ export async function applyReviewed(input: { pipelinePaths: string[]; workDir: s
   const merged = (await api.pullsOfCommit(github.sha)).find((p) => p.merged && p.mergeCommitSha === github.sha);
   // A push that no pull request merged (a direct push) has nothing reviewed to apply.
   if (!merged) return { exitCode: EXIT.ok, pipelines: [] };
-  const pipelines = input.pipelinePaths.map((path) => loadPipeline(resolve(workspace, path)));
-  const affected = affectedPipelines(pipelines, await api.pullFiles(merged.number), workspace);
-  if (affected.length === 0) return { exitCode: EXIT.ok, pipelines: [] };
+  const { affected, broken } = await affectedPipelines(input.pipelinePaths, await api.pullFiles(merged.number), workspace);
+  if (affected.length + broken.length === 0) return { exitCode: EXIT.ok, pipelines: [] };
   const existing = await api.comments(merged.number);
   const url = runUrl(github);
-  const refuse = async (pipeline: ResolvedPipeline, reason: string, exitCode: number): Promise<PipelineVerdict> => {
+  const refuse = async (pipeline: { name: string }, reason: string, exitCode: number): Promise<PipelineVerdict> => {
     const previous = existing.find((c) => isCommentOf(c.body, pipeline.name))?.body;
     await upsertComment(api, merged.number, pipeline.name, verdictComment({ pipeline: pipeline.name, previous, verdict: refusedVerdict(reason, github.sha, url) }), existing);
     return { pipeline: pipeline.name, exitCode, summary: `not applied: ${reason}` };
   };
+  const verdicts: PipelineVerdict[] = [];
+  for (const { name, error } of broken) verdicts.push(await refuse({ name }, error.message, error.exitCode));
 
   const artifact = await api.findArtifact(reviewArtifactName(merged.headSha));
   const plans = artifact ? await readReviewArtifact(await api.downloadArtifact(artifact), resolve(workspace, input.workDir), merged.headSha) : undefined;
-  const verdicts: PipelineVerdict[] = [];
   for (const pipeline of affected) {
     if (existing.some((c) => isCommentOf(c.body, pipeline.name) && isAppliedAt(c.body, github.sha))) {
       verdicts.push({ pipeline: pipeline.name, exitCode: EXIT.ok, summary: 'already applied at this commit (a re-run of the job)' });

@@ -73,9 +73,9 @@ export async function recordRun(input: RecordInput): Promise<WrittenReport> {
   return written;
 }
 
-/** The metrics file (src/metrics/), after the report: the figures are the report's own. */
+/** The metrics file (src/metrics/), after the report: the figures are the report's own. It never changes the run's outcome. */
 async function metricsFor(pipeline: ResolvedPipeline, store: StateBackend, report: RunReport, options: ReportRequest): Promise<string[]> {
-  const warnings = await recordMetrics(pipeline, store, report, options);
+  const warnings = await recordMetrics(pipeline, store, report, options).catch((error: unknown) => [`The metrics file could not be written: ${error instanceof Error ? error.message : String(error)}`]);
   for (const warning of warnings) options.logger?.warn({ runId: report.runId, pipeline: pipeline.name }, warning);
   return warnings;
 }
@@ -127,5 +127,5 @@ export async function recordEarlyFailure(input: Omit<RecordInput, 'validRecords'
   } catch {
     // The original error is what the operator needs; a report that cannot be written must not hide it.
   }
-  await metricsFor(pipeline, store, report, options).catch(() => []);
+  await metricsFor(pipeline, store, report, options);
 }

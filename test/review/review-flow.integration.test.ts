@@ -5,6 +5,7 @@
  * OpenAPI description (test/support/github-stub.ts); the service is the emulator. Every byte
  * posted to GitHub is checked for the roster's names and e-mail addresses.
  */
+import { readFile, writeFile } from 'node:fs/promises';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { cli, groupRecords, makeProject, people, person, type Project, type RosterRow } from '../support/project.js';
 import { emulator } from '../support/emulator.js';
@@ -160,6 +161,18 @@ describe('review in the pull request, apply at the merge', () => {
     expect(badToken.code).toBe(4);
     expect(badToken.stderr).toMatch(/GitHub answered 401/);
     expect(badToken.stderr).toContain('github-token');
+  });
+
+  it('says in the comment why a pipeline the pull request breaks cannot be planned', async () => {
+    const project = await mainProject();
+    await writeFile(project.pipeline, (await readFile(project.pipeline, 'utf8')).replace('policy:', 'polcy:'));
+    const run = await reviewPush(project, 14, sha(51), ['pipeline.yaml']);
+    expect(run.code).toBe(1);
+    expect(run.stdout).toContain('pipeline: cannot be planned');
+    expect(gh.comments).toHaveLength(1);
+    expect(gh.comments[0]!.body).toMatch(/^<!-- rostersync-review pipeline=pipeline -->/);
+    expect(gh.comments[0]!.body).toContain('**Cannot be planned**');
+    expect(gh.comments[0]!.body).toContain('polcy');
   });
 
   it('has a GitHub stub that holds requests to the description: a comment without a body is a violation', async () => {
