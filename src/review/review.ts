@@ -21,7 +21,7 @@ import { maskReport } from '../report/mask.js';
 import { applySavedPlan } from '../sync/apply-saved.js';
 import type { RunOptions, RunResult } from '../sync/options.js';
 import { runSync } from '../sync/run-sync.js';
-import { readReviewArtifact } from './artifact.js';
+import { readReviewArtifact, type ReviewArtifact } from './artifact.js';
 import { appliedVerdict, isAppliedAt, isCommentOf, planFailedVerdict, refusedVerdict, reviewComment, verdictComment, type ReviewLinks } from './comment.js';
 import { reviewArtifactName, type GitHubContext } from './context.js';
 import type { GitHubApi } from './github.js';
@@ -143,10 +143,22 @@ export async function applyReviewed(input: { pipelinePaths: string[]; workDir: s
   for (const { name, error } of broken) verdicts.push(await refuse({ name }, error.message, error.exitCode));
 
   const artifact = await api.findArtifact(reviewArtifactName(merged.headSha));
-  const plans = artifact ? await readReviewArtifact(await api.downloadArtifact(artifact), resolve(workspace, input.workDir), merged.headSha) : undefined;
+  let plans: ReviewArtifact | undefined;
+  let unusable: UserFacingError | undefined;
+  try {
+    plans = artifact ? await readReviewArtifact(await api.downloadArtifact(artifact), resolve(workspace, input.workDir), merged.headSha) : undefined;
+  } catch (error) {
+    // A download GitHub refused fails the job (its hint names the permission); an artifact that is not a review's is said in each comment.
+    if (!(error instanceof UserFacingError) || (error.exitCode !== EXIT.usage)) throw error;
+    unusable = error;
+  }
   for (const pipeline of affected) {
     if (existing.some((c) => isCommentOf(c.body, pipeline.name) && isAppliedAt(c.body, github.sha))) {
       verdicts.push({ pipeline: pipeline.name, exitCode: EXIT.ok, summary: 'already applied at this commit (a re-run of the job)' });
+      continue;
+    }
+    if (unusable) {
+      verdicts.push(await refuse(pipeline, unusable.message, unusable.exitCode));
       continue;
     }
     const entry = plans?.manifest.pipelines.find((p) => p.name === pipeline.name);

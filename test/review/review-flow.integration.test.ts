@@ -143,6 +143,13 @@ describe('review in the pull request, apply at the merge', () => {
     const unreviewed = await job(project, ['apply-reviewed', 'pipeline.yaml', '--work-dir', 'reviewed-10'], { sha: sha(32) });
     expect(unreviewed.code).toBe(1);
     expect(gh.comments.find((c) => c.issue === 10)!.body).toContain('no plan was reviewed for the last commit of pull request \\#10');
+
+    // An artifact under the review's name that is not a review folder: refused, and said.
+    gh.pulls.set(16, { number: 16, headSha: sha(61), files: ['roster.csv'], merged: true, mergeCommitSha: sha(62) });
+    gh.artifacts.push({ id: 900, name: `rostersync-review-${sha(61)}`, headSha: sha(61), zip: new TextEncoder().encode('not a zip'), createdAt: '2026-05-01T09:00:00Z' });
+    const foreign = await job(project, ['apply-reviewed', 'pipeline.yaml', '--work-dir', 'reviewed-16'], { sha: sha(62) });
+    expect(foreign.code).toBe(1);
+    expect(gh.comments.find((c) => c.issue === 16)!.body).toContain('the review artifact cannot be applied: it is not a zip file');
     expect(Object.keys(groupRecords(emu()))).toHaveLength(10);
   });
 
