@@ -95,6 +95,8 @@ export interface ClientStats {
   currentRate: number;
   /** The configured ceiling, requests per second. */
   configuredRate: number;
+  /** The limit the service was found to enforce (from its 429s), requests per second; 0 while none was found. */
+  limitFound: number;
   inFlight: number;
   queued: number;
 }
@@ -209,6 +211,7 @@ export function createClient(options: ClientOptions): ServiceClient {
         ...counters,
         currentRate: limiterStats.currentRps,
         configuredRate: limiterStats.configuredRps,
+        limitFound: limiterStats.estimatedLimitRps,
         inFlight: limiterStats.inFlight,
         queued: limiterStats.queued,
       };

@@ -191,5 +191,10 @@ export const pipelineSchema = z.strictObject({
   state: z.string().optional(),
   /** Report directory, relative to the pipeline file's directory (default `reports`); each run writes `<dir>/<pipeline>/<run id>/`. */
   report_dir: z.string().optional(),
+  /**
+   * Metrics for Prometheus (node_exporter's textfile collector): `file`, relative to the pipeline
+   * file's directory, is replaced at the end of every real run (src/metrics/; `--metrics-file` overrides).
+   */
+  metrics: z.strictObject({ file: z.string().min(1) }).optional(),
 });
 export type PipelineFile = z.infer<typeof pipelineSchema>;

@@ -19,16 +19,17 @@ function tempPathFor(path: string): string {
 /**
  * Writes `content` to `path` atomically with mode 0600: a sibling temporary file, fsync, rename.
  * An existing file is replaced, and ends up 0600 whatever its previous mode. Content too large for
- * one string (a report of a million records) comes as an iterable of pieces.
+ * one string (a report of a million records) comes as an iterable of pieces. `mode`: only for a
+ * file that holds no personal data and another user must read (the metrics file, src/metrics/).
  */
-export async function writeFileAtomic(path: string, content: string | Uint8Array | Iterable<string>): Promise<void> {
+export async function writeFileAtomic(path: string, content: string | Uint8Array | Iterable<string>, mode: number = REPORT_FILE_MODE): Promise<void> {
   const temp = tempPathFor(path);
-  const handle = await open(temp, 'wx', REPORT_FILE_MODE);
+  const handle = await open(temp, 'wx', mode);
   try {
     if (typeof content === 'string' || content instanceof Uint8Array) await handle.writeFile(content, typeof content === 'string' ? 'utf8' : undefined);
     else for (const piece of content) await handle.write(piece, null, 'utf8');
-    // open()'s mode is filtered by the umask; set it explicitly so it is exactly 0600.
-    await handle.chmod(REPORT_FILE_MODE);
+    // open()'s mode is filtered by the umask; set it explicitly so it is exactly 0600 (or `mode`).
+    await handle.chmod(mode);
     await handle.sync();
   } catch (error) {
     await handle.close();

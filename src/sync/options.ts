@@ -72,6 +72,8 @@ export interface RunOptions {
   mask?: boolean;
   /** `rostersync plan --out`: save the plan (a dry run) for a later `rostersync apply`. @default undefined (not saved) */
   savePlanTo?: string;
+  /** `--metrics-file`: the Prometheus text file this run's figures replace (src/metrics/). @default the pipeline's `metrics.file` for a real run, else none */
+  metricsFile?: string;
 }
 
 export interface RunResult {

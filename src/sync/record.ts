@@ -19,6 +19,7 @@ import { fileSystemHint, fileSystemProblem } from '../file-system-problem.js';
 import type { StateBackend } from '../state/backend.js';
 import { LockTakenError, StateUnavailableError } from '../state/backend.js';
 import type { ReportRequest } from './run-request.js';
+import { recordMetrics } from '../metrics/target.js';
 
 export interface RecordInput {
   pipeline: ResolvedPipeline;
@@ -68,7 +69,15 @@ export async function recordRun(input: RecordInput): Promise<WrittenReport> {
     ...(destination.unwritable !== undefined ? { unwritable: destination.unwritable } : {}),
   });
   if (stateProblem) written.warnings.push(stateProblem);
+  written.warnings.push(...(await metricsFor(pipeline, store, report, options)));
   return written;
+}
+
+/** The metrics file (src/metrics/), after the report: the figures are the report's own. It never changes the run's outcome. */
+async function metricsFor(pipeline: ResolvedPipeline, store: StateBackend, report: RunReport, options: ReportRequest): Promise<string[]> {
+  const warnings = await recordMetrics(pipeline, store, report, options).catch((error: unknown) => [`The metrics file could not be written: ${error instanceof Error ? error.message : String(error)}`]);
+  for (const warning of warnings) options.logger?.warn({ runId: report.runId, pipeline: pipeline.name }, warning);
+  return warnings;
 }
 
 function* mapIterable<T, U>(items: Iterable<T>, map: (item: T) => U): Generator<U> {
@@ -118,4 +127,5 @@ export async function recordEarlyFailure(input: Omit<RecordInput, 'validRecords'
   } catch {
     // The original error is what the operator needs; a report that cannot be written must not hide it.
   }
+  await metricsFor(pipeline, store, report, options);
 }

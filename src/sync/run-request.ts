@@ -44,6 +44,8 @@ export interface ReportRequest {
   logger?: Logger | undefined;
   notify?: DeliveryOptions | undefined;
   mask?: boolean | undefined;
+  /** `--metrics-file` (src/metrics/target.ts). */
+  metricsFile?: string | undefined;
 }
 
 export interface RunRequest {
@@ -85,6 +87,6 @@ export function runRequestOf(options: RunOptions): RunRequest {
       logger: options.logger,
       onProgress: options.onProgress,
     },
-    report: { reportDir: options.reportDir, cwd: options.cwd, env: options.env, logger: options.logger, notify: options.notify, mask: options.mask },
+    report: { reportDir: options.reportDir, cwd: options.cwd, env: options.env, logger: options.logger, notify: options.notify, mask: options.mask, metricsFile: options.metricsFile },
   };
 }

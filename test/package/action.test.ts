@@ -9,6 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { commandName, lazyCommands } from '../../src/cli/commands/index.js';
+import { reviewArtifactName } from '../../src/review/context.js';
 
 interface Step {
   name?: string;
@@ -72,7 +73,7 @@ describe('action.yml', () => {
   it('runs only commands the CLI has, with the state directory and a report folder', () => {
     const script = steps.find((s) => s.id === 'run')!.run!;
     const allowed = /case "\$RS_COMMAND" in ([^)]+)\)/.exec(script)?.[1]?.split('|').map((c) => c.trim()) ?? [];
-    expect(allowed).toEqual(['sync', 'plan']);
+    expect(allowed).toEqual(['sync', 'plan', 'review', 'apply-reviewed']);
     for (const command of allowed) expect(lazyCommands.map(commandName)).toContain(command);
     expect(script).toContain('--state-dir "$RS_STATE_DIR"');
     expect(script).toContain('--report-dir "$report_dir"');
@@ -90,5 +91,19 @@ describe('action.yml', () => {
     expect(script).toContain('export ROSTERSYNC_REPORT_DIR="$RS_STATE_DIR/history"');
     const upload = steps.find((s) => s.uses?.startsWith('actions/upload-artifact'))!;
     expect(upload.with).toMatchObject({ name: '${{ steps.run.outputs.artifact }}', path: '${{ steps.run.outputs.upload }}' });
+  });
+
+  it('uploads the review folder under the name apply-reviewed looks for, and does not save the state a review restored', () => {
+    const script = steps.find((s) => s.id === 'run')!.run!;
+    expect(script).toContain('review) echo "review-dir=$review_dir" >> "$GITHUB_OUTPUT"; target=(--out-dir "$review_dir")');
+    const upload = steps.find((s) => s.name === 'Upload the reviewed plans')!;
+    const sha = 'c0ffee'.padEnd(40, '0');
+    expect(upload.with?.name?.replace('${{ github.event.pull_request.head.sha }}', sha)).toBe(reviewArtifactName(sha));
+    expect(upload.with?.path).toBe('${{ steps.run.outputs.review-dir }}');
+    const save = steps.find((s) => s.uses?.startsWith('actions/cache/save@'))!;
+    expect(save.if).toContain("inputs.command != 'review'");
+    const run = steps.find((s) => s.id === 'run')!;
+    expect(run.env?.GITHUB_TOKEN).toBe('${{ inputs.github-token }}');
+    expect(steps.filter((s) => JSON.stringify(s).includes('inputs.github-token'))).toEqual([run]);
   });
 });

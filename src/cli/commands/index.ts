@@ -33,6 +33,16 @@ export const lazyCommands: readonly LazyCommand[] = [
     load: async () => (await import('./sync.js')).applyCommand,
   },
   {
+    command: 'review <pipeline..>',
+    describe: "Plan each pipeline a pull request changes and post the masked plan as the pull request's comment",
+    load: async () => (await import('./review.js')).reviewCommand,
+  },
+  {
+    command: 'apply-reviewed <pipeline..>',
+    describe: 'On the push a merge makes: apply the plans reviewed in the merged pull request, if they still hold',
+    load: async () => (await import('./review.js')).applyReviewedCommand,
+  },
+  {
     command: 'revert <pipeline> <run-id>',
     describe: "Undo a run's writes: show the plan that undoes them, write it with --yes",
     load: async () => (await import('./revert.js')).revertCommand,

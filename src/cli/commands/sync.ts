@@ -45,6 +45,7 @@ export interface RunArgs extends ConnectionArgs {
   mask?: boolean;
   'diff-limit'?: number;
   'detailed-exitcode'?: boolean;
+  'metrics-file'?: string;
 }
 
 export function runOptions<T>(y: Argv<T>) {
@@ -56,7 +57,8 @@ export function runOptions<T>(y: Argv<T>) {
     .option('state-dir', { type: 'string', describe: 'State directory (overrides state_dir)' })
     .option('fields-file', { type: 'string', describe: 'Saved custom-fields listing (`rostersync fields --json`) instead of asking the service' })
     .option('fast-path', { type: 'boolean', default: true, describe: 'Take rows whose raw cells the inventory knows as unchanged without mapping them; --no-fast-path maps every row' })
-    .option('json', { type: 'boolean', default: false, describe: 'Print the report JSON instead of the summary' });
+    .option('json', { type: 'boolean', default: false, describe: 'Print the report JSON instead of the summary' })
+    .option('metrics-file', { type: 'string', describe: "Write the run's figures here for Prometheus (node_exporter's textfile collector), e.g. /var/lib/node_exporter/rostersync.prom" });
 }
 
 function guardOptions<T>(y: Argv<T>) {
@@ -92,6 +94,7 @@ export function commonRunOptions(args: RunArgs, io: CliIo): Omit<RunOptions, 'pi
     ...(args['state-dir'] !== undefined ? { stateDir: args['state-dir'] } : {}),
     ...(args['fields-file'] !== undefined ? { fieldsFile: args['fields-file'] } : {}),
     ...(args['fast-path'] === false ? { fastPath: false } : {}),
+    ...(args['metrics-file'] !== undefined ? { metricsFile: args['metrics-file'] } : {}),
   };
 }
 
