@@ -8,7 +8,7 @@
  * (`https://service.example.org`, `SERVICE_API_KEY=...`) becomes an emulator on 127.0.0.1 and its
  * key; a fixed emulator port (4010) becomes a free one, as engineers run tests side by side; a
  * command sent to the background (`&`) is waited for until its port answers; `rostersync` and
- * `npx rostersync` run this checkout's sources.
+ * `npx --no-install rostersync` run this checkout's sources.
  */
 import { spawn } from 'node:child_process';
 import { chmod, cp, mkdir, mkdtemp, readdir, readFile, writeFile } from 'node:fs/promises';
@@ -42,13 +42,16 @@ async function freePort(): Promise<number> {
   return port;
 }
 
-/** `rostersync` and `npx rostersync` as this checkout's CLI; any other npx goes to the real one. */
+/**
+ * `rostersync` and `npx --no-install rostersync` as this checkout's CLI; a bare `npx rostersync`
+ * (which could fetch from the registry) fails the block; any other npx goes to the real one.
+ */
 async function shims(dir: string): Promise<string> {
   const bin = join(dir, 'bin');
   await mkdir(bin);
   const cli = join(ROOT, 'bin', 'rostersync-dev.js');
   await writeFile(join(bin, 'rostersync'), `#!/bin/sh\nexec "${process.execPath}" "${cli}" "$@"\n`);
-  await writeFile(join(bin, 'npx'), `#!/bin/sh\nif [ "$1" = rostersync ]; then shift; exec "${join(bin, 'rostersync')}" "$@"; fi\nexec "${join(dirname(process.execPath), 'npx')}" "$@"\n`);
+  await writeFile(join(bin, 'npx'), `#!/bin/sh\nif [ "$1" = --no-install ] && [ "$2" = rostersync ]; then shift 2; exec "${join(bin, 'rostersync')}" "$@"; fi\nif [ "$1" = rostersync ]; then echo "npx rostersync could fetch from the registry: write npx --no-install rostersync" >&2; exit 97; fi\nexec "${join(dirname(process.execPath), 'npx')}" "$@"\n`);
   await chmod(join(bin, 'rostersync'), 0o755);
   await chmod(join(bin, 'npx'), 0o755);
   return bin;
