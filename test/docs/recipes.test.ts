@@ -38,9 +38,27 @@ function declaredBinaries(): Set<string> {
   return names;
 }
 
+/**
+ * The text of a file that a reader could run: every line of a workflow, compose file, Dockerfile or
+ * script; of a Markdown page, the lines of its fenced blocks and its `inline code`.
+ */
+function commandLines(file: string): { line: string; index: number }[] {
+  const lines = readFileSync(join(ROOT, file), 'utf8').split('\n');
+  if (!file.endsWith('.md')) return lines.map((line, index) => ({ line, index }));
+  let fenced = false;
+  return lines.flatMap((line, index) => {
+    if (/^\s*(```|~~~)/.test(line)) {
+      fenced = !fenced;
+      return [];
+    }
+    if (fenced) return [{ line, index }];
+    return [...line.matchAll(/`([^`]+)`/g)].map((span) => ({ line: span[1]!, index }));
+  });
+}
+
 /** What in one line could fetch a command: the reason, or undefined. */
 export function fetchingCommand(line: string, installed: ReadonlySet<string>): string | undefined {
-  for (const match of line.matchAll(/\bnpx((?:\s+-{1,2}[\w-]+)*)\s+([@\w./-]+)/g)) {
+  for (const match of line.matchAll(/\bnpx((?:\s+-{1,2}[\w-]+)*)\s+([@\w.][@\w./-]*)/g)) {
     const flags = match[1]!.split(/\s+/).filter(Boolean);
     if (flags.includes('-y') || flags.includes('--yes')) return '`npx --yes` installs whatever it is asked for without asking';
     if (flags.includes('--no-install') || flags.includes('--no')) continue;
@@ -70,8 +88,7 @@ describe('recipes never resolve a command from the network', () => {
   });
 
   it.each(RECIPE_FILES)('%s', (file) => {
-    const lines = readFileSync(join(ROOT, file), 'utf8').split('\n');
-    const found = lines.flatMap((line, index) => {
+    const found = commandLines(file).flatMap(({ line, index }) => {
       const why = fetchingCommand(line, installed);
       return why ? [`${file}:${index + 1}: ${why}\n    ${line.trim()}`] : [];
     });
@@ -81,8 +98,7 @@ describe('recipes never resolve a command from the network', () => {
 
 describe('scheduled recipes keep stdout (the summary) and stderr (JSON log lines) apart', () => {
   it.each(RECIPE_FILES)('%s', (file) => {
-    const lines = readFileSync(join(ROOT, file), 'utf8').split('\n');
-    const mixed = lines.flatMap((line, index) => (/\brostersync\b.*\s2>&1/.test(line) && !/^\s*#/.test(line) ? [`${file}:${index + 1}: ${line.trim()}`] : []));
+    const mixed = commandLines(file).flatMap(({ line, index }) => (/\brostersync\b.*\s2>&1/.test(line) && !/^\s*#/.test(line) ? [`${file}:${index + 1}: ${line.trim()}`] : []));
     expect(mixed).toEqual([]);
   });
 });
