@@ -44,6 +44,8 @@ export interface ReportRequest {
   logger?: Logger | undefined;
   notify?: DeliveryOptions | undefined;
   mask?: boolean | undefined;
+  /** The run's stop signal: ends its alerts at once when it fires while they are sent. */
+  signal?: AbortSignal | undefined;
 }
 
 export interface RunRequest {
@@ -85,6 +87,6 @@ export function runRequestOf(options: RunOptions): RunRequest {
       logger: options.logger,
       onProgress: options.onProgress,
     },
-    report: { reportDir: options.reportDir, cwd: options.cwd, env: options.env, logger: options.logger, notify: options.notify, mask: options.mask },
+    report: { reportDir: options.reportDir, cwd: options.cwd, env: options.env, logger: options.logger, notify: options.notify, mask: options.mask, signal: options.signal },
   };
 }
