@@ -4,7 +4,8 @@
  * in the message masked, as in report.md (the channel is read more widely than the report).
  */
 import type { NotifyEvent } from '../config/pipeline.js';
-import { redactEmails, reportOutcomeWords } from '../report/format.js';
+import { reportOutcomeWords } from '../report/format.js';
+import { maskText } from '../report/mask.js';
 import { runCounts } from '../report/history.js';
 import type { RunReport } from '../report/types.js';
 
@@ -38,7 +39,7 @@ export function runNotice(report: RunReport, events: NotifyEvent[], where: { rep
     outcome: report.outcome,
     outcomeText: reportOutcomeWords(report),
     exitCode: report.exitCode,
-    ...(report.message ? { message: redactEmails(report.message) } : {}),
+    ...(report.message ? { message: maskText(report.message) } : {}),
     counts: runCounts(report),
     ...(report.drift ? { drift: { sampled: report.drift.sampled, deleted: report.drift.deleted.length, changed: report.drift.changed.length } } : {}),
     target: { baseUrl: report.target.baseUrl, groupId: report.target.groupId },
