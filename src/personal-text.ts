@@ -19,3 +19,8 @@ export function personal(value: string): string {
 export function replacePersonal(text: string, replacement: string): string {
   return text.replace(/\u2068[^\u2069]*\u2069/g, replacement);
 }
+
+/** `text` without the marks, as a person reads it. */
+export function unmarked(text: string): string {
+  return text.replace(/[\u2068\u2069]/g, '');
+}
