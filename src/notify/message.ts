@@ -1,7 +1,8 @@
 /**
  * What a notification says, in the three webhook formats and as an e-mail. Pure. Counts, the
- * outcome in words, the reason and where the report is; no roster values, and e-mail-shaped text
- * in the message masked, as in report.md (the channel is read more widely than the report).
+ * outcome in words, the reason and where the report is; no roster values: the ones the message
+ * quotes (a guard's examples, an encoding's evidence) and e-mail-shaped text are masked as under
+ * --mask (report/mask.ts maskText), whatever the run's flags (the channel is read more widely than the report).
  */
 import type { NotifyEvent } from '../config/pipeline.js';
 import { reportOutcomeWords } from '../report/format.js';

@@ -2,8 +2,9 @@
  * `--mask` for the files a run writes: the report a CI job uploads or shows (report.md,
  * report.html, report.json, the job summary, rejected.csv) leaves the machine, so it carries the
  * same masking as the console's plan diff: every roster or service value becomes `(masked)`
- * (lists keep their length, so a reader still sees how many), names are masked, and e-mail-shaped
- * strings in free text are redacted. client_ids, field names, counts and outcomes stay: they are
+ * (lists keep their length, so a reader still sees how many), names are masked, and free text
+ * (messages, notes, errors) loses the roster values its builder marked personal and e-mail-shaped
+ * strings (maskText). client_ids, field names, counts and outcomes stay: they are
  * what a drift check is read for.
  */
 import { replacePersonal } from '../personal-text.js';
