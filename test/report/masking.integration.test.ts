@@ -1,7 +1,7 @@
 /**
  * Masked means masked: rosters whose every personal cell (names, emails, ORCID iDs, free text, a
  * column no field maps, an option label the service lacks) carries a marker go through every
- * command that masks (`plan --mask`) and every alert kind (failure, refused, rejects, drift,
+ * command that masks (`plan --mask`, with `--json` too, and `revert --mask`) and every alert kind (failure, refused, rejects, drift,
  * success; webhook and e-mail), in the situations that quote people: an identity-change guard's
  * examples, an uncertain encoding's evidence, rejected rows. Every byte written where masking or an
  * alert applies (stdout, stderr, the report folder, the job summary, the alert bodies) is searched
@@ -178,6 +178,10 @@ describe('masked means masked', () => {
     // a changed value planned: the diff, masked.
     await writeFile(join(dir, 'roster.csv'), csv([person(1, { notes: 'mkqchanged note' }), ...good.slice(1)]));
     check('plan --mask with changes', (await run(['plan', 'pipeline.yaml', '--mask'])).written);
+    // revert, the other command that masks: the plan that undoes the first sync.
+    const revert = await run(['revert', 'pipeline.yaml', 'last', '--mask']);
+    expect(revert.written.stdout).toMatch(/\(masked\)/);
+    check('revert --mask', revert.written);
 
     // drift: a record deleted in the service; success after it, in each webhook format.
     for (const format of ['slack', 'teams', 'json']) {
@@ -196,6 +200,7 @@ describe('masked means masked', () => {
     const refusedPlan = await run(['plan', 'pipeline.yaml', '--mask']);
     expect(refusedPlan.code).toBe(3);
     check('plan --mask refused by the identity guard', refusedPlan.written);
+    check('plan --mask --json refused by the identity guard', (await run(['plan', 'pipeline.yaml', '--mask', '--json'])).written);
     from = mark();
     expect((await run(['sync', 'pipeline.yaml'])).code).toBe(3);
     check('refused alert', alertsSince(from));
