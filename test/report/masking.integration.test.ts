@@ -65,7 +65,9 @@ custom_fields:
 `;
 
 const ROWS = 12;
-const ORCIDS = Array.from({ length: ROWS + 2 }, (_, i) => orcid(i + 1));
+/** An ORCID iD whose check digit is wrong: a rejected row's value. */
+const BAD_ORCID = orcid(ROWS + 3).replace(/.$/, (digit) => (digit === '0' ? '1' : '0'));
+const ORCIDS = [...Array.from({ length: ROWS + 3 }, (_, i) => orcid(i + 1)), BAD_ORCID];
 
 /** Every marker found in `text`. */
 function markers(text: string): string[] {
@@ -160,7 +162,7 @@ function leaks(written: Record<string, string>): Record<string, string[]> {
 
 describe('masked means masked', () => {
   const good = Array.from({ length: ROWS }, (_, i) => person(i + 1));
-  const rejected = [person(ROWS + 1, { email: 'mkqnot-an-email' }), person(ROWS + 2, { areas: 'Mkqarea' })];
+  const rejected = [person(ROWS + 1, { email: 'mkqnot-an-email' }), person(ROWS + 2, { areas: 'Mkqarea' }), person(ROWS + 3, { orcid: BAD_ORCID })];
 
   it('every plan --mask and every alert, across rejects, drift, success, refused and failure', async () => {
     const seen: Record<string, string[]>[] = [];
