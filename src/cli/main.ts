@@ -16,6 +16,7 @@ import type { CommandContext } from './command.js';
 import { processIo, type CliIo } from './io.js';
 import { formatOf, writeNotice } from './stderr.js';
 import { commandName, lazyCommands } from './commands/index.js';
+import { maskText } from '../report/mask.js';
 
 /** -v, -vv, -vvv. */
 const VERBOSE_LEVELS: readonly LogLevel[] = ['info', 'debug', 'trace'];
@@ -44,7 +45,7 @@ export async function main(argv: string[], io: CliIo = processIo()): Promise<num
     await parser.parseAsync();
     return exitCode;
   } catch (error) {
-    return reportError(error, io, { json });
+    return reportError(error, io, { json, mask: wantsMask(argv) });
   }
 }
 
@@ -195,8 +196,17 @@ function unknownFlags(argv: readonly string[], parser: Argv): { unknown: string[
 
 /** `--json` anywhere on the line (also when parsing failed before it was read). */
 function wantsJson(argv: readonly string[]): boolean {
+  return hasFlag(argv, 'json');
+}
+
+/** `--mask` (plan, revert): the error that ends the command is masked as its report is. */
+function wantsMask(argv: readonly string[]): boolean {
+  return hasFlag(argv, 'mask');
+}
+
+function hasFlag(argv: readonly string[], name: string): boolean {
   const end = argv.indexOf('--');
-  return (end < 0 ? argv : argv.slice(0, end)).some((arg) => arg === '--json' || arg === '--json=true');
+  return (end < 0 ? argv : argv.slice(0, end)).some((arg) => arg === `--${name}` || arg === `--${name}=true`);
 }
 
 interface ErrorShape {
@@ -214,9 +224,9 @@ interface ErrorShape {
  *   (pino: `level` 50, `time`, `msg`, plus `hint` and `exitCode`);
  * - human lines (on a terminal): `error: ...` and `hint: ...`, beside the logs' human lines.
  */
-export function reportError(error: unknown, io: CliIo, options: { json?: boolean } = {}): number {
+export function reportError(error: unknown, io: CliIo, options: { json?: boolean; mask?: boolean } = {}): number {
   const debug = io.env.ROSTERSYNC_DEBUG === '1';
-  const shape = describeError(error);
+  const shape = maskedShape(describeError(error), options.mask === true);
   const stack = debug && error instanceof Error && error.stack ? error.stack : undefined;
   const extra = { ...(shape.hint ? { hint: shape.hint } : {}), exitCode: shape.exitCode, ...(shape.unexpected ? { unexpected: true } : {}) };
   if (options.json) {
@@ -230,6 +240,12 @@ export function reportError(error: unknown, io: CliIo, options: { json?: boolean
   }
   if (stack) io.stderr.write(`${stack}\n`);
   return shape.exitCode;
+}
+
+/** Under --mask, the roster values an error quotes (report/mask.ts maskText); the message is otherwise as built. */
+function maskedShape(shape: ErrorShape, mask: boolean): ErrorShape {
+  if (!mask) return shape;
+  return { ...shape, message: maskText(shape.message), hint: shape.hint === undefined ? undefined : maskText(shape.hint) };
 }
 
 function describeError(error: unknown): ErrorShape {

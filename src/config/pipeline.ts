@@ -145,8 +145,14 @@ export const notifySchema = z
           host: z.string().min(1),
           /** 587 (STARTTLS) by default; 465 with `secure: true`. */
           port: z.number().int().min(1).max(65535).optional(),
-          /** TLS from the first byte (port 465); otherwise STARTTLS when the server offers it. */
+          /** TLS from the first byte (port 465); otherwise STARTTLS, which the server must offer (src/notify/email.ts). */
           secure: z.boolean().default(false),
+          /**
+           * Send without TLS when the server offers none: only for a relay you trust the network to
+           * (the password and the message then cross it in clear). Without it, a server off loopback,
+           * or any server asked for a login, must offer STARTTLS.
+           */
+          allow_plaintext: z.boolean().default(false),
           user: z.string().min(1).optional(),
           /** Environment variable holding the SMTP password. */
           password_env: envName.optional(),

@@ -7,6 +7,7 @@ import { MAX_SERIAL_DAY, serialDay } from '../sources/excel-serial.js';
 import { truncate } from '../sources/headers.js';
 import type { CellValue } from '../sources/types.js';
 import type { DATE_FORMATS } from './schema.js';
+import { personal } from '../personal-text.js';
 
 export type Coerced<T> = { ok: true; value: T } | { ok: false; code: string; message: string; hint: string };
 
@@ -172,7 +173,7 @@ export function coerceOption(label: string, index: OptionIndex): Coerced<string>
   if (apiId !== undefined) return { ok: true, value: apiId };
   return fail(
     'unknown_option',
-    `"${truncate(label, 40)}" is not one of the allowed labels: ${index.labels.join(', ')}`,
+    `"${personal(truncate(label, 40))}" is not one of the allowed labels: ${index.labels.join(', ')}`,
     'Use one of the allowed labels, or map this legacy label with `values:` in the mapping.',
   );
 }

@@ -1,16 +1,17 @@
 /**
  * Alerts (`notify:` in the pipeline): after a real sync (never a dry run or a plan) whose events
  * (events.ts) include one the pipeline lists, a webhook and/or an e-mail says what happened and
- * where the report is. Sent before the report files are written, so the outcome of each delivery
- * is in the report's notes. A notification that fails is retried briefly (deliver.ts), logged and
- * noted; it never changes the run's outcome or exit code. Secrets (the webhook URL, the HMAC
- * secret, the SMTP password) come from the environment and are never printed: targets are named
- * by host only.
+ * where the report is. Sent after the report files are written (sync/record.ts), so a channel
+ * that stalls can never cost the report; the channels are tried side by side, each attempt has a
+ * deadline, all of them together end within `ALERTS_CEILING_MS`, and the run's stop signal ends
+ * them at once. A notification that fails is retried briefly (deliver.ts), logged and noted; it
+ * never changes the run's outcome or exit code. Secrets (the webhook URL, the HMAC secret, the
+ * SMTP password) come from the environment and are never printed: targets are named by host only.
  */
 import type { Logger } from 'pino';
 import type { NotifyConfig, RejectsPolicy } from '../config/pipeline.js';
 import type { RunReport } from '../report/types.js';
-import { postWebhook, withRetries, type Delivered, type DeliveryOptions } from './deliver.js';
+import { ALERTS_CEILING_MS, postWebhook, withRetries, type Delivered, type DeliveryOptions } from './deliver.js';
 import { sendEmail } from './email.js';
 import { runEvents } from './events.js';
 import { noticeLines, noticeTitle, runNotice, webhookBody } from './message.js';
@@ -25,6 +26,8 @@ export interface NotifyContext {
   rejects?: RejectsPolicy | undefined;
   logger?: Logger | undefined;
   delivery?: DeliveryOptions | undefined;
+  /** The run's stop signal (SIGINT/SIGTERM): ends the alerts at once when it fires while they are sent. */
+  signal?: AbortSignal | undefined;
 }
 
 /** Sends the notifications a run calls for; returns the notes for its report (none when it calls for none). */
@@ -36,7 +39,8 @@ export async function notifyRun(config: NotifyConfig | undefined, report: RunRep
   const notice = runNotice(report, matched, { reportDir: context.reportDir, reportUrl: context.fellBack ? undefined : config.report_url });
   const sends: { sink: string; send: () => Promise<Delivered> }[] = [];
   const { env } = context;
-  const delivery = context.delivery ?? {};
+  const limits = alertLimits(context);
+  const delivery = { ...context.delivery, signal: limits.signal };
   const url = config.webhook ? env[config.webhook.url_env] : undefined;
   const secret = config.webhook?.secret_env ? env[config.webhook.secret_env] : undefined;
   const password = config.email?.smtp.password_env ? env[config.email.smtp.password_env] : undefined;
@@ -64,21 +68,47 @@ export async function notifyRun(config: NotifyConfig | undefined, report: RunRep
     });
   }
 
-  const notes: string[] = [];
   const secrets = [url, secret, password];
-  for (const { sink, send } of sends) {
-    try {
-      const { attempts } = await send();
-      notes.push(`notified ${sink} (${matched.join(', ')})${attempts > 1 ? ` at attempt ${attempts}` : ''}.`);
-      context.logger?.info({ runId: report.runId, sink, events: matched }, 'notification sent');
-    } catch (error) {
-      const attempts = error instanceof Error && 'attempts' in error ? Number(error.attempts) : 1;
-      const why = scrub(error instanceof Error ? error.message : String(error), secrets);
-      notes.push(`the notification by ${sink} failed after ${attempts} attempt${attempts === 1 ? '' : 's'}: ${why}. The run's outcome is unchanged.`);
-      context.logger?.warn({ runId: report.runId, sink, attempts, error: why }, 'notification failed');
-    }
+  try {
+    return await Promise.all(
+      sends.map(async ({ sink, send }) => {
+        try {
+          const { attempts } = await send();
+          context.logger?.info({ runId: report.runId, sink, events: matched }, 'notification sent');
+          return `notified ${sink} (${matched.join(', ')})${attempts > 1 ? ` at attempt ${attempts}` : ''}.`;
+        } catch (error) {
+          const attempts = error instanceof Error && 'attempts' in error ? Number(error.attempts) : 1;
+          const why = scrub(error instanceof Error ? error.message : String(error), secrets);
+          context.logger?.warn({ runId: report.runId, sink, attempts, error: why }, 'notification failed');
+          return `the notification by ${sink} failed after ${attempts} attempt${attempts === 1 ? '' : 's'}: ${why}. The run's outcome is unchanged.`;
+        }
+      }),
+    );
+  } finally {
+    limits.release();
   }
-  return notes;
+}
+
+/**
+ * One signal for every attempt and wait of a run's alerts: it aborts when their ceiling is reached
+ * or when the run is told to stop while they are sent. A run stopped before (an interrupted run,
+ * whose alert says so) still gets its alerts, within the ceiling; a second signal exits the process.
+ */
+function alertLimits(context: NotifyContext): { signal: AbortSignal; release: () => void } {
+  const totalMs = context.delivery?.totalMs ?? ALERTS_CEILING_MS;
+  const controller = new AbortController();
+  const timer = setTimeout(() => controller.abort(new Error(`the alerts' time (${totalMs / 1000} s for all of them) ran out`)), totalMs);
+  timer.unref();
+  const run = context.signal;
+  const onStop = () => controller.abort(new Error('the run was told to stop'));
+  if (run && !run.aborted) run.addEventListener('abort', onStop, { once: true });
+  return {
+    signal: controller.signal,
+    release: () => {
+      clearTimeout(timer);
+      run?.removeEventListener('abort', onStop);
+    },
+  };
 }
 
 function hostOf(url: string | undefined): string | undefined {

@@ -1,10 +1,12 @@
 /**
  * What a notification says, in the three webhook formats and as an e-mail. Pure. Counts, the
- * outcome in words, the reason and where the report is; no roster values, and e-mail-shaped text
- * in the message masked, as in report.md (the channel is read more widely than the report).
+ * outcome in words, the reason and where the report is; no roster values: the ones the message
+ * quotes (a guard's examples, an encoding's evidence) and e-mail-shaped text are masked as under
+ * --mask (report/mask.ts maskText), whatever the run's flags (the channel is read more widely than the report).
  */
 import type { NotifyEvent } from '../config/pipeline.js';
-import { redactEmails, reportOutcomeWords } from '../report/format.js';
+import { reportOutcomeWords } from '../report/format.js';
+import { maskText } from '../report/mask.js';
 import { runCounts } from '../report/history.js';
 import type { RunReport } from '../report/types.js';
 
@@ -38,7 +40,7 @@ export function runNotice(report: RunReport, events: NotifyEvent[], where: { rep
     outcome: report.outcome,
     outcomeText: reportOutcomeWords(report),
     exitCode: report.exitCode,
-    ...(report.message ? { message: redactEmails(report.message) } : {}),
+    ...(report.message ? { message: maskText(report.message) } : {}),
     counts: runCounts(report),
     ...(report.drift ? { drift: { sampled: report.drift.sampled, deleted: report.drift.deleted.length, changed: report.drift.changed.length } } : {}),
     target: { baseUrl: report.target.baseUrl, groupId: report.target.groupId },

@@ -5,6 +5,7 @@
 import type { PolicyConfig } from '../config/pipeline.js';
 import type { IdentityChange } from './identity-changes.js';
 import type { GuardResult } from './types.js';
+import { personal } from '../personal-text.js';
 
 export interface GuardInput {
   guards: PolicyConfig['guards'];
@@ -117,7 +118,7 @@ export function evaluateGuards(input: GuardInput): GuardResult[] {
   const identityChanges = input.identityChanges ?? [];
   const identityLimit = Math.min(guards.max_identity_changes, Math.max(1, Math.floor((input.ownedCount * guards.max_identity_change_percent) / 100)));
   if (identityChanges.length > identityLimit) {
-    const examples = identityChanges.slice(0, 5).map((c) => `${c.clientId}: "${c.before}" → "${c.after}"`).join('; ');
+    const examples = identityChanges.slice(0, 5).map((c) => `${c.clientId}: "${personal(c.before)}" → "${personal(c.after)}"`).join('; ');
     results.push({
       guard: 'identity_changes',
       tripped: (allow.identityChanges ?? 0) < identityChanges.length,

@@ -2,16 +2,26 @@
  * `--mask` for the files a run writes: the report a CI job uploads or shows (report.md,
  * report.html, report.json, the job summary, rejected.csv) leaves the machine, so it carries the
  * same masking as the console's plan diff: every roster or service value becomes `(masked)`
- * (lists keep their length, so a reader still sees how many), names are masked, and e-mail-shaped
- * strings in free text are redacted. client_ids, field names, counts and outcomes stay: they are
+ * (lists keep their length, so a reader still sees how many), names are masked, and free text
+ * (messages, notes, errors) loses the roster values its builder marked personal and e-mail-shaped
+ * strings (maskText). client_ids, field names, counts and outcomes stay: they are
  * what a drift check is read for.
  */
+import { replacePersonal } from '../personal-text.js';
 import type { CellValue } from '../sources/types.js';
 import { redactEmails } from './format.js';
 import type { RejectedRow } from '../mapping/types.js';
 import type { FieldChange, RecordEntry, RunReport } from './types.js';
 
 export const MASKED = '(masked)';
+
+/**
+ * Free text (a message, a note, an error) as masked outputs and alerts show it: the roster values
+ * its builder marked personal (personal-text.ts) become `(masked)`, and e-mail-shaped text is redacted.
+ */
+export function maskText(text: string): string {
+  return redactEmails(replacePersonal(text, MASKED));
+}
 
 type Value = FieldChange['after'];
 
@@ -40,7 +50,7 @@ export function maskRecord(record: RecordEntry): RecordEntry {
     ...record,
     changes: record.changes.map(maskChange),
     ...(record.overwritten ? { overwritten: record.overwritten.map((value) => ({ ...value, before: maskValue(value.before), after: maskValue(value.after) })) } : {}),
-    ...(record.error !== undefined ? { error: redactEmails(record.error) } : {}),
+    ...(record.error !== undefined ? { error: maskText(record.error) } : {}),
   };
 }
 
@@ -50,9 +60,9 @@ function maskRow(row: RejectedRow): RejectedRow {
     values: Object.fromEntries(Object.entries(row.values).map(([column, value]) => [column, maskCell(value)])),
     problems: row.problems.map((problem) => ({
       ...problem,
-      message: redactEmails(problem.message),
+      message: maskText(problem.message),
       ...(problem.value !== undefined ? { value: MASKED } : {}),
-      ...(problem.hint !== undefined ? { hint: redactEmails(problem.hint) } : {}),
+      ...(problem.hint !== undefined ? { hint: maskText(problem.hint) } : {}),
     })),
   };
 }
@@ -60,7 +70,9 @@ function maskRow(row: RejectedRow): RejectedRow {
 export function maskReport(report: RunReport): RunReport {
   return {
     ...report,
-    ...(report.message !== undefined ? { message: redactEmails(report.message) } : {}),
+    ...(report.message !== undefined ? { message: maskText(report.message) } : {}),
+    // A guard's message quotes examples (the identity-change guard's names).
+    guards: report.guards.map((guard) => ({ ...guard, message: maskText(guard.message) })),
     records: report.records.map(maskRecord),
     rejectedRows: report.rejectedRows.map(maskRow),
     ...(report.warnings ? { warnings: report.warnings.map(maskRow) } : {}),
@@ -71,6 +83,6 @@ export function maskReport(report: RunReport): RunReport {
     ...(report.discardedRows
       ? { discardedRows: report.discardedRows.map((row) => ({ ...row, notSynced: Object.fromEntries(Object.keys(row.notSynced).map((column) => [column, MASKED])) })) }
       : {}),
-    notes: report.notes.map(redactEmails),
+    notes: report.notes.map(maskText),
   };
 }

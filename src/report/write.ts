@@ -137,6 +137,42 @@ export async function writeReport(report: RunReport, options: WriteReportOptions
 }
 
 /**
+ * Writes report.json, report.md and report.html again over a report already written, for what the
+ * run learnt after writing it (its alerts' outcomes, sync/record.ts): the report exists before an
+ * alert can stall, and says how each went once they are done. records.jsonl, the record pages,
+ * rejected.csv, the run history and the step summary hold nothing that changes, and are left.
+ */
+export async function rewriteReportSummary(report: RunReport, written: WrittenReport, options: Pick<WriteReportOptions, 'history' | 'records'>): Promise<void> {
+  const htmlOptions = options.history ? { indexHref: indexSegments(written.dir, resolve(options.history.root)) } : {};
+  const firstPage = recordPageOne(report, options.records ?? (() => report.records));
+  const writes: [string, string | Iterable<string>][] = [
+    [written.files.json, reportJson(report)],
+    [written.files.md, renderMarkdown(report)],
+    [written.files.html, renderHtml(report, { ...htmlOptions, ...(firstPage ? { page: firstPage } : {}) })],
+  ];
+  for (const [path, content] of writes) {
+    try {
+      await writeFileAtomic(path, content);
+    } catch (error) {
+      throw cannotWrite(path, error);
+    }
+  }
+}
+
+/** report.html's page of records when they take more than one (writeRecordPages wrote the others). */
+function recordPageOne(report: RunReport, records: () => Iterable<RecordEntry>): RecordPage | undefined {
+  const total = report.records.length + (report.recordsOmitted ?? 0);
+  const pages = Math.ceil(total / RECORDS_PER_PAGE);
+  if (pages <= 1) return undefined;
+  const first: RecordEntry[] = [];
+  for (const record of records()) {
+    first.push(record);
+    if (first.length === RECORDS_PER_PAGE) break;
+  }
+  return { number: 1, pages, total, records: first };
+}
+
+/**
  * report.json: exactly `JSON.stringify(report, null, 2)` and a newline, but made a record at a
  * time. A million planned records come to more text than one JavaScript string may hold (about
  * 512 MB), so the whole text is never built.

@@ -18,6 +18,7 @@ import { detectLegacyEncoding, namesEachWay, type Detection } from './csv-detect
 import { encodingOfLabel, iconvCodec } from './encodings.js';
 import { firstInvalidUtf8Index, incompleteUtf8Tail, lineBreaksIn } from './csv-sniff.js';
 import { SourceError } from './source-error.js';
+import { personal } from '../personal-text.js';
 
 /** Bytes per chunk of the decoded stream (the reader's sample size). */
 export const CSV_CHUNK_BYTES = 64 * 1024;
@@ -63,7 +64,7 @@ export function utf8Evidence(sample: Buffer): Utf8Evidence {
   return found;
 }
 
-const quoted = (words: readonly string[]): string => words.map((word) => `"${word}"`).join(', ');
+const quoted = (words: readonly string[]): string => words.map((word) => `"${personal(word)}"`).join(', ');
 
 /** The line to add to the pipeline for an encoding (every WHATWG name, lower-cased, is a label). */
 export const encodingLine = (encoding: string): string => `encoding: ${encoding.toLowerCase()}`;

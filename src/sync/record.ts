@@ -6,6 +6,7 @@
  * fallback directory if need be, report/fallback.ts) with the problem as a warning.
  * `recordEarlyFailure` leaves the same trace for a run that failed before its plan existed.
  */
+import { resolve } from 'node:path';
 import type { ResolvedPipeline } from '../config/load.js';
 import { reportDirFor, reportRootFor } from '../report/location.js';
 import { parseKeep } from '../report/retention.js';
@@ -13,7 +14,7 @@ import type { RecordEntry, RunReport } from '../report/types.js';
 import { reportDestination, writeReportOrFallback } from '../report/fallback.js';
 import { maskRecord, maskReport } from '../report/mask.js';
 import { dialectFor } from '../report/rejected-csv.js';
-import type { WrittenReport } from '../report/write.js';
+import { rewriteReportSummary, type WrittenReport } from '../report/write.js';
 import { notifyRun } from '../notify/index.js';
 import { fileSystemHint, fileSystemProblem } from '../file-system-problem.js';
 import type { StateBackend } from '../state/backend.js';
@@ -58,18 +59,13 @@ export async function recordRun(input: RecordInput): Promise<WrittenReport> {
       'rejected.csv is a CSV file while this pipeline reads a workbook: copy the fixed rows back into the sheet, or read rejected.csv with a copy of the pipeline whose source is `{ file: rejected.csv, format: csv }`.',
     );
   }
-  // The alerts name the folder the report will really be in, the fallback one included.
-  const destination = await reportDestination(report, reportOptions(pipeline, report, options));
-  report.notes.push(...(await notifyFor(pipeline, report, options, destination)));
   // The files may leave the machine (CI artifacts, the job summary): masked as the console is.
   const records = input.records && options.mask ? () => mapIterable(input.records!(), maskRecord) : input.records;
-  const written = await writeReportOrFallback(options.mask ? maskReport(report) : report, {
-    ...reportOptions(pipeline, report, options),
-    ...(records ? { records } : {}),
-    ...(destination.unwritable !== undefined ? { unwritable: destination.unwritable } : {}),
-  });
+  const where = reportOptions(pipeline, report, options);
+  const written = await writeReportOrFallback(options.mask ? maskReport(report) : report, { ...where, ...(records ? { records } : {}) });
   if (stateProblem) written.warnings.push(stateProblem);
   written.warnings.push(...(await metricsFor(pipeline, store, report, options)));
+  await alertAfterReport(input, written, records);
   return written;
 }
 
@@ -84,15 +80,33 @@ function* mapIterable<T, U>(items: Iterable<T>, map: (item: T) => U): Generator<
   for (const item of items) yield map(item);
 }
 
-/** The run's alerts (notify/), sent before the report is written so that their outcome is in it. */
-function notifyFor(pipeline: ResolvedPipeline, report: RunReport, options: RecordInput['options'], destination: { dir: string; unwritable?: string }): Promise<string[]> {
+/**
+ * The run's alerts (notify/), sent once the report is written, so an alert that stalls never
+ * costs the report (nor holds the run: notify/index.ts bounds them). Their outcome then joins the
+ * report's notes: in memory for the caller, and in report.json, report.md and report.html.
+ */
+async function alertAfterReport(input: Omit<RecordInput, 'validRecords'>, written: WrittenReport, records: RecordInput['records']): Promise<void> {
+  const { pipeline, report, options } = input;
+  const where = reportOptions(pipeline, report, options);
+  const notes = await notifyFor(pipeline, report, options, { dir: written.dir, fellBack: written.dir !== resolve(where.dir) });
+  if (notes.length === 0) return;
+  report.notes.push(...notes);
+  try {
+    await rewriteReportSummary(options.mask ? maskReport(report) : report, written, { ...(where.history ? { history: where.history } : {}), ...(records ? { records } : {}) });
+  } catch (error) {
+    written.warnings.push(`The report was written, but not the outcome of its alerts: ${error instanceof Error ? error.message : String(error)} (see the log).`);
+  }
+}
+
+function notifyFor(pipeline: ResolvedPipeline, report: RunReport, options: RecordInput['options'], destination: { dir: string; fellBack: boolean }): Promise<string[]> {
   return notifyRun(pipeline.config.notify, report, {
     env: options.env ?? process.env,
     reportDir: destination.dir,
-    fellBack: destination.unwritable !== undefined,
+    fellBack: destination.fellBack,
     rejects: pipeline.config.policy.rejects,
     logger: options.logger,
     delivery: options.notify,
+    signal: options.signal,
   });
 }
 
@@ -113,19 +127,21 @@ function reportOptions(pipeline: ResolvedPipeline, report: RunReport, options: R
  */
 export async function recordEarlyFailure(input: Omit<RecordInput, 'validRecords'>): Promise<void> {
   const { pipeline, store, report, options } = input;
-  // First, so that a state or report folder that cannot be written does not also silence the alert.
-  const destination = await reportDestination(report, reportOptions(pipeline, report, options));
-  report.notes.push(...(await notifyFor(pipeline, report, options, destination)));
+  let written: WrittenReport | undefined;
   try {
     store.startRun({ id: report.runId, dryRun: report.dryRun, sourceSha256: '' });
     store.finishRun({ id: report.runId, outcome: 'failed', validRecords: 0, counts: report.counts });
-    const written = await writeReportOrFallback(report, {
-      ...reportOptions(pipeline, report, options),
-      ...(destination.unwritable !== undefined ? { unwritable: destination.unwritable } : {}),
-    });
+    written = await writeReportOrFallback(options.mask ? maskReport(report) : report, reportOptions(pipeline, report, options));
     options.logger?.error({ runId: report.runId, pipeline: pipeline.name, exitCode: report.exitCode, report: written.files.json }, 'run failed before planning');
   } catch {
     // The original error is what the operator needs; a report that cannot be written must not hide it.
   }
   await metricsFor(pipeline, store, report, options);
+  if (written) {
+    await alertAfterReport(input, written, undefined);
+    return;
+  }
+  // No report: a state or report folder that cannot be written must not also silence the alert.
+  const destination = await reportDestination(report, reportOptions(pipeline, report, options));
+  report.notes.push(...(await notifyFor(pipeline, report, options, { dir: destination.dir, fellBack: destination.unwritable !== undefined })));
 }

@@ -46,6 +46,8 @@ export interface ReportRequest {
   mask?: boolean | undefined;
   /** `--metrics-file` (src/metrics/target.ts). */
   metricsFile?: string | undefined;
+  /** The run's stop signal: ends its alerts at once when it fires while they are sent. */
+  signal?: AbortSignal | undefined;
 }
 
 export interface RunRequest {
@@ -87,6 +89,6 @@ export function runRequestOf(options: RunOptions): RunRequest {
       logger: options.logger,
       onProgress: options.onProgress,
     },
-    report: { reportDir: options.reportDir, cwd: options.cwd, env: options.env, logger: options.logger, notify: options.notify, mask: options.mask, metricsFile: options.metricsFile },
+    report: { reportDir: options.reportDir, cwd: options.cwd, env: options.env, logger: options.logger, notify: options.notify, mask: options.mask, metricsFile: options.metricsFile, signal: options.signal },
   };
 }

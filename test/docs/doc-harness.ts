@@ -25,13 +25,17 @@ export async function freePort(): Promise<number> {
   return port;
 }
 
-/** `rostersync` and `npx rostersync` as this checkout's CLI; any other npx goes to the real one. */
+/**
+ * `rostersync` and `npx --no-install rostersync` as the CLI of the checkout at `root`; a bare
+ * `npx rostersync` (which could fetch from the registry) fails the block; any other npx goes to
+ * the real one.
+ */
 export async function shims(dir: string, root = ROOT): Promise<string> {
   const bin = join(dir, 'bin');
   await mkdir(bin);
   const cli = join(root, 'bin', 'rostersync-dev.js');
   await writeFile(join(bin, 'rostersync'), `#!/bin/sh\nexec "${process.execPath}" "${cli}" "$@"\n`);
-  await writeFile(join(bin, 'npx'), `#!/bin/sh\nif [ "$1" = --no-install ]; then shift; fi\nif [ "$1" = rostersync ]; then shift; exec "${join(bin, 'rostersync')}" "$@"; fi\nexec "${join(dirname(process.execPath), 'npx')}" "$@"\n`);
+  await writeFile(join(bin, 'npx'), `#!/bin/sh\nif [ "$1" = --no-install ] && [ "$2" = rostersync ]; then shift 2; exec "${join(bin, 'rostersync')}" "$@"; fi\nif [ "$1" = rostersync ]; then echo "npx rostersync could fetch from the registry: write npx --no-install rostersync" >&2; exit 97; fi\nexec "${join(dirname(process.execPath), 'npx')}" "$@"\n`);
   await chmod(join(bin, 'rostersync'), 0o755);
   await chmod(join(bin, 'npx'), 0o755);
   return bin;

@@ -8,7 +8,7 @@
  * (`https://service.example.org`, `SERVICE_API_KEY=...`) becomes an emulator on 127.0.0.1 and its
  * key; a fixed emulator port (4010) becomes a free one, as engineers run tests side by side; a
  * command sent to the background (`&`) is waited for until its port answers; `rostersync` and
- * `npx rostersync` run this checkout's sources.
+ * `npx --no-install rostersync` run this checkout's sources.
  */
 import { readdir, readFile } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';

@@ -38,7 +38,7 @@ function notifyBlock(options: { on?: string[]; format?: string; email?: boolean;
     ...(options.webhook === false ? [] : ['  webhook:', '    url_env: TEST_WEBHOOK_URL', '    secret_env: TEST_WEBHOOK_SECRET', `    format: ${options.format ?? 'json'}`]),
     ...(options.email === false
       ? []
-      : ['  email:', `    smtp: { host: 127.0.0.1, port: ${smtp.port}, user: rostersync, password_env: TEST_SMTP_PASSWORD }`, '    from: rostersync@example.org', '    to: [office@example.org, lead@example.org]']),
+      : ['  email:', `    smtp: { host: 127.0.0.1, port: ${smtp.port}, user: rostersync, password_env: TEST_SMTP_PASSWORD, allow_plaintext: true }`, '    from: rostersync@example.org', '    to: [office@example.org, lead@example.org]']),
     '',
   ].join('\n');
 }
@@ -171,7 +171,7 @@ describe('notify', () => {
 
   it.each([
     ['down', (): Promise<void> => hook.close(), 3, /cannot connect \(ECONNREFUSED\)/],
-    ['slow', async (): Promise<void> => void (hook.mode = 'hang'), 3, /no answer within 0\.4 s/],
+    ['slow', async (): Promise<void> => void (hook.mode = 'hang'), 3, /no complete answer within 0\.4 s/],
     ['answering 500', async (): Promise<void> => void (hook.mode = 'error500'), 3, /HTTP 500/],
   ] as const)('a receiver that is %s: retried briefly, logged and noted; the outcome and exit code are unchanged', async (_name, breakIt, attempts, why) => {
     const project = await makeProject(people(5));

@@ -12,6 +12,7 @@ import { SqliteStateStore } from '../../src/state/sqlite/sqlite-store.js';
 import { planDigest, type PlanFile } from '../../src/sync/plan-file.js';
 import { cli, DELETE, emulator, FULL, makeProject, PARTIAL, people, type Project, type RosterRow } from '../support/project.js';
 import { existingGroupFixture, EXISTING_GROUP_ID, NOTES, COI, COI_YES, uiSet, uiGroup, writeCalls, recordsOf } from './helpers.js';
+import { unmarked } from '../../src/personal-text.js';
 
 const GROUP_CREATE = 'POST /api/external/authors-group/create/';
 
@@ -221,7 +222,7 @@ describe('state you can trust', () => {
       const guard = report.guards.find((g) => g.guard === 'identity_changes');
       expect(guard).toMatchObject({ tripped: true, allowWith: '--allow-identity-changes 40' });
       expect(guard!.message).toContain('40 owned records would become other people');
-      expect(guard!.message).toContain('p1: "Person 1 Jr" → "Other Person 0"');
+      expect(unmarked(guard!.message)).toContain('p1: "Person 1 Jr" → "Other Person 0"');
     }
     expect(writeCalls(emu).total).toBe(before);
     expect(recordsOf(emu, groupId!).p7).toMatchObject({ name: 'Person 7', [COI]: COI_YES });

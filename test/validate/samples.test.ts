@@ -7,6 +7,7 @@ import type { DesiredRecord } from '../../src/mapping/index.js';
 import { loadFieldsFile } from '../../src/config/fields-file.js';
 import { validatePipeline } from '../../src/sync/validate.js';
 import { ROOT, runCli, tempDir, writeFieldsFile } from './helpers.js';
+import { unmarked } from '../../src/personal-text.js';
 
 let dir: string;
 let fieldsFile: string;
@@ -39,7 +40,7 @@ describe('validate on the samples (offline, --fields-file)', () => {
     for (const code of ['invalid_orcid', 'invalid_email', 'duplicate_client_id', 'unknown_option', 'invalid_date', 'missing_required']) {
       expect(stdout).toContain(`  ${code} (`);
     }
-    expect(stdout).toContain('samples/legacy-export.csv row 15, column "Level", value "Guru": Expertise level: "Guru" is not one of the allowed labels: Junior, Senior, Expert');
+    expect(unmarked(stdout)).toContain('samples/legacy-export.csv row 15, column "Level", value "Guru": Expertise level: "Guru" is not one of the allowed labels: Junior, Senior, Expert');
     expect(stdout).toMatch(/row 13, column "PersonID", value "legacy-70117": client_id "legacy-70117" is also used by row 31/);
     expect(stdout.match(/\n\s+fix: /g)?.length).toBe(7);
   });

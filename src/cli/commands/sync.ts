@@ -123,7 +123,7 @@ export function printResult(result: RunResult, args: { json?: boolean; mask?: bo
     return result.exitCode;
   }
   const color = useColor(io.stdout, io.env);
-  io.stdout.write(renderConsoleSummary(result.report, { color, files: result.written.files }));
+  io.stdout.write(renderConsoleSummary(args.mask ? maskReport(result.report) : result.report, { color, files: result.written.files }));
   return result.exitCode;
 }
 
