@@ -92,7 +92,7 @@ async function gatherAndPlan(
     { runId, pipeline: pipeline.name, dryRun: options.dryRun === true, rows: roster.counts.rowsRead, valid: roster.counts.valid, rejected: roster.counts.rejected, plan: plan.counts, refused: plan.refused },
     `planned: ${estimateText(plan.estimate)}`,
   );
-  const prepared = { runId, startedAt: run.startedAt, pipeline, client, store, roster, plan, rowKeys, groupId: gathered.groupId, source: gathered.source, optionLabels: gathered.optionLabels, notes: gathered.notes, ...(gathered.drift ? { drift: gathered.drift } : {}) };
+  const prepared = { runId, startedAt: run.startedAt, pipeline, client, store, roster, plan, rowKeys, groupId: gathered.groupId, source: gathered.source, optionLabels: gathered.optionLabels, notes: gathered.notes, ...(gathered.drift ? { drift: gathered.drift } : {}), ...(gathered.nextDriftWindow ? { nextDriftWindow: gathered.nextDriftWindow } : {}) };
   return { prepared, stateSerial: gathered.stateSerial };
 }
 
