@@ -36,7 +36,7 @@ function notOurOwn(path: string, stat: Stats, closed: boolean): string | undefin
   const uid = process.getuid?.();
   const forbidden = closed ? 0o077 : 0o022;
   if (stat.isDirectory() && (uid === undefined || stat.uid === uid) && (stat.mode & forbidden) === 0) return undefined;
-  const what = closed ? 'closed to others' : 'that only this user can write';
+  const what = closed ? 'closed to others' : 'that no one else can write';
   return `${path} is not a folder of this user ${what} (owner ${stat.uid}, mode ${(stat.mode & 0o777).toString(8)})`;
 }
 
