@@ -52,7 +52,6 @@ describe('the shared budget across hosts', () => {
       for (const host of hosts) host.connection.close();
     }
     const turns = hosts.map((host) => host.turns);
-    console.log("TURNS", turns);
     expect(total, `turns: ${turns.join(', ')}`).toBeGreaterThanOrEqual(TOTAL);
     // Shared fairly: a third each, give or take the start.
     for (const count of turns) expect(count, `turns: ${turns.join(', ')}`).toBeGreaterThanOrEqual(TOTAL / 6);
