@@ -73,15 +73,14 @@ export function pickDriftReads(input: DriftPickInput): DriftPick {
   const readable = (clientId: string) => input.rosterIds.has(clientId) && !input.notUnchanged.has(clientId);
   const state = readDriftWindow(input.store);
   const picker = input.cycle > 0 ? new DriftWindowPicker(state, windowShare(input.ownedCount, input.cycle)) : undefined;
-  const ids = input.store.ownedIds();
-  const sample = reservoir(
-    filter(ids, (clientId) => {
+  // One pass: every owned id goes past the window, the readable ones on to the sample.
+  const readableIds = function* () {
+    for (const clientId of input.store.ownedIds()) {
       picker?.add(clientId);
-      return readable(clientId);
-    }),
-    input.sampleSize,
-    input.random,
-  );
+      if (readable(clientId)) yield clientId;
+    }
+  };
+  const sample = reservoir(readableIds(), input.sampleSize, input.random);
   if (!picker) return { clientIds: sample };
   const nowIso = new Date(input.now()).toISOString();
   const chosen = picker.finish(nowIso);
@@ -156,10 +155,6 @@ export class GroupGoneError extends UserFacingError {
       },
     );
   }
-}
-
-function* filter<T>(items: Iterable<T>, keep: (item: T) => boolean): Iterable<T> {
-  for (const item of items) if (keep(item)) yield item;
 }
 
 /** Algorithm R: a uniform sample of `size` items in one pass, whatever the count. */

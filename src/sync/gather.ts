@@ -68,8 +68,12 @@ export async function gatherPlanInput(input: {
   request: PlanRequest;
   rowKeys?: RowKeyRepairs;
   created?: NewRecords;
-  /** Read back a sample of unchanged records (sync/drift.ts): real syncs only, not plans nor `apply plan.json`, whose plan must not change. */
-  driftCheck?: boolean;
+  /**
+   * The drift check (sync/drift.ts): `read` back unchanged records in real syncs only, not in plans
+   * nor `apply plan.json`, whose plan must not change; `count` them for the estimate of a dry run
+   * whose real run would read them (not a saved plan: `apply` reads none).
+   */
+  driftCheck?: 'read' | 'count';
 }): Promise<GatheredInput> {
   const { pipeline, store, client, request } = input;
   const call: CallOptions = request.signal ? { signal: request.signal } : {};
@@ -216,13 +220,13 @@ export async function gatherPlanInput(input: {
   let drift: RunReport['drift'];
   let nextDriftWindow: DriftWindowState | undefined;
   let driftReads = 0;
-  if (!request.refresh && groupId !== null && (policy.drift_sample > 0 || policy.drift_cycle > 0) && ownedCount > 0) {
+  if (input.driftCheck && !request.refresh && groupId !== null && (policy.drift_sample > 0 || policy.drift_cycle > 0) && ownedCount > 0) {
     const notUnchanged = new Set([...classification.created.clientIds(), ...classification.changed.map((item) => item.record.clientId)]);
     for (const clientId of keepAsIs) notUnchanged.add(clientId);
     for (const clientId of unfinished.keys()) notUnchanged.add(clientId);
     const pick = { store, ownedCount, sampleSize: policy.drift_sample, cycle: policy.drift_cycle, rosterIds: roster.firstRowById, notUnchanged, random: request.random, now: request.now };
-    if (!input.driftCheck) driftReads = pickDriftReads(pick).clientIds.length;
-    const found = !input.driftCheck
+    if (input.driftCheck === 'count') driftReads = pickDriftReads(pick).clientIds.length;
+    const found = input.driftCheck !== 'read'
       ? undefined
       : await checkDrift({ ...pick, client, groupId, managedFields: compiled.managedFields, setFields: compiled.setFields, sourceFile: opened.file, call }).catch((error: unknown) => {
           // A check that cannot read (the service failing past its retries) is skipped, not fatal: the
