@@ -102,8 +102,9 @@ function openBudget(file: string, ownFolder: boolean): Database.Database {
     } catch (error) {
       throw new Error(`${error instanceof Error ? error.message : String(error)}: remove it, or set ROSTERSYNC_BUDGET_DIR to a folder of your own`, { cause: error });
     }
+  } else {
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
   }
-  else mkdirSync(dir, { recursive: true, mode: 0o700 });
   if (open.size === 0) prune(dir);
   const db = new Database(file);
   db.pragma('journal_mode = WAL');
