@@ -77,10 +77,13 @@ export class ClockOffset {
 
   /** Takes a reading of the shared clock and ours, both just read; returns the offset now. */
   sample(shared: number, ours: number): number {
-    const offset = shared - ours;
-    const slipped = this.best ? this.best.offset - Math.max(0, ours - this.best.at) * DRIFT_PER_MS : -Infinity;
-    this.best = offset >= slipped ? { offset, at: ours } : { offset: slipped, at: ours };
+    this.best = { offset: Math.max(shared - ours, this.at(ours)), at: ours };
     return this.best.offset;
+  }
+
+  /** The offset at `ours`, from the readings so far (-Infinity before the first). */
+  at(ours: number): number {
+    return this.best ? this.best.offset - Math.max(0, ours - this.best.at) * DRIFT_PER_MS : -Infinity;
   }
 }
 

@@ -23,25 +23,27 @@ const DB_NOW = 'extract(epoch from clock_timestamp()) * 1000';
 /** `clock` is the limiter's own (its host's monotonic clock); it may be any distance from the database's. */
 export function postgresPaceStore(connection: SyncConnection, budget: string, onFailure: (error: unknown) => void, clock: Clock = hostClock): PaceStore {
   const offset = new ClockOffset();
-  const dbNowOf = (result: { rows: unknown[] } | undefined) => Number((result!.rows[0] as { now: string | number }).now);
   const [, , , setup] = connection.run([
     { text: 'CREATE SCHEMA IF NOT EXISTS rostersync' },
     { text: `CREATE TABLE IF NOT EXISTS ${TABLE} (budget text PRIMARY KEY, state text NOT NULL, updated_at double precision NOT NULL)` },
     { text: `INSERT INTO ${TABLE} (budget, state, updated_at) VALUES ($1, '{}', 0) ON CONFLICT (budget) DO NOTHING`, values: [budget] },
     { text: `SELECT ${DB_NOW} AS now` },
   ]);
-  offset.sample(dbNowOf(setup), clock());
+  offset.sample(Number((setup!.rows[0] as { now: string | number }).now), clock());
   let alone: PaceState | undefined;
   return {
     update<T>(change: (state: PaceState) => T, initial: () => PaceState): T {
       if (alone) return change(alone);
       try {
-        // Two round trips: BEGIN, the locked read and the database's time once it is locked; then
-        // the write and COMMIT.
-        const [, read, time] = connection.run([{ text: 'BEGIN' }, { text: `SELECT state, updated_at FROM ${TABLE} WHERE budget = $1 FOR UPDATE`, values: [budget] }, { text: `SELECT ${DB_NOW} AS now` }]);
-        const dbNow = dbNowOf(time);
-        const ahead = offset.sample(dbNow, clock());
-        const row = read!.rows[0] as { state: string; updated_at: number } | undefined;
+        // Two round trips: BEGIN and the locked read with the database's time; then the write and
+        // COMMIT. The time may be taken before a wait for the lock: it is then too early, which
+        // ClockOffset ignores (it keeps the greatest reading).
+        const [, read] = connection.run([{ text: 'BEGIN' }, { text: `SELECT state, updated_at, ${DB_NOW} AS now FROM ${TABLE} WHERE budget = $1 FOR UPDATE`, values: [budget] }]);
+        const row = read!.rows[0] as { state: string; updated_at: number; now: string | number } | undefined;
+        // The row is made at the start; should it be gone, the offset known so far tells the time.
+        const ours = clock();
+        const ahead = row ? offset.sample(Number(row.now), ours) : offset.at(ours);
+        const dbNow = ours + ahead;
         const stored = row && freshPace(row.updated_at, dbNow, STALE_MS) ? decodePace(row.state) : undefined;
         const state = stored && plausiblePace(stored, dbNow) ? shiftPace(stored, -ahead) : initial();
         const result = change(state);
