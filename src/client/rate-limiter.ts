@@ -126,6 +126,9 @@ const JITTER_QUIET_MS = 4000;
  */
 const CATCH_UP_MS = 25;
 
+/** The longest single wait for a turn (pump). */
+const MAX_TIMER_MS = 60_000;
+
 /**
  * What the limiter knows of the budget it paces: its own, or kept by a coordinator and shared by
  * every process that spends one budget (src/coordinator/), so that they take turns on one pace.
@@ -273,7 +276,9 @@ export class RateLimiter {
       const slot = (this.claimedSlot ??= this.update((s) => this.claim(s, now)));
       if (slot > now) {
         this.timerPending = true;
-        void this.sleep(slot - now).then(() => {
+        // Bounded: a turn further away than a timer can wait (2^31-1 ms; Node fires such a timer
+        // at once, with a warning: a busy loop) or a minute is waited for in steps, each checking again.
+        void this.sleep(Math.min(slot - now, MAX_TIMER_MS)).then(() => {
           this.timerPending = false;
           this.pump();
         });

@@ -103,6 +103,12 @@ export const policySchema = z.strictObject({
    * takes as unchanged (src/sync/drift.ts): one GET each. 0 turns the drift check off.
    */
   drift_sample: z.number().int().min(0).max(1000).default(5),
+  /**
+   * Every owned record is read back once within this many real syncs: besides the random sample,
+   * each run reads the next ceil(owned / drift_cycle) records in client_id order (src/sync/drift-window.ts),
+   * one GET each (34 for 1,000 owned records at 30, 1,667 for 50,000). 0 turns the rotating window off.
+   */
+  drift_cycle: z.number().int().min(0).max(1_000_000).default(30),
   /** Rejected rows tolerated with exit 0 (outcome `warning`); without it any rejected row exits 2. */
   rejects: rejectsPolicySchema.optional(),
 });
@@ -185,6 +191,7 @@ export const pipelineSchema = z.strictObject({
     reports: { keep: 30 },
     duplicate_people: 'warn',
     drift_sample: 5,
+    drift_cycle: 30,
   }),
   /** Alerts: on which outcomes, to a webhook and/or by email (src/notify/). */
   notify: notifySchema.optional(),

@@ -8,7 +8,8 @@ import { RateLimiter, type PaceStore, type RateLimiterOptions } from '../client/
 import { connectState, sharedStateUrl } from '../state/postgres/connect.js';
 import type { SyncConnection } from '../state/postgres/sync-connection.js';
 import { postgresPaceStore } from './postgres.js';
-import { budgetDir, budgetFile, budgetName, sameHostPaceStore, sharedBudgetEnabled, wallClock } from './same-host.js';
+import { hostClock } from './pace-times.js';
+import { budgetDir, budgetDirMustBeOwn, budgetFile, budgetName, sameHostPaceStore, sharedBudgetEnabled } from './same-host.js';
 
 export { budgetDir, budgetFile, sharedBudgetEnabled, wallClock } from './same-host.js';
 
@@ -43,13 +44,13 @@ export function sharedLimiter(input: SharedLimiterInput): RateLimiter | undefine
         connection = connectState(shared.url, shared, { env: input.env });
         connections.set(shared.url, connection);
       }
-      store = postgresPaceStore(connection, budgetName(input.baseUrl, input.apiKey), alone);
+      store = postgresPaceStore(connection, budgetName(input.baseUrl, input.apiKey), alone, hostClock);
     } else {
-      store = sameHostPaceStore(budgetFile(budgetDir(input.env), input.baseUrl, input.apiKey), alone);
+      store = sameHostPaceStore(budgetFile(budgetDir(input.env), input.baseUrl, input.apiKey), alone, { clock: hostClock, ownFolder: budgetDirMustBeOwn(input.env) });
     }
   } catch (error) {
     alone(error);
     return undefined;
   }
-  return new RateLimiter({ ...input.rateLimit, now: wallClock, sleep: (ms, signal) => delay(ms, undefined, signal ? { signal } : {}), store });
+  return new RateLimiter({ ...input.rateLimit, now: hostClock, sleep: (ms, signal) => delay(ms, undefined, signal ? { signal } : {}), store });
 }

@@ -3,33 +3,51 @@
  * (docs/scaling.md): the same pace as on one host (same-host.ts), kept in a row of the state
  * database, one per base URL and key (hashed), claimed turn by turn in a transaction that locks
  * the row. A run that ends or dies claims no more turns: its share goes to the others at once, and
- * no lease needs reclaiming. Times are the hosts' wall clocks (NTP keeps them within milliseconds).
+ * no lease needs reclaiming.
+ *
+ * The row's times are on the database's clock, never a host's (pace-times.ts): a host whose clock
+ * runs behind would otherwise wait for turns that lie in its future while the others took them
+ * all. Each transaction reads the database's clock once the row is locked, and the store moves the
+ * state between that clock and the limiter's.
  */
-import type { PaceState, PaceStore } from '../client/rate-limiter.js';
+import type { Clock, PaceState, PaceStore } from '../client/rate-limiter.js';
 import type { SyncConnection } from '../state/postgres/sync-connection.js';
+import { ClockOffset, freshPace, hostClock, plausiblePace, shiftPace } from './pace-times.js';
 import { decodePace, encodePace, STALE_MS } from './same-host.js';
 
 /** Made on first use: a run may share its budget before `state migrate` knows of it, and it holds nothing to migrate. */
 const TABLE = 'rostersync.budget_pace';
+/** The database's clock in milliseconds: clock_timestamp() moves within a transaction, now() does not. */
+const DB_NOW = 'extract(epoch from clock_timestamp()) * 1000';
 
-export function postgresPaceStore(connection: SyncConnection, budget: string, onFailure: (error: unknown) => void): PaceStore {
-  connection.run([
+/** `clock` is the limiter's own (its host's monotonic clock); it may be any distance from the database's. */
+export function postgresPaceStore(connection: SyncConnection, budget: string, onFailure: (error: unknown) => void, clock: Clock = hostClock): PaceStore {
+  const offset = new ClockOffset();
+  const [, , , setup] = connection.run([
     { text: 'CREATE SCHEMA IF NOT EXISTS rostersync' },
     { text: `CREATE TABLE IF NOT EXISTS ${TABLE} (budget text PRIMARY KEY, state text NOT NULL, updated_at double precision NOT NULL)` },
     { text: `INSERT INTO ${TABLE} (budget, state, updated_at) VALUES ($1, '{}', 0) ON CONFLICT (budget) DO NOTHING`, values: [budget] },
+    { text: `SELECT ${DB_NOW} AS now` },
   ]);
+  offset.sample(Number((setup!.rows[0] as { now: string | number }).now), clock());
   let alone: PaceState | undefined;
   return {
     update<T>(change: (state: PaceState) => T, initial: () => PaceState): T {
       if (alone) return change(alone);
       try {
-        // Two round trips: BEGIN and the locked read, then the write and COMMIT.
-        const [, read] = connection.run([{ text: 'BEGIN' }, { text: `SELECT state, updated_at FROM ${TABLE} WHERE budget = $1 FOR UPDATE`, values: [budget] }]);
-        const row = read!.rows[0] as { state: string; updated_at: number } | undefined;
-        const now = Date.now();
-        const state = row && now - row.updated_at < STALE_MS ? decodePace(row.state) : initial();
+        // Two round trips: BEGIN and the locked read with the database's time; then the write and
+        // COMMIT. The time may be taken before a wait for the lock: it is then too early, which
+        // ClockOffset ignores (it keeps the greatest reading).
+        const [, read] = connection.run([{ text: 'BEGIN' }, { text: `SELECT state, updated_at, ${DB_NOW} AS now FROM ${TABLE} WHERE budget = $1 FOR UPDATE`, values: [budget] }]);
+        const row = read!.rows[0] as { state: string; updated_at: number; now: string | number } | undefined;
+        // The row is made at the start; should it be gone, the offset known so far tells the time.
+        const ours = clock();
+        const ahead = row ? offset.sample(Number(row.now), ours) : offset.at(ours);
+        const dbNow = ours + ahead;
+        const stored = row && freshPace(row.updated_at, dbNow, STALE_MS) ? decodePace(row.state) : undefined;
+        const state = stored && plausiblePace(stored, dbNow) ? shiftPace(stored, -ahead) : initial();
         const result = change(state);
-        connection.run([{ text: `UPDATE ${TABLE} SET state = $2, updated_at = $3 WHERE budget = $1`, values: [budget, encodePace(state), now] }, { text: 'COMMIT' }]);
+        connection.run([{ text: `UPDATE ${TABLE} SET state = $2, updated_at = ${DB_NOW} WHERE budget = $1`, values: [budget, encodePace(shiftPace(state, ahead))] }, { text: 'COMMIT' }]);
         return result;
       } catch (error) {
         // The database failing mid-run must not fail the run through its pace: go on alone. (The

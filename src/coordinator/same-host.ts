@@ -4,14 +4,17 @@
  * finishes or dies simply stops claiming turns, so the others get its share from the next turn.
  *
  * The file holds no secret (its name is a hash of the base URL and the key) and nothing worth
- * keeping: a state untouched for STALE_MS is started afresh.
+ * keeping: a state untouched for STALE_MS, or one no limiter could have written (pace-times.ts),
+ * is started afresh. Its times are on the host's monotonic clock.
  */
 import { createHash } from 'node:crypto';
 import { mkdirSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import type { PaceState, PaceStore } from '../client/rate-limiter.js';
+import type { Clock, PaceState, PaceStore } from '../client/rate-limiter.js';
+import { ownFolderInSharedPlaceSync } from '../private-dir.js';
+import { freshPace, hostClock, plausiblePace } from './pace-times.js';
 
 /** A pace no process touched for this long says nothing about the budget now. */
 export const STALE_MS = 10 * 60_000;
@@ -21,6 +24,16 @@ const PRUNE_MS = 24 * 3600_000;
 /** The folder of the budget files: `ROSTERSYNC_BUDGET_DIR`, else one per user under the temporary folder. */
 export function budgetDir(env: NodeJS.ProcessEnv): string {
   return env.ROSTERSYNC_BUDGET_DIR || join(tmpdir(), `rostersync-budget-${process.getuid?.() ?? 'user'}`);
+}
+
+/**
+ * The default folder is in the shared temporary folder, where another user may have made it first
+ * and put a pace in it that stalls every run: it is used only if it is this user's own and no one
+ * else can write in it (private-dir.ts). A folder named by ROSTERSYNC_BUDGET_DIR is the operator's
+ * choice and used as it is.
+ */
+export function budgetDirMustBeOwn(env: NodeJS.ProcessEnv): boolean {
+  return !env.ROSTERSYNC_BUDGET_DIR;
 }
 
 /** `ROSTERSYNC_SHARED_BUDGET=off` keeps every process on its own pace. */
@@ -37,14 +50,18 @@ export function budgetFile(dir: string, baseUrl: string, apiKey: string): string
   return join(dir, `budget-${budgetName(baseUrl, apiKey)}.sqlite`);
 }
 
-/** Wall-clock milliseconds with sub-millisecond steps: a clock the processes of a host share. */
+/** Wall-clock milliseconds with sub-millisecond steps (the benches' timestamps; the pace uses hostClock). */
 export const wallClock = (): number => performance.timeOrigin + performance.now();
 
 const open = new Map<string, Database.Database>();
 
-/** The PaceStore kept in `file`, shared with every process of this host that opens the same file. */
-export function sameHostPaceStore(file: string, onFailure: (error: unknown) => void): PaceStore {
-  const db = openBudget(file);
+/**
+ * The PaceStore kept in `file`, shared with every process of this host that opens the same file.
+ * `clock` is the limiter's, and must be the same for every process: the host's monotonic clock.
+ */
+export function sameHostPaceStore(file: string, onFailure: (error: unknown) => void, options: { clock?: Clock; ownFolder?: boolean } = {}): PaceStore {
+  const clock = options.clock ?? hostClock;
+  const db = openBudget(file, options.ownFolder === true);
   const read = db.prepare<[], { state: string; updated_at: number }>('SELECT state, updated_at FROM pace WHERE id = 1');
   const write = db.prepare('INSERT INTO pace (id, state, updated_at) VALUES (1, ?, ?) ON CONFLICT (id) DO UPDATE SET state = excluded.state, updated_at = excluded.updated_at');
   // The file failing mid-run (removed, disk full, locked for seconds) must not fail the run: the
@@ -58,8 +75,9 @@ export function sameHostPaceStore(file: string, onFailure: (error: unknown) => v
         return db
           .transaction(() => {
             const row = read.get();
-            const now = Date.now();
-            const state = row && now - row.updated_at < STALE_MS ? decodePace(row.state) : initial();
+            const now = clock();
+            const stored = row && freshPace(row.updated_at, now, STALE_MS) ? decodePace(row.state) : undefined;
+            const state = stored && plausiblePace(stored, now) ? stored : initial();
             const result = change(state);
             write.run(encodePace(state), now);
             return result;
@@ -74,11 +92,19 @@ export function sameHostPaceStore(file: string, onFailure: (error: unknown) => v
   };
 }
 
-function openBudget(file: string): Database.Database {
+function openBudget(file: string, ownFolder: boolean): Database.Database {
   const known = open.get(file);
   if (known?.open) return known;
   const dir = join(file, '..');
-  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  if (ownFolder) {
+    try {
+      ownFolderInSharedPlaceSync(dir, { closed: false });
+    } catch (error) {
+      throw new Error(`${error instanceof Error ? error.message : String(error)}: remove it, or set ROSTERSYNC_BUDGET_DIR to a folder of your own`, { cause: error });
+    }
+  } else {
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+  }
   if (open.size === 0) prune(dir);
   const db = new Database(file);
   db.pragma('journal_mode = WAL');

@@ -37,6 +37,8 @@ export interface BuildPlanInput {
   rowKeySalt?: string;
   /** Fields written other than `always` (the mapping's `write:`), by key. */
   seededFields?: Readonly<Record<string, 'on_create' | 'if_empty'>>;
+  /** GETs of the drift check (sync/drift.ts): made before the writes by a real run, counted in the estimate. */
+  driftReads?: number;
 }
 
 /** No value in the service: a field that is absent, null, an empty text or an empty list. */
@@ -163,7 +165,7 @@ export function buildPlan(input: BuildPlanInput): Plan {
     ...(input.rowKeySalt !== undefined ? { rowKeySalt: input.rowKeySalt } : {}),
     guards,
     refused: guards.some((guard) => guard.tripped),
-    estimate: estimateOf(items, { count: created, ifAbsent: input.createIfAbsent === true }, policy.max_rps),
+    estimate: estimateOf(items, { count: created, ifAbsent: input.createIfAbsent === true }, policy.max_rps, input.driftReads ?? 0),
     notes,
   };
 }
@@ -171,15 +173,23 @@ export function buildPlan(input: BuildPlanInput): Plan {
 /**
  * Every call the writes will make: one per item, and a second for each item apply reads first (a
  * GET): a create-if-absent (then a full POST when the record is absent, a partial POST when it
- * adopts it), and an update with fields written if_empty whose remote copy the plan lacks. rps 0:
+ * adopts it), and an update with fields written if_empty whose remote copy the plan lacks. The
+ * drift check's reads come before the writes, apart (`driftReads`), in the time too. rps 0:
  * no max_rps, the pace is found at run time, so no duration can be told beforehand.
  */
-function estimateOf(items: readonly PlanItem[], created: { count: number; ifAbsent: boolean }, maxRps: number | undefined): PlanEstimate {
+function estimateOf(items: readonly PlanItem[], created: { count: number; ifAbsent: boolean }, maxRps: number | undefined, driftReads: number): PlanEstimate {
   // Only new records are written create-if-absent: the creates in `items` recreate owned records.
   const ifAbsent = created.ifAbsent ? created.count : 0;
   const ifEmpty = items.filter((item) => item.action === 'update' && item.ifEmpty?.length && !item.replace).length;
   const calls = items.length + created.count + ifAbsent + ifEmpty;
-  return { calls, rps: maxRps ?? 0, seconds: maxRps ? calls / maxRps : 0, ...(ifAbsent > 0 ? { ifAbsent } : {}), ...(ifEmpty > 0 ? { ifEmpty } : {}) };
+  return {
+    calls,
+    rps: maxRps ?? 0,
+    seconds: maxRps ? (calls + driftReads) / maxRps : 0,
+    ...(ifAbsent > 0 ? { ifAbsent } : {}),
+    ...(ifEmpty > 0 ? { ifEmpty } : {}),
+    ...(driftReads > 0 ? { driftReads } : {}),
+  };
 }
 
 /** How each new record becomes a create, applied as the spool is read. */

@@ -4,11 +4,11 @@
  *
  * The run deletes its own file when it ends; a run killed outright (SIGKILL, out of memory) cannot,
  * and a nightly job killed so would leave a gigabyte a night behind. So each run first removes the
- * folders of its kind that nobody has touched for a day. A live run may read its file for longer
+ * folders of its kind and its user that nobody has touched for a day. A live run may read its file for longer
  * than that (a million creates at 10 calls a second), but it holds the file open: removing the
  * name does not take the data from under it.
  */
-import { closeSync, mkdtempSync, openSync, readdirSync, readSync, rmSync, statSync, writeSync } from 'node:fs';
+import { closeSync, lstatSync, mkdtempSync, openSync, readdirSync, readSync, rmSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { UserFacingError } from '../errors.js';
@@ -17,17 +17,31 @@ import { fileSystemProblem } from '../file-system-problem.js';
 const STALE_MS = 24 * 3600_000;
 
 export function makeSpillDir(parent: string, prefix: string, now = Date.now()): string {
+  let names: string[] = [];
   try {
-    for (const name of readdirSync(parent)) {
-      if (!name.startsWith(prefix)) continue;
-      const dir = join(parent, name);
-      const touched = Math.max(statSync(dir).mtimeMs, ...readdirSync(dir).map((file) => statSync(join(dir, file)).mtimeMs));
-      if (now - touched > STALE_MS) rmSync(dir, { recursive: true, force: true });
-    }
+    names = readdirSync(parent).filter((name) => name.startsWith(prefix));
   } catch {
-    // Another user's folder, or one removed meanwhile: nothing depends on tidying it.
+    // An unreadable temporary folder: the new folder below meets the same problem and says so.
   }
+  for (const name of names) removeIfStale(join(parent, name), now);
   return mkdtempSync(join(parent, prefix));
+}
+
+/**
+ * Removes a spill folder of this user untouched for a day. A shared temporary folder holds
+ * anything under any name: another user's folder, a plain or empty file, a link, or a folder
+ * removed meanwhile is left alone, and the sweep goes on to the next.
+ */
+function removeIfStale(dir: string, now: number): void {
+  try {
+    const stat = lstatSync(dir);
+    const uid = process.getuid?.();
+    if (!stat.isDirectory() || (uid !== undefined && stat.uid !== uid)) return;
+    const touched = Math.max(stat.mtimeMs, ...readdirSync(dir).map((file) => lstatSync(join(dir, file)).mtimeMs));
+    if (now - touched > STALE_MS) rmSync(dir, { recursive: true, force: true });
+  } catch {
+    // Removed meanwhile, or not readable: nothing depends on tidying it.
+  }
 }
 
 export interface SpillFileOptions {

@@ -111,6 +111,8 @@ export const planEstimateSchema = z.strictObject({
   ifAbsent: z.number().optional(),
   /** Updates with fields written if_empty, the record not read by the plan: a GET, then the write. */
   ifEmpty: z.number().optional(),
+  /** GETs of the drift check (sample and rotating window), made before the writes; not in `calls`. */
+  driftReads: z.number().optional(),
 });
 export type PlanEstimate = z.infer<typeof planEstimateSchema>;
 

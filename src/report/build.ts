@@ -220,7 +220,8 @@ export function estimateText(estimate: PlanEstimate, made?: number): string {
   ];
   const ifAbsent = readFirst.length > 0 ? ` (${readFirst.join(' and ')} counted twice: read first, then written)` : '';
   const pace = estimate.rps === 0 ? 'at the rate the service allows (no max_rps)' : `at ${estimate.rps}/s ≈ ${formatSeconds(estimate.seconds)}`;
-  return `${estimate.calls} calls${ifAbsent} ${pace}${made === undefined ? '' : `; ${made} made`}`;
+  const drift = estimate.driftReads ? `, after ${estimate.driftReads} drift-check read${estimate.driftReads === 1 ? '' : 's'}` : '';
+  return `${estimate.calls} calls${ifAbsent}${drift} ${pace}${made === undefined ? '' : `; ${made} made`}`;
 }
 
 /** Coarse on purpose: an estimate, not a measurement (the measured duration uses formatDuration). */

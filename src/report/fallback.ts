@@ -6,10 +6,11 @@
  */
 import { tmpdir, userInfo } from 'node:os';
 import { constants } from 'node:fs';
-import { access, lstat, mkdir, stat } from 'node:fs/promises';
+import { access, stat } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { EXIT, UserFacingError } from '../errors.js';
 import { fileSystemProblem } from '../file-system-problem.js';
+import { ownFolderInSharedPlace } from '../private-dir.js';
 import { ACTIONS, countOf } from './format.js';
 import type { RunReport } from './types.js';
 import { writeReport, type WriteReportOptions, type WrittenReport } from './write.js';
@@ -27,20 +28,6 @@ export function defaultFallbackRoot(): string {
   const uid = process.getuid?.();
   const user = uid !== undefined ? String(uid) : segment(userInfo().username);
   return join(tmpdir(), `rostersync-reports-${user}`);
-}
-
-/**
- * The shared temporary directory lets anyone create a folder of any name: the default fallback
- * root is used only if it is a real folder of this user that no one else can open, so roster
- * names never land in a folder another user prepared.
- */
-async function privateRoot(root: string): Promise<void> {
-  await mkdir(root, { recursive: true, mode: 0o700 });
-  const stat = await lstat(root);
-  const uid = process.getuid?.();
-  if (!stat.isDirectory() || (uid !== undefined && stat.uid !== uid) || (stat.mode & 0o077) !== 0) {
-    throw new Error(`${root} is not a folder of this user closed to others (owner ${stat.uid}, mode ${(stat.mode & 0o777).toString(8)})`);
-  }
 }
 
 /** Why a write failed, in words when it is a file-system problem. */
@@ -110,7 +97,9 @@ export async function writeReportOrFallback(report: RunReport, options: WriteRep
   }
   const { root, dir } = fallbackDir(report, options);
   try {
-    if (options.fallbackRoot === undefined) await privateRoot(root);
+    // The default root is in the shared temporary folder: used only if it is a folder of this user
+    // that no one else can open, so roster names never land in a folder another user prepared.
+    if (options.fallbackRoot === undefined) await ownFolderInSharedPlace(root, { closed: true });
     // No run history in the fallback place: it is not the pipeline's report folder.
     const written = await writeReport(report, { dir, env: options.env, ...(options.rejectedCsv ? { rejectedCsv: options.rejectedCsv } : {}), ...(options.records ? { records: options.records } : {}) });
     written.warnings.unshift(`Could not write the report to ${options.dir}: ${primaryReason}. It was written to ${written.dir} instead.`);

@@ -167,10 +167,30 @@ export function reportOutcomeWords(report: RunReport): string {
   return outcomeWords({ outcome: report.outcome, rejects: report.input.rejected, failures: failedRecords(report).length });
 }
 
-/** The drift check in a sentence: `5 owned records read back (5 calls): 1 deleted and 1 changed in the service, written again by this run`. */
+/**
+ * The drift check in a sentence: `39 owned records read back (39 calls): all as the inventory
+ * holds them; rotating window: 34 of 1,000 owned records, 680 (68 %) read back since
+ * 2026-11-01 02:00 UTC (all once in 30 runs), last full pass ended 2026-10-31 02:00 UTC`.
+ */
 export function driftSentence(drift: NonNullable<RunReport['drift']>): string {
   const found = drift.deleted.length + drift.changed.length;
   const read = `${plural(drift.sampled, 'owned record', 'owned records')} read back (${plural(drift.calls, 'call', 'calls')})`;
-  if (found === 0) return `${read}: all as the inventory holds them`;
-  return `${read}: ${drift.deleted.length} deleted and ${drift.changed.length} changed in the service, written again by this run`;
+  const what = found === 0 ? `${read}: all as the inventory holds them` : `${read}: ${drift.deleted.length} deleted and ${drift.changed.length} changed in the service, written again by this run`;
+  return drift.window ? `${what}; ${windowWords(drift.window)}` : what;
+}
+
+/** How far the rotating window has come: the share of the group read back since when, and the last full pass. */
+function windowWords(window: NonNullable<NonNullable<RunReport['drift']>['window']>): string {
+  const walked = Math.min(window.passWalked, window.owned);
+  const share = window.owned > 0 ? Math.floor((100 * walked) / window.owned) : 100;
+  const full = window.lastFullPassAt === null ? 'no full pass yet' : `last full pass ended ${minuteUtc(window.lastFullPassAt)}`;
+  return (
+    `rotating window: ${window.walked.toLocaleString('en')} of ${window.owned.toLocaleString('en')} owned record${window.owned === 1 ? '' : 's'}, ` +
+    `${walked.toLocaleString('en')} (${share} %) read back since ${minuteUtc(window.passStartedAt)} (all once in ${plural(window.cycle, 'run', 'runs')}), ${full}`
+  );
+}
+
+/** `2026-11-01 02:00 UTC` from an ISO time. */
+function minuteUtc(iso: string): string {
+  return `${iso.slice(0, 10)} ${iso.slice(11, 16)} UTC`;
 }

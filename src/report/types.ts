@@ -29,6 +29,21 @@ export interface RecordEntry {
   overwritten?: { field: string; label: string; before: FieldChange['before']; after: FieldChange['after'] }[];
 }
 
+/** The drift check's rotating window (sync/drift-window.ts) in the report: what it read, and how far its pass over the group has come. */
+export interface DriftWindowReport {
+  /** Records of the window read back (those the plan takes as unchanged); the others are written by this run. */
+  read: number;
+  /** Owned records the window walked this run: ceil(owned / cycle). */
+  walked: number;
+  owned: number;
+  cycle: number;
+  /** Owned records the current pass has walked since it began (`passStartedAt`), this run's included. */
+  passWalked: number;
+  passStartedAt: string;
+  /** When the last full pass over the group ended (this run's time when it ended one); null before the first. */
+  lastFullPassAt: string | null;
+}
+
 export interface RunReport {
   version: 1;
   runId: string;
@@ -58,8 +73,8 @@ export interface RunReport {
   input: { rowsRead: number; valid: number; rejected: number; filtered: number; duplicates: number };
   /** counts[action][outcome] */
   counts: Record<PlanAction, Partial<Record<RecordOutcome, number>>>;
-  /** The plan's estimate; `made`: the write calls the run made, to compare with `calls`. */
-  estimate?: { calls: number; rps: number; seconds: number; ifAbsent?: number; ifEmpty?: number; made?: number; text: string };
+  /** The plan's estimate; `made`: the write calls the run made, to compare with `calls`; `driftReads`: the drift check's GETs before the writes. */
+  estimate?: { calls: number; rps: number; seconds: number; ifAbsent?: number; ifEmpty?: number; driftReads?: number; made?: number; text: string };
   limiter?: { requests: number; retries: number; rateLimited: number; currentRate: number; [key: string]: number };
   guards: GuardResult[];
   /**
@@ -102,9 +117,10 @@ export interface RunReport {
   discardedRows?: DiscardedRow[];
   notes: string[];
   /**
-   * The drift check of a real run (sync/drift.ts): a random sample of owned records read back from
+   * The drift check of a real run (sync/drift.ts): a random sample of owned records, and the
+   * rotating window's (`window`: what it read and how much of the group its pass has covered since when), read back from
    * the service. `deleted` and `changed` are the sampled client_ids found gone or edited there; they
    * were repaired by this run as `--refresh` would.
    */
-  drift?: { sampled: number; calls: number; deleted: string[]; changed: string[] };
+  drift?: { sampled: number; calls: number; deleted: string[]; changed: string[]; window?: DriftWindowReport };
 }

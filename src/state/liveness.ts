@@ -6,8 +6,9 @@
  * in. The host name says neither: two containers on the host network share it, each with its own
  * PID namespace, and each would take the other's pid for a dead (or another) process. So a lock
  * records its owner's identity as `<boot id>:<start ticks>:<PID namespace>`, and the owner's
- * process is consulted only when the boot and the namespace are ours; otherwise, as for another
- * host, only the heartbeat can tell. The start time guards against a pid reused after the owner died.
+ * process is consulted only when the boot and the namespace are ours and /proc shows our namespace;
+ * otherwise, as for another host, only the heartbeat can tell. The start time guards against a pid
+ * reused after the owner died.
  */
 import { readFileSync, readlinkSync } from 'node:fs';
 
@@ -55,19 +56,35 @@ export function ownerAlive(pid: number, identity: string): boolean {
 }
 
 let cachedScope: PidScope | null | undefined;
-/** This process's boot id and PID namespace (Linux /proc); null where they cannot be read. */
+/** This process's boot id and PID namespace (Linux /proc); null where they cannot be read or /proc is not of our namespace. */
 export function ourPidScope(): PidScope | null {
   if (cachedScope === undefined) {
     try {
-      const bootId = readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim();
-      // `pid:[4026531836]`: the namespace's inode, the same for every process in it.
-      const pidNamespace = readlinkSync('/proc/self/ns/pid');
-      cachedScope = bootId && pidNamespace ? { bootId, pidNamespace } : null;
+      cachedScope = pidScopeFrom({
+        bootId: readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim(),
+        // `pid:[4026531836]`: the namespace's inode, the same for every process in it.
+        pidNamespace: readlinkSync('/proc/self/ns/pid'),
+        procSelf: readlinkSync('/proc/self'),
+        pid: process.pid,
+      });
     } catch {
       cachedScope = null;
     }
   }
   return cachedScope;
+}
+
+/**
+ * Where pids can be checked in /proc, and in which scope. A PID namespace made without mounting
+ * its own /proc (`unshare --pid --fork` without `--mount-proc`, a container given the host's
+ * /proc) sees the host's processes there: `/proc/<pid>` is another process than our pid `<pid>`,
+ * and the start time read there would take a live owner for dead. `/proc/self` names us by the
+ * pid of the namespace the mount belongs to: unless that is our own pid, nothing in /proc can
+ * tell whether a pid of ours is alive, so no scope, and every lock is judged by its heartbeat.
+ */
+export function pidScopeFrom(seen: { bootId: string; pidNamespace: string; procSelf: string; pid: number }): PidScope | null {
+  if (!seen.bootId || !seen.pidNamespace || seen.procSelf !== String(seen.pid)) return null;
+  return { bootId: seen.bootId, pidNamespace: seen.pidNamespace };
 }
 
 /** The process's start time in clock ticks since boot (field 22 of /proc/<pid>/stat), or null. */

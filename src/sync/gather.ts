@@ -35,7 +35,8 @@ import { unfinishedAsMissing } from '../plan/unfinished.js';
 import { decideDuplicatePeople } from '../plan/same-person.js';
 import { guardInputOf } from '../plan/guards.js';
 import { driftCheckSkippedNote, driftNote, duplicatePeopleNote, duplicatePeopleSkippedNote, foreignNote, REFRESH_WITHOUT_GROUP_NOTE } from '../report/run-notes.js';
-import { checkDrift, GroupGoneError } from './drift.js';
+import { checkDrift, GroupGoneError, pickDriftReads } from './drift.js';
+import type { DriftWindowState } from './drift-window.js';
 import { fetchRemote } from './remote-records.js';
 import type { PlanRequest } from './run-request.js';
 
@@ -51,6 +52,8 @@ export interface GatheredInput {
   notes: string[];
   /** What the drift check found (real syncs only). */
   drift?: RunReport['drift'];
+  /** Where the drift check's window starts next: saved once the run's writes were all attempted (sync/run-plan.ts). */
+  nextDriftWindow?: DriftWindowState;
 }
 
 /**
@@ -65,8 +68,12 @@ export async function gatherPlanInput(input: {
   request: PlanRequest;
   rowKeys?: RowKeyRepairs;
   created?: NewRecords;
-  /** Read back a sample of unchanged records (sync/drift.ts): real syncs only, not plans nor `apply plan.json`, whose plan must not change. */
-  driftCheck?: boolean;
+  /**
+   * The drift check (sync/drift.ts): `read` back unchanged records in real syncs only, not in plans
+   * nor `apply plan.json`, whose plan must not change; `count` them for the estimate of a dry run
+   * whose real run would read them (not a saved plan: `apply` reads none).
+   */
+  driftCheck?: 'read' | 'count';
 }): Promise<GatheredInput> {
   const { pipeline, store, client, request } = input;
   const call: CallOptions = request.signal ? { signal: request.signal } : {};
@@ -208,33 +215,30 @@ export async function gatherPlanInput(input: {
   const identityChanges = identityChangesOf(classification.changed, lastApplied);
   let remote = request.refresh && groupId !== null ? await fetchRemote({ client, groupId, managedFields: compiled.managedFields, setFields: compiled.setFields, clientIds: needApplied, call, concurrency: 8 }) : undefined;
   if (request.refresh && groupId === null) notes.push(REFRESH_WITHOUT_GROUP_NOTE);
-  // The drift check of real runs; --refresh reads more than it would.
+  // The drift check of real runs; --refresh reads more than it would. A dry run or a plan counts
+  // what a real run would read, for the estimate.
   let drift: RunReport['drift'];
-  if (input.driftCheck && !request.refresh && groupId !== null && policy.drift_sample > 0 && ownedCount > 0) {
+  let nextDriftWindow: DriftWindowState | undefined;
+  let driftReads = 0;
+  if (input.driftCheck && !request.refresh && groupId !== null && (policy.drift_sample > 0 || policy.drift_cycle > 0) && ownedCount > 0) {
     const notUnchanged = new Set([...classification.created.clientIds(), ...classification.changed.map((item) => item.record.clientId)]);
     for (const clientId of keepAsIs) notUnchanged.add(clientId);
     for (const clientId of unfinished.keys()) notUnchanged.add(clientId);
-    const found = await checkDrift({
-      client,
-      store,
-      groupId,
-      sampleSize: policy.drift_sample,
-      rosterIds: roster.firstRowById,
-      notUnchanged,
-      managedFields: compiled.managedFields,
-      setFields: compiled.setFields,
-      sourceFile: opened.file,
-      random: request.random,
-      call,
-    }).catch((error: unknown) => {
-      // A check that cannot read (the service failing past its retries) is skipped, not fatal: the
-      // run goes on as it would have without it, and says so. A group gone stops it.
-      if (error instanceof GroupGoneError || request.signal?.aborted) throw error;
-      notes.push(driftCheckSkippedNote(error));
-      return undefined;
-    });
+    const pick = { store, ownedCount, sampleSize: policy.drift_sample, cycle: policy.drift_cycle, rosterIds: roster.firstRowById, notUnchanged, random: request.random, now: request.now };
+    if (input.driftCheck === 'count') driftReads = pickDriftReads(pick).clientIds.length;
+    const found = input.driftCheck !== 'read'
+      ? undefined
+      : await checkDrift({ ...pick, client, groupId, managedFields: compiled.managedFields, setFields: compiled.setFields, sourceFile: opened.file, call }).catch((error: unknown) => {
+          // A check that cannot read (the service failing past its retries) is skipped, not fatal: the
+          // run goes on as it would have without it, and says so. A group gone stops it.
+          if (error instanceof GroupGoneError || request.signal?.aborted) throw error;
+          notes.push(driftCheckSkippedNote(error));
+          return undefined;
+        });
     if (found) {
-      drift = { sampled: found.sampled, calls: found.calls, deleted: found.deleted, changed: found.changed };
+      driftReads = found.calls;
+      nextDriftWindow = found.nextWindow;
+      drift = { sampled: found.sampled, calls: found.calls, deleted: found.deleted, changed: found.changed, ...(found.window ? { window: found.window } : {}) };
       // Drifted records are planned again against their remote copy, as --refresh plans them.
       classification.unchanged.push(...found.recheck);
       for (const item of found.recheck) lastApplied.set(item.record.clientId, item.record.fields);
@@ -256,6 +260,7 @@ export async function gatherPlanInput(input: {
     fieldLabels: new Map(Object.entries(compiled.fieldNames)),
     ...(seeded.length > 0 ? { seededFields: compiled.seededFields } : {}),
     ...(saltName !== undefined ? { rowKeySalt: saltName } : {}),
+    ...(driftReads > 0 ? { driftReads } : {}),
     guardInput: guardInputOf({
       ownedCount,
       validCount: roster.counts.valid,
@@ -273,6 +278,7 @@ export async function gatherPlanInput(input: {
     stateSerial,
     groupId,
     ...(drift ? { drift } : {}),
+    ...(nextDriftWindow ? { nextDriftWindow } : {}),
     optionLabels: new Map(listing.author_from_group.flatMap((field) => (field.options ?? []).map((option) => [option.api_id, option.option] as const))),
     notes,
   };

@@ -22,6 +22,7 @@ import type { RunResult } from './options.js';
 import type { RunRequest, WriteRequest } from './run-request.js';
 import { rejectsNote } from '../report/run-notes.js';
 import { recordRun } from './record.js';
+import { saveDriftWindow, type DriftWindowState } from './drift-window.js';
 import { judgeRejects } from '../plan/rejects-tolerance.js';
 
 /** Everything known before the first write. */
@@ -42,6 +43,8 @@ export interface PreparedRun {
   notes: string[];
   /** What the drift check found (sync/drift.ts). */
   drift?: RunReport['drift'];
+  /** Where the drift check's window starts next (sync/drift-window.ts): saved once every write was attempted. */
+  nextDriftWindow?: DriftWindowState;
   /** The run this one undoes (`rostersync revert`, sync/revert.ts). */
   revertOf?: string;
 }
@@ -82,6 +85,9 @@ export async function runPlan(prepared: PreparedRun, request: RunRequest): Promi
     const callsBefore = prepared.client.stats().calls;
     applied = await apply(prepared, group.groupId, request.write);
     callsMade = prepared.client.stats().calls - callsBefore;
+    // The window moves on only when the records it found drifted were written again (or journaled
+    // as failed, so retried): a run stopped early reads them again next time.
+    if (prepared.nextDriftWindow && !applied.stopped) saveDriftWindow(store, prepared.nextDriftWindow);
   } catch (raw) {
     // Nothing else can be written (group creation failed, or the run stopped early): still
     // journal the run and write its report before letting the error reach the CLI. An unexpected

@@ -20,6 +20,8 @@ export interface PlanRequest {
   cwd: string;
   workerReadMinBytes?: number | undefined;
   random: () => number;
+  /** Clock of the drift check's window (when a pass began and ended). */
+  now: () => number;
   signal?: AbortSignal | undefined;
 }
 
@@ -76,6 +78,7 @@ export function runRequestOf(options: RunOptions): RunRequest {
       cwd: options.cwd ?? process.cwd(),
       workerReadMinBytes: options.workerReadMinBytes,
       random: options.random ?? Math.random,
+      now: options.now ?? Date.now,
       signal: options.signal,
     },
     write: {

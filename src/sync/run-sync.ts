@@ -85,14 +85,14 @@ async function gatherAndPlan(
 ): Promise<{ prepared: PreparedRun; stateSerial: number }> {
   const { pipeline, store, runId, rowKeys, created } = run;
   const client = clientForPipeline(pipeline, options);
-  const gathered = await gatherPlanInput({ pipeline, store, client, request: request.plan, rowKeys, created, driftCheck: options.dryRun !== true });
+  const gathered = await gatherPlanInput({ pipeline, store, client, request: request.plan, rowKeys, created, driftCheck: options.dryRun !== true ? 'read' : options.savePlanTo ? undefined : 'count' });
   const plan = buildPlan(gathered.planInput);
   const { roster } = gathered;
   options.logger?.info(
     { runId, pipeline: pipeline.name, dryRun: options.dryRun === true, rows: roster.counts.rowsRead, valid: roster.counts.valid, rejected: roster.counts.rejected, plan: plan.counts, refused: plan.refused },
     `planned: ${estimateText(plan.estimate)}`,
   );
-  const prepared = { runId, startedAt: run.startedAt, pipeline, client, store, roster, plan, rowKeys, groupId: gathered.groupId, source: gathered.source, optionLabels: gathered.optionLabels, notes: gathered.notes, ...(gathered.drift ? { drift: gathered.drift } : {}) };
+  const prepared = { runId, startedAt: run.startedAt, pipeline, client, store, roster, plan, rowKeys, groupId: gathered.groupId, source: gathered.source, optionLabels: gathered.optionLabels, notes: gathered.notes, ...(gathered.drift ? { drift: gathered.drift } : {}), ...(gathered.nextDriftWindow ? { nextDriftWindow: gathered.nextDriftWindow } : {}) };
   return { prepared, stateSerial: gathered.stateSerial };
 }
 

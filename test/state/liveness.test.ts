@@ -1,6 +1,6 @@
 /** The identity logic of lock liveness (src/state/liveness.ts): when a pid can be trusted. */
 import { describe, expect, it } from 'vitest';
-import { livenessRule, lockIdentityOf, ourPidScope, parseLockIdentity } from '../../src/state/liveness.js';
+import { livenessRule, lockIdentityOf, ourPidScope, parseLockIdentity, pidScopeFrom } from '../../src/state/liveness.js';
 
 const ours = { bootId: 'b0dc4140-da16-4470-a54d-e198abda75b6', pidNamespace: 'pid:[4026531836]' };
 
@@ -25,5 +25,21 @@ describe('lock liveness rule', () => {
     expect(parseLockIdentity(identity)).toEqual({ ...scope, startTicks: expect.stringMatching(/^\d+$/) });
     expect(livenessRule(identity, scope)).toBe('process');
     expect(scope.pidNamespace).toMatch(/^pid:\[\d+\]$/);
+  });
+});
+
+describe('a PID namespace that sees another namespace\'s /proc', () => {
+  const seen = { ...ours, pid: 2 };
+  it('has no scope when /proc/self names us by another pid, so every lock is judged by its heartbeat', () => {
+    // `unshare --pid --fork` without --mount-proc: we are pid 2, the host's /proc calls us 48213.
+    const scope = pidScopeFrom({ ...seen, procSelf: '48213' });
+    expect(scope).toBeNull();
+    expect(livenessRule(`${ours.bootId}:123:${ours.pidNamespace}`, scope)).toBe('heartbeat');
+  });
+
+  it('keeps the process rule where /proc is of our namespace', () => {
+    const scope = pidScopeFrom({ ...seen, procSelf: '2' });
+    expect(scope).toEqual(ours);
+    expect(livenessRule(`${ours.bootId}:123:${ours.pidNamespace}`, scope)).toBe('process');
   });
 });

@@ -52,7 +52,10 @@ export interface ProjectOptions {
   guards?: { max_deletes?: number; max_delete_percent?: number; max_source_drop_percent?: number };
   maxRps?: number;
   concurrency?: number;
-  /** `policy.drift_sample`; the pipeline's default (a few GETs each real sync) when left out. */
+  /**
+   * `policy.drift_sample`; the pipeline's default (a few GETs each real sync) when left out. 0 turns
+   * the whole drift check off, the rotating window too (`drift_cycle: 0`), for tests that count calls.
+   */
   driftSample?: number;
 }
 
@@ -79,6 +82,7 @@ export async function makeProject(rows: RosterRow[], options: ProjectOptions = {
       `  concurrency: ${options.concurrency ?? 4}`,
       `  guards: { max_deletes: ${guards.max_deletes}, max_delete_percent: ${guards.max_delete_percent}, max_source_drop_percent: ${guards.max_source_drop_percent} }`,
       ...(options.driftSample !== undefined ? [`  drift_sample: ${options.driftSample}`] : []),
+      ...(options.driftSample === 0 ? ['  drift_cycle: 0'] : []),
       '',
     ].join('\n'),
   );

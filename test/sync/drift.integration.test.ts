@@ -9,6 +9,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { RunningEmulator } from '../../src/emulator/server.js';
 import type { RunReport } from '../../src/report/types.js';
 import { seededRandom } from '../../src/seeded-random.js';
+import { driftSentence } from '../../src/report/format.js';
 import { runSync } from '../../src/sync/run-sync.js';
 import { API_KEY, emulator, groupRecords, makeProject, people, type Project } from '../support/project.js';
 
@@ -52,8 +53,9 @@ async function ui(method: 'POST' | 'DELETE', path: string, body?: unknown): Prom
   expect(res.status, await res.text()).toBe(200);
 }
 
-async function withSample(project: Project, sample: number): Promise<void> {
-  await writeFile(project.pipeline, `${await readFile(project.pipeline, 'utf8')}  drift_sample: ${sample}\n`);
+/** The random sample alone (`drift_cycle: 0`), or with the rotating window every `cycle` runs. */
+async function withSample(project: Project, sample: number, cycle = 0): Promise<void> {
+  await writeFile(project.pipeline, `${await readFile(project.pipeline, 'utf8')}  drift_sample: ${sample}\n  drift_cycle: ${cycle}\n`);
 }
 
 describe('drift check', () => {
@@ -95,6 +97,7 @@ describe('drift check', () => {
 
   it('a group deleted in the service stops the run before any write, with the recovery steps', async () => {
     const project = await makeProject(people(10));
+    await withSample(project, 5);
     expect((await sync(project)).exitCode).toBe(0);
     const id = groupId();
     await ui('DELETE', String(id));
@@ -108,7 +111,7 @@ describe('drift check', () => {
     expect(emu.stats.snapshot().writes.total).toBe(writesBefore);
   });
 
-  it('drift_sample: 0 turns it off, and dry runs do not sample', async () => {
+  it('drift_sample: 0 and drift_cycle: 0 turn it off, and dry runs do not read back', async () => {
     const project = await makeProject(people(10));
     expect((await sync(project)).exitCode).toBe(0);
     await ui('DELETE', `${groupId()}/records/p3`);
@@ -120,5 +123,59 @@ describe('drift check', () => {
     expect(gets() - before).toBe(0);
     expect(off.report.drift).toBeUndefined();
     expect(off.report.records).toHaveLength(0);
+  });
+
+  it('the rotating window finds a record deleted in the UI within drift_cycle runs, where the sample alone misses it', async () => {
+    // 60 records, a sample of 1 (the same seeded pick each run: p9) and a window of 15 a run: p8,
+    // near the end in client_id order, is read back by the fourth run's window and no earlier.
+    const project = await makeProject(people(60));
+    await withSample(project, 1, 4);
+    expect((await sync(project)).exitCode).toBe(0);
+    await ui('DELETE', `${groupId()}/records/p8`);
+    const dry = await runSync({ pipelinePath: project.pipeline, service: { baseUrl: emu.url, apiKey: API_KEY }, reportDir: join(project.dir, 'dry'), dryRun: true, random: seededRandom(7) });
+    expect(dry.report.estimate?.driftReads).toBeGreaterThanOrEqual(15);
+    expect(dry.report.estimate?.text).toMatch(/after 1[56] drift-check reads/);
+
+    const found: string[][] = [];
+    for (let run = 1; run <= 4; run += 1) {
+      const before = gets();
+      const result = await sync(project);
+      expect(result.exitCode).toBe(0);
+      const drift = result.report.drift!;
+      expect(gets() - before).toBe(drift.calls);
+      expect(drift.window).toMatchObject({ read: 15, walked: 15, owned: 60, cycle: 4 });
+      found.push(drift.deleted);
+      if (run < 4) {
+        expect(drift.window).toMatchObject({ passWalked: 15 * run, lastFullPassAt: null });
+        expect(result.report.records).toHaveLength(0);
+      } else {
+        // The pass is complete: the report says when, and p8 was created again.
+        expect(drift.window?.lastFullPassAt).toBe(drift.window?.passStartedAt);
+        expect(drift.window?.passWalked).toBe(0);
+        expect(result.report.records.find((r) => r.clientId === 'p8')).toMatchObject({ action: 'create', reason: 'remote_deleted', outcome: 'done' });
+        expect(driftSentence(drift)).toMatch(/rotating window: 15 of 60 owned records, 0 \(0 %\) read back since .* \(all once in 4 runs\), last full pass ended \d{4}-\d\d-\d\d \d\d:\d\d UTC/);
+      }
+    }
+    expect(found).toEqual([[], [], [], ['p8']]);
+    expect(groupRecords(emu).p8).toMatchObject({ name: 'Person 8' });
+  });
+
+  it('a run refused by a guard reads the same window again next time', async () => {
+    const project = await makeProject(people(20));
+    await withSample(project, 0, 4);
+    expect((await sync(project)).exitCode).toBe(0);
+    const first = await sync(project);
+    expect(first.report.drift?.window).toMatchObject({ walked: 5, passWalked: 5 });
+    // Most of the roster gone: the guards refuse the run, so the window stays where it was.
+    const roster = await readFile(join(project.dir, 'roster.csv'), 'utf8');
+    await writeFile(join(project.dir, 'roster.csv'), roster.split('\n').slice(0, 6).join('\n') + '\n');
+    for (let run = 0; run < 2; run += 1) {
+      const refused = await sync(project);
+      expect(refused.report.outcome).toBe('refused');
+      expect(refused.report.drift?.window).toMatchObject({ walked: 5, passWalked: 10 });
+    }
+    await writeFile(join(project.dir, 'roster.csv'), roster);
+    expect((await sync(project)).report.drift?.window).toMatchObject({ passWalked: 10 });
+    expect((await sync(project)).report.drift?.window).toMatchObject({ passWalked: 15 });
   });
 });
