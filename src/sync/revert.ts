@@ -212,12 +212,14 @@ function lastWritingRun(store: StateBackend, pipeline: string): string {
 /** Field names for the diff and which fields are sets; a mapping that no longer compiles only costs the names. */
 async function fieldLabels(pipeline: ResolvedPipeline, client: ServiceClient, options: RunOptions) {
   const listing = options.fieldsFile ? loadFieldsFile(resolve(options.cwd ?? process.cwd(), options.fieldsFile)) : await client.listCustomFields(options.signal ? { signal: options.signal } : {});
+  // Every custom field by name, managed or not: a conflict names the fields editors changed.
+  const names = new Map(listing.author_from_group.map((field) => [field.api_id, field.name] as const));
+  const optionNames = new Map(listing.author_from_group.flatMap((field) => (field.options ?? []).map((option) => [option.api_id, option.option] as const)));
   try {
     const compiled = compileMapping(pipeline.mapping, listing, { mappingFile: pipeline.mappingFile });
-    const options = new Map(listing.author_from_group.flatMap((field) => (field.options ?? []).map((option) => [option.api_id, option.option] as const)));
-    return { names: new Map(Object.entries(compiled.fieldNames)), managedFields: compiled.managedFields, setFields: compiled.setFields, options };
+    return { names: new Map([...names, ...Object.entries(compiled.fieldNames)]), managedFields: compiled.managedFields, setFields: compiled.setFields, options: optionNames };
   } catch {
-    return { names: new Map<string, string>(), managedFields: [] as string[], setFields: new Set<string>(), options: new Map<string, string>() };
+    return { names, managedFields: [] as string[], setFields: new Set<string>(), options: optionNames };
   }
 }
 
