@@ -99,7 +99,7 @@ export function buildRevertPlan(input: RevertInput): RevertPlan {
       asBefore.push(clientId);
       continue;
     }
-    const item = undoItem(input, undo, remote, clientId, label);
+    const item = undoItem(input, undo, remote, clientId, label, verdict.kind === 'as_before');
     if (item === null) {
       asBefore.push(clientId);
       continue;
@@ -197,7 +197,7 @@ function deleteRefusal(input: RevertInput, entry: JournalEntry, undo: UndoRecord
 }
 
 /** The write that undoes one journaled write; null when nothing is left to write. */
-function undoItem(input: RevertInput, undo: UndoRecord, remote: HeldRecord | null, clientId: string, label: (field: string) => string): PlanItem | null {
+function undoItem(input: RevertInput, undo: UndoRecord, remote: HeldRecord | null, clientId: string, label: (field: string) => string, settle: boolean): PlanItem | null {
   const change = (field: string, before: Fields[string] | undefined, after: Fields[string] | undefined, there: Fields[string] | undefined): FieldChange => ({
     field,
     label: label(field),
@@ -222,9 +222,10 @@ function undoItem(input: RevertInput, undo: UndoRecord, remote: HeldRecord | nul
     const body = sentWhole(undo.before);
     return { clientId, action: 'create', reason: 'revert', held: null, body, desired: desiredOf(body), changes: Object.keys(body).map((field) => change(field, undefined, body[field], undefined)) };
   }
-  // Write back every field the run changed, and only those: the values the service held before.
+  // Write back every field the run changed, and only those: the values the service held before
+  // (all of them again when the write only settles an unconfirmed journal entry).
   const fields = undo.whole ? [...new Set([...Object.keys(undo.before), ...Object.keys(undo.after ?? {})])] : Object.keys(undo.after ?? undo.before);
-  const body: Fields = Object.fromEntries(fields.filter((field) => !sameHeld(held[field], undo.before![field])).map((field) => [field, undo.before![field] ?? null]));
+  const body: Fields = Object.fromEntries(fields.filter((field) => settle || !sameHeld(held[field], undo.before![field])).map((field) => [field, undo.before![field] ?? null]));
   if (Object.keys(body).length === 0) return null;
   return { clientId, action: 'update', reason: 'revert', held: remote, body, desired: desiredOf({ ...held, ...body }), changes: Object.keys(body).map((field) => change(field, held[field], body[field], held[field])) };
 }
