@@ -1,9 +1,11 @@
 /**
  * `rostersync revert <pipeline> <run-id>`: undoes the writes of one run. The second half is that of
  * every run (sync/run-plan.ts: guard → apply → record → report); what differs is where the plan
- * comes from: not the roster but the run's journal, the records read back from the service (one
- * GET per record the run wrote, as the drift check reads them: sync/remote-records.ts) and the
- * inventory, planned by src/revert/plan.ts.
+ * comes from: not the roster but the run's journal (checked first: src/revert/journal.ts says
+ * where the run wrote, or refuses), the whole records read back from that group (one GET per
+ * record the run wrote: sync/remote-records.ts), the inventory and the claims, planned by
+ * src/revert/plan.ts. The revert's own writes carry the records it read (`PlanItem.held`), so
+ * apply journals exactly what they replace and a revert of the revert restores it whole.
  *
  * Without `yes` it is a dry run: the plan diff and the report, nothing written. `--out plan.json`
  * saves it for `rostersync apply`, which plans it again (journal, read-back, inventory) and
