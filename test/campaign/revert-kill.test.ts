@@ -168,4 +168,10 @@ describe.each(['sqlite', 'postgres'] as const)('revert kill campaign on %s', (ba
       await rm(project.dir, { recursive: true, force: true });
     }
   });
+
+  it('killed most reverted runs and many reverts mid-run (the campaign is not vacuous)', () => {
+    const mine = logs.filter((l) => l.backend === backend);
+    expect(mine.filter((l) => l.runKill.startsWith('killed')).length).toBeGreaterThanOrEqual(Math.ceil(mine.length * 0.5));
+    expect(mine.filter((l) => l.revertKill.startsWith('killed')).length).toBeGreaterThanOrEqual(Math.ceil(mine.length * 0.25));
+  });
 });
