@@ -15,7 +15,7 @@ import { DONE_FIRST_TIME, type ApplyResult, type ItemOutcome, type Overwritten }
 import { isEmptyValue } from '../plan/build.js';
 import type { RowKeyRepairs } from '../plan/row-key-repairs.js';
 import type { StateBackend } from '../state/backend.js';
-import { undoRecordAfter, undoRecordOf } from '../revert/undo-record.js';
+import { undoRecordAfter, undoRecordFromRead, undoRecordOf, type HeldRecord, type UndoRecord } from '../revert/undo-record.js';
 
 /** Per-call options apply passes: the service client reports the attempts a success took. */
 export interface WriteOptions {
@@ -114,14 +114,22 @@ export async function writePlan(options: ApplyOptions): Promise<ApplyResult> {
     return stopped !== undefined;
   };
 
+  // Where every write goes, journaled with it: a revert acts there or refuses (src/sync/revert.ts).
+  const bound = store.identity();
+  const target = bound.baseUrl !== null ? { baseUrl: bound.baseUrl, groupId: options.groupId } : null;
+
   const runOne = async (item: PlanItem, newRecord: boolean): Promise<void> => {
-    // The values the write changes, kept for `rostersync revert` (src/revert/undo-record.ts).
-    const journalId = store.journalSent(runId, item.clientId, item.action, JSON.stringify(undoRecordOf(item)));
+    let journalId: number | undefined;
     let outcome: ItemOutcome;
     let attempts = 1;
     const write: WriteOptions = { onSucceeded: (count) => (attempts = count) };
     try {
-      const { sent, kept, overwritten } = await send(writer, options.groupId, item, write);
+      // Read first when the write needs it; journaled after the read, before the write: a run
+      // stopped during the read wrote nothing and journals nothing.
+      const prepared = await prepareWrite(writer, options.groupId, item, write);
+      // The values the write changes, kept for `rostersync revert` (src/revert/undo-record.ts).
+      journalId = store.journalSent(runId, item.clientId, item.action, JSON.stringify(prepared.undo), target);
+      const { sent, kept, overwritten } = await prepared.send();
       outcome =
         attempts === 1 && sent === 'written' && kept.length === 0
           ? DONE_FIRST_TIME
@@ -146,7 +154,7 @@ export async function writePlan(options: ApplyOptions): Promise<ApplyResult> {
       if (error instanceof GroupGoneError) {
         // Said once for the run (the stop message), not as one 404 per record.
         outcome = { outcome: 'skipped', httpStatus: 404, attempts: tries, error: `not written: ${error.message}` };
-        store.journalFailed(journalId, 404, error.message, tries);
+        if (journalId !== undefined) store.journalFailed(journalId, 404, error.message, tries);
         stopped ??= {
           reason: 'group_gone',
           message:
@@ -155,13 +163,14 @@ export async function writePlan(options: ApplyOptions): Promise<ApplyResult> {
             '`rostersync state set-group <pipeline> <id>` for a pipeline that creates its group',
           exitCode: EXIT.partial,
         };
-      } else if (item.action === 'delete' && error instanceof NotFoundError) {
+      } else if (item.action === 'delete' && error instanceof NotFoundError && journalId !== undefined) {
         // Already gone (deleted in the UI, or a repeat after a crash): the goal is reached.
         outcome = { outcome: 'done', httpStatus: 404, attempts: tries };
         store.recordDeleted({ journalId, clientId: item.clientId, status: 404, attempts: tries });
       } else {
         outcome = { outcome: 'failed', ...(service?.status ? { httpStatus: service.status } : {}), attempts: tries, error: message };
-        store.journalFailed(journalId, service?.status ?? null, message, tries);
+        // A read that failed sent no write: nothing to journal.
+        if (journalId !== undefined) store.journalFailed(journalId, service?.status ?? null, message, tries);
         const exitCode = error instanceof UserFacingError ? error.exitCode : undefined;
         if (exitCode === EXIT.auth && !stopped) {
           stopped = { reason: 'auth', message: `the service refused the key or the plan: ${message}`, exitCode: EXIT.auth };
@@ -180,7 +189,6 @@ export async function writePlan(options: ApplyOptions): Promise<ApplyResult> {
 
   // One owner per record: a client_id is claimed for this pipeline before it is first written, a
   // page at a time. One that another pipeline sharing the state claimed since planning is not written.
-  const bound = store.identity();
   const claim = (page: readonly PlanItem[]): void => {
     if (bound.baseUrl === null) return;
     const creates = page.filter((i) => i.action === 'create').map((i) => i.clientId);
@@ -247,42 +255,58 @@ export async function writePlan(options: ApplyOptions): Promise<ApplyResult> {
   }
 }
 
-/**
- * Sends one planned write. `recreated`: a partial update found the record deleted remotely and
- * recreated it; `adopted`: a create-if-absent found the record existing and wrote only managed fields.
- */
-async function send(writer: RecordWriter, groupId: number, item: PlanItem, write: WriteOptions): Promise<Sent> {
-  const readFirst = (item.action === 'create' && item.ifAbsent === true) || ((item.ifEmpty?.length ?? 0) > 0 && !item.replace);
-  if (readFirst) return sendAfterRead(writer, groupId, item, item.ifEmpty ?? [], write);
-  return { sent: await sendWhole(writer, groupId, item, write), kept: [] };
+/** A write ready to send, with the undo record to journal before it. */
+interface PreparedWrite {
+  undo: UndoRecord;
+  send: () => Promise<Sent>;
 }
 
 /**
- * A create-if-absent, or a write with fields to set only where the record holds no value: ONE GET,
- * then the full POST of every field when the record is absent (404), else the partial POST of the
- * rest (none when nothing is left). A create-if-absent that finds the record adopts it: every
- * managed field but the kept ones is written (2 calls, as for a new record: the estimate counts 2),
- * and the values it replaced are returned for the report (a name typed in the UI, say).
+ * Prepares one planned write. Most are sent as planned. A record is read first (ONE GET) for a
+ * create-if-absent, for fields written only where the record holds no value (`ifEmpty`), and for
+ * `readFirst` (`policy.undo: exact`); a revert's items carry the record it read (`held`). Then:
+ * the full POST of every field when the record is absent (404), else the partial POST of the rest
+ * (none when nothing is left). A create-if-absent that finds the record adopts it: every managed
+ * field but the kept ones is written (2 calls, as for a new record: the estimate counts 2), and
+ * the values it replaced are returned for the report (a name typed in the UI, say).
  */
-async function sendAfterRead(writer: RecordWriter, groupId: number, item: PlanItem, ifEmpty: readonly string[], write: WriteOptions): Promise<Sent> {
-  if (!writer.getAuthor) throw new Error('this writer cannot read records, which create-if-absent and fields written if_empty need');
-  let remote: Record<string, unknown>;
-  try {
-    remote = (await writer.getAuthor(groupId, item.clientId)) as Record<string, unknown>;
-  } catch (error) {
-    if (!(error instanceof NotFoundError)) throw error;
-    await writer.putAuthor(groupId, item.clientId, fullBody(item), write);
-    return { sent: item.action === 'create' ? 'written' : 'recreated', kept: [] };
+async function prepareWrite(writer: RecordWriter, groupId: number, item: PlanItem, write: WriteOptions): Promise<PreparedWrite> {
+  const ifEmpty = item.replace ? [] : (item.ifEmpty ?? []);
+  const read = item.held === undefined && ((item.action === 'create' && item.ifAbsent === true) || ifEmpty.length > 0 || item.readFirst === true);
+  if (item.held === undefined && !read) return { undo: undoRecordOf(item), send: async () => ({ sent: await sendWhole(writer, groupId, item, write), kept: [] }) };
+  const held = item.held !== undefined ? item.held : await readRecord(writer, groupId, item.clientId);
+  if (item.action === 'delete') return { undo: undoRecordFromRead(item, held, {}, false), send: async () => ({ sent: await sendWhole(writer, groupId, item, write), kept: [] }) };
+  if (held === null) {
+    // A create's body is the whole record (a revert's re-create keeps fields no mapping manages).
+    const body = item.action === 'create' && item.body ? item.body : fullBody(item);
+    return { undo: undoRecordFromRead(item, null, body, true), send: async () => (await writer.putAuthor(groupId, item.clientId, body, write), { sent: item.action === 'create' ? 'written' : 'recreated', kept: [] }) };
   }
-  const kept = ifEmpty.filter((field) => !isEmptyValue(remote[field] as Fields[string] | undefined));
+  if (item.replace) return { undo: undoRecordFromRead(item, held, item.body ?? {}, true), send: async () => ({ sent: await sendWhole(writer, groupId, item, write), kept: [] }) };
+  const kept = ifEmpty.filter((field) => !isEmptyValue(held[field] as Fields[string] | undefined));
   const body = Object.fromEntries(Object.entries(item.action === 'create' ? managedFields(item) : (item.body ?? {})).filter(([field]) => !kept.includes(field)));
-  if (Object.keys(body).length > 0) await writer.patchAuthor(groupId, item.clientId, body, write);
-  if (item.action !== 'create') return { sent: 'written', kept };
-  const overwritten = Object.entries(body).flatMap(([field, after]) => {
-    const before = (remote[field] ?? null) as Fields[string];
-    return isEmptyValue(before) || sameHeld(before, after) ? [] : [{ field, before, after }];
-  });
-  return { sent: 'adopted', kept, overwritten };
+  return {
+    undo: undoRecordFromRead(item, held, body, false),
+    send: async () => {
+      if (Object.keys(body).length > 0) await writer.patchAuthor(groupId, item.clientId, body, write);
+      if (item.action !== 'create') return { sent: 'written', kept };
+      const overwritten = Object.entries(body).flatMap(([field, after]) => {
+        const before = (held[field] ?? null) as Fields[string];
+        return isEmptyValue(before) || sameHeld(before, after) ? [] : [{ field, before, after }];
+      });
+      return { sent: 'adopted', kept, overwritten };
+    },
+  };
+}
+
+/** The record as the service holds it; null when absent (404). */
+async function readRecord(writer: RecordWriter, groupId: number, clientId: string): Promise<HeldRecord | null> {
+  if (!writer.getAuthor) throw new Error('this writer cannot read records, which create-if-absent, fields written if_empty and policy.undo: exact need');
+  try {
+    return (await writer.getAuthor(groupId, clientId)) as HeldRecord;
+  } catch (error) {
+    if (error instanceof NotFoundError) return null;
+    throw error;
+  }
 }
 
 async function sendWhole(writer: RecordWriter, groupId: number, item: PlanItem, write: WriteOptions): Promise<'written' | 'recreated'> {

@@ -109,6 +109,15 @@ export const policySchema = z.strictObject({
    * one GET each (34 for 1,000 owned records at 30, 1,667 for 50,000). 0 turns the rotating window off.
    */
   drift_cycle: z.number().int().min(0).max(1_000_000).default(30),
+  /**
+   * What `rostersync revert` can rely on (docs/migrating.md, "Undo a run"). `exact`: every record
+   * is read before it is updated or deleted (one GET more per update and per delete, counted by
+   * the estimate), so a revert writes back exactly what the service held, fields no mapping
+   * manages included, and judges every field for edits since. `last_applied` (the default):
+   * no extra call; an update is undone with the values the pipeline last applied, when the run's
+   * plan knows of no drift, and a deleted record comes back with its managed fields only.
+   */
+  undo: z.enum(['last_applied', 'exact']).optional(),
   /** Rejected rows tolerated with exit 0 (outcome `warning`); without it any rejected row exits 2. */
   rejects: rejectsPolicySchema.optional(),
 });

@@ -29,7 +29,7 @@ export interface BuildPlanInput {
    * an existing record is adopted (managed fields only) instead of replaced.
    */
   createIfAbsent?: boolean;
-  policy: Pick<PolicyConfig, 'mode' | 'update' | 'max_rps' | 'guards'>;
+  policy: Pick<PolicyConfig, 'mode' | 'update' | 'max_rps' | 'guards' | 'undo'>;
   /** Human names of fields by key (custom fields by api_id). */
   fieldLabels: ReadonlyMap<string, string>;
   guardInput: Omit<GuardInput, 'deletes' | 'guards'>;
@@ -150,6 +150,8 @@ export function buildPlan(input: BuildPlanInput): Plan {
   const created = classification.created.count;
   const newRecords = created === 0 ? undefined : newRecordItems(classification.created, { pairs, previouslyFailed, createIfAbsent: input.createIfAbsent === true, label, seeded });
 
+  // `policy.undo: exact`: updates and deletes read the record first (those written if_empty read it anyway).
+  if (policy.undo === 'exact') for (const [i, item] of items.entries()) if (!readsAnyway(item)) items[i] = { ...item, readFirst: true };
   const counts = { create: created, update: 0, delete: 0, noop };
   for (const item of items) counts[item.action] += 1;
   const upsertClientIdChanges = policy.mode === 'upsert' ? [...pairs].map(([to, from]) => ({ from, to })) : [];
@@ -173,23 +175,31 @@ export function buildPlan(input: BuildPlanInput): Plan {
 /**
  * Every call the writes will make: one per item, and a second for each item apply reads first (a
  * GET): a create-if-absent (then a full POST when the record is absent, a partial POST when it
- * adopts it), and an update with fields written if_empty whose remote copy the plan lacks. The
+ * adopts it), an update with fields written if_empty whose remote copy the plan lacks, and under
+ * `policy.undo: exact` every update and delete (read first so a revert restores it exactly). The
  * drift check's reads come before the writes, apart (`driftReads`), in the time too. rps 0:
  * no max_rps, the pace is found at run time, so no duration can be told beforehand.
  */
 function estimateOf(items: readonly PlanItem[], created: { count: number; ifAbsent: boolean }, maxRps: number | undefined, driftReads: number): PlanEstimate {
   // Only new records are written create-if-absent: the creates in `items` recreate owned records.
   const ifAbsent = created.ifAbsent ? created.count : 0;
-  const ifEmpty = items.filter((item) => item.action === 'update' && item.ifEmpty?.length && !item.replace).length;
-  const calls = items.length + created.count + ifAbsent + ifEmpty;
+  const ifEmpty = items.filter(readsAnyway).length;
+  const undoReads = items.filter((item) => item.readFirst).length;
+  const calls = items.length + created.count + ifAbsent + ifEmpty + undoReads;
   return {
     calls,
     rps: maxRps ?? 0,
     seconds: maxRps ? (calls + driftReads) / maxRps : 0,
     ...(ifAbsent > 0 ? { ifAbsent } : {}),
     ...(ifEmpty > 0 ? { ifEmpty } : {}),
+    ...(undoReads > 0 ? { undoReads } : {}),
     ...(driftReads > 0 ? { driftReads } : {}),
   };
+}
+
+/** An update with fields written if_empty: apply reads the record before it whatever the policy. */
+function readsAnyway(item: PlanItem): boolean {
+  return item.action === 'update' && (item.ifEmpty?.length ?? 0) > 0 && !item.replace;
 }
 
 /** How each new record becomes a create, applied as the spool is read. */

@@ -71,6 +71,16 @@ export const planItemSchema = z.strictObject({
    * and `on_create` on an adoption): apply reads the record first and leaves out the others.
    */
   ifEmpty: z.array(z.string()).optional(),
+  /**
+   * Read the record before writing it (`policy.undo: exact`): the journal keeps the whole record
+   * the service held, so `rostersync revert` restores it exactly. One GET more.
+   */
+  readFirst: z.boolean().optional(),
+  /**
+   * The whole record as the service held it when this plan read it (a revert reads every record
+   * back); null: absent. Apply journals it as the values to restore and reads nothing again.
+   */
+  held: z.record(z.string(), z.unknown()).nullable().optional(),
   /** What the inventory records once the write succeeds (all managed fields, canonical). */
   desired: z.strictObject({ fieldsJson: z.string(), hash: z.string(), rowKey: z.string().optional() }).optional(),
   changes: z.array(fieldChangeSchema),
@@ -113,6 +123,8 @@ export const planEstimateSchema = z.strictObject({
   ifEmpty: z.number().optional(),
   /** GETs of the drift check (sample and rotating window), made before the writes; not in `calls`. */
   driftReads: z.number().optional(),
+  /** Updates and deletes read first for `policy.undo: exact`: a GET, then the write. */
+  undoReads: z.number().optional(),
 });
 export type PlanEstimate = z.infer<typeof planEstimateSchema>;
 

@@ -217,6 +217,7 @@ export function estimateText(estimate: PlanEstimate, made?: number): string {
   const readFirst = [
     ...(estimate.ifAbsent ? [`${estimate.ifAbsent} create-if-absent`] : []),
     ...(estimate.ifEmpty ? [`${estimate.ifEmpty} update${estimate.ifEmpty === 1 ? '' : 's'} of if_empty fields`] : []),
+    ...(estimate.undoReads ? [`${estimate.undoReads} write${estimate.undoReads === 1 ? '' : 's'} read first for policy.undo: exact`] : []),
   ];
   const ifAbsent = readFirst.length > 0 ? ` (${readFirst.join(' and ')} counted twice: read first, then written)` : '';
   const pace = estimate.rps === 0 ? 'at the rate the service allows (no max_rps)' : `at ${estimate.rps}/s ≈ ${formatSeconds(estimate.seconds)}`;

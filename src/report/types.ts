@@ -74,7 +74,7 @@ export interface RunReport {
   /** counts[action][outcome] */
   counts: Record<PlanAction, Partial<Record<RecordOutcome, number>>>;
   /** The plan's estimate; `made`: the write calls the run made, to compare with `calls`; `driftReads`: the drift check's GETs before the writes. */
-  estimate?: { calls: number; rps: number; seconds: number; ifAbsent?: number; ifEmpty?: number; driftReads?: number; made?: number; text: string };
+  estimate?: { calls: number; rps: number; seconds: number; ifAbsent?: number; ifEmpty?: number; undoReads?: number; driftReads?: number; made?: number; text: string };
   limiter?: { requests: number; retries: number; rateLimited: number; currentRate: number; [key: string]: number };
   guards: GuardResult[];
   /**

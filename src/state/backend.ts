@@ -93,7 +93,9 @@ export type JournalState = 'planned' | 'sent' | 'done' | 'failed' | 'abandoned';
 
 /**
  * One journaled write, as `rostersync revert` reads it. `undoJson`: the values the write changed
- * (src/revert/undo-record.ts); null for an entry journaled before they were kept.
+ * (src/revert/undo-record.ts); null for an entry journaled before they were kept. `target`: the
+ * service and group the write went to; null for an entry journaled before they were kept
+ * (state schema 4 and before) or without a bound service.
  */
 export interface JournalEntry {
   id: number;
@@ -103,6 +105,7 @@ export interface JournalEntry {
   state: JournalState;
   status: number | null;
   undoJson: string | null;
+  target: Target | null;
 }
 
 export interface UnfinishedWrite {
@@ -283,9 +286,9 @@ export interface StateBackend {
   // journal
   /**
    * Journals a write as sent, just before its call, durably, with the values it changes
-   * (`undoJson`, for `rostersync revert`); returns the entry's id.
+   * (`undoJson`, for `rostersync revert`) and the service and group it goes to; returns the entry's id.
    */
-  journalSent(runId: string, clientId: string, action: string, undoJson?: string | null): number;
+  journalSent(runId: string, clientId: string, action: string, undoJson?: string | null, target?: Target | null): number;
   journalFailed(id: number, status: number | null, error: string, attempts: number): void;
   /**
    * The last journaled write of every client_id whose last write failed or never finished
@@ -310,6 +313,11 @@ export interface StateBackend {
   findRun(id: string): RunRow | undefined;
   /** The newest runs first. @default limit: 10 */
   recentRuns(limit?: number): RunRow[];
+  /**
+   * The newest real run that journaled a write, or whose recorded counts say it wrote (a run
+   * whose journal did not travel with `state import`), however many runs came after it.
+   */
+  lastWritingRun(): RunRow | undefined;
 
   // lock
   /** Takes the pipeline's lock, or refuses (StateError) naming the current holder. */

@@ -63,8 +63,14 @@ export interface JournalDbRow {
   state: JournalState;
   status: number | null;
   undo_json: string | null;
+  service: string | null;
+  group_id: number | string | null;
 }
 
+/** The journal columns a JournalEntry is read from (both backends). */
+export const JOURNAL_COLUMNS = 'id, run_id, client_id, action, state, status, undo_json, service, group_id';
+
 export function toJournalEntry(row: JournalDbRow): JournalEntry {
-  return { id: Number(row.id), runId: row.run_id, clientId: row.client_id, action: row.action, state: row.state, status: row.status, undoJson: row.undo_json };
+  const target = row.service !== null && row.group_id !== null ? { baseUrl: row.service, groupId: Number(row.group_id) } : null;
+  return { id: Number(row.id), runId: row.run_id, clientId: row.client_id, action: row.action, state: row.state, status: row.status, undoJson: row.undo_json, target };
 }

@@ -1,9 +1,11 @@
 /**
  * `rostersync revert <pipeline> <run-id>`: undoes the writes of one run. The second half is that of
  * every run (sync/run-plan.ts: guard → apply → record → report); what differs is where the plan
- * comes from: not the roster but the run's journal, the records read back from the service (one
- * GET per record the run wrote, as the drift check reads them: sync/remote-records.ts) and the
- * inventory, planned by src/revert/plan.ts.
+ * comes from: not the roster but the run's journal (checked first: src/revert/journal.ts says
+ * where the run wrote, or refuses), the whole records read back from that group (one GET per
+ * record the run wrote: sync/remote-records.ts), the inventory and the claims, planned by
+ * src/revert/plan.ts. The revert's own writes carry the records it read (`PlanItem.held`), so
+ * apply journals exactly what they replace and a revert of the revert restores it whole.
  *
  * Without `yes` it is a dry run: the plan diff and the report, nothing written. `--out plan.json`
  * saves it for `rostersync apply`, which plans it again (journal, read-back, inventory) and
@@ -14,22 +16,19 @@
 import { resolve } from 'node:path';
 import { loadPipeline, type ResolvedPipeline } from '../config/load.js';
 import { loadFieldsFile } from '../config/fields-file.js';
-import { LockLostError } from '../apply/apply.js';
 import type { ServiceClient } from '../client/client.js';
 import { EXIT, UserFacingError } from '../errors.js';
 import { compileMapping } from '../mapping/compile.js';
 import type { RosterSummary } from '../mapping/roster.js';
 import { buildRevertPlan, type RevertPlan } from '../revert/plan.js';
-import { parseUndoRecord } from '../revert/undo-record.js';
-import type { StateBackend } from '../state/backend.js';
+import { revertTarget } from '../revert/journal.js';
+import type { JournalEntry, StateBackend } from '../state/backend.js';
 import { checkBinding } from '../state/binding.js';
-import { holdLock } from '../state/lock.js';
-import { openState } from '../state/open.js';
 import { clientForPipeline } from './client-for-pipeline.js';
 import type { RunOptions, RunResult } from './options.js';
 import { planBindings, planDifferences, planOptionsOf, savePlanFile, staleBindings, verifyPlanDigest, type PlanFile } from './plan-file.js';
-import { fetchRemote } from './remote-records.js';
-import { newRunId } from './run-id.js';
+import { fetchHeld } from './remote-records.js';
+import { withRunScope } from './run-scope.js';
 import { runPlan, type PreparedRun } from './run-plan.js';
 import { runRequestOf } from './run-request.js';
 import { savedRevertNote } from '../report/run-notes.js';
@@ -53,13 +52,9 @@ export function revertSource(runId: string): string {
 export async function runRevert(options: RevertOptions): Promise<RunResult> {
   const now = options.now ?? Date.now;
   const pipeline = loadPipeline(resolve(options.cwd ?? process.cwd(), options.pipelinePath));
-  const store = openState(pipeline, options);
-  const runId = newRunId(now());
-  let unlock = () => {};
-  const lockLost = new AbortController();
-  const runOptions: RunOptions = { ...options, dryRun: options.yes !== true, signal: options.signal ? AbortSignal.any([options.signal, lockLost.signal]) : lockLost.signal };
-  try {
-    if (options.yes) unlock = holdLock(store, runId, () => lockLost.abort(new LockLostError('this revert lost the pipeline lock')));
+  return withRunScope(pipeline, options, async ({ store, runId, signal, lock }) => {
+    const runOptions: RunOptions = { ...options, dryRun: options.yes !== true, signal };
+    if (options.yes) lock();
     const stateSerial = store.serial();
     const prepared = await prepareRevert({ pipeline, store, runId, startedAt: now(), revertOf: options.revertRunId, force: options.forceRecords ?? [], skip: options.skipRecords ?? [] }, runOptions);
     if (options.savePlanTo) {
@@ -73,24 +68,18 @@ export async function runRevert(options: RevertOptions): Promise<RunResult> {
         revert: { runId: prepared.revertOf ?? options.revertRunId, forceRecords: [...(options.forceRecords ?? [])], skipRecords: [...(options.skipRecords ?? [])] },
       });
     }
-    return await runPlan(prepared, runRequestOf(runOptions));
-  } finally {
-    unlock();
-    store.close();
-  }
+    return runPlan(prepared, runRequestOf(runOptions));
+  });
 }
 
 /** `rostersync apply plan.json` of a plan saved by `revert --out`: planned again, applied only if unchanged. */
 export async function applySavedRevert(path: string, saved: PlanFile & { revert: NonNullable<PlanFile['revert']> }, options: Omit<RunOptions, 'pipelinePath' | 'refresh' | 'dryRun'>): Promise<RunResult> {
   const now = options.now ?? Date.now;
   const pipeline = loadPipeline(saved.bindings.pipelineFile);
-  const store = openState(pipeline, options);
-  const runId = newRunId(now());
-  let unlock = () => {};
-  try {
+  return withRunScope(pipeline, options, async ({ store, runId, signal, lock }) => {
     verifyPlanDigest(path, saved, store.planSecret());
-    unlock = holdLock(store, runId);
-    const runOptions: RunOptions = { ...options, ...saved.options, pipelinePath: pipeline.file };
+    lock();
+    const runOptions: RunOptions = { ...options, ...saved.options, pipelinePath: pipeline.file, signal };
     const stateSerial = store.serial();
     const prepared = await prepareRevert({ pipeline, store, runId, startedAt: now(), revertOf: saved.revert.runId, force: saved.revert.forceRecords, skip: saved.revert.skipRecords }, runOptions);
     const current = planBindings({ pipeline, sourceSha256: prepared.source.sha256, stateSerial, baseUrl: options.service.baseUrl, groupId: prepared.groupId });
@@ -108,11 +97,8 @@ export async function applySavedRevert(path: string, saved: PlanFile & { revert:
       });
     }
     prepared.notes.push(savedRevertNote(path, saved.createdAt));
-    return await runPlan(prepared, runRequestOf(runOptions));
-  } finally {
-    unlock();
-    store.close();
-  }
+    return runPlan(prepared, runRequestOf(runOptions));
+  });
 }
 
 interface RevertRun {
@@ -125,7 +111,7 @@ interface RevertRun {
   skip: readonly string[];
 }
 
-/** Everything before the first write: the run, its journal, the read-back, the plan; conflicts refuse here. */
+/** Everything before the first write: the run, its journal and where it wrote, the read-back, the plan; conflicts refuse here. */
 async function prepareRevert(run: RevertRun, options: RunOptions): Promise<PreparedRun> {
   const { pipeline, store } = run;
   const revertOf = run.revertOf === LAST_RUN ? lastWritingRun(store, pipeline.name) : run.revertOf;
@@ -138,14 +124,15 @@ async function prepareRevert(run: RevertRun, options: RunOptions): Promise<Prepa
     });
   }
   if (reverted.dryRun) throw new UserFacingError(`run ${revertOf} was a dry run (a plan): it wrote nothing, so there is nothing to undo.`, { exitCode: EXIT.usage });
-  // Before any call: the state is used only against the service and group it is bound to.
-  const binding = checkBinding(store, pipeline, { baseUrl: options.service.baseUrl });
-  const groupId = binding.groupId;
-  if (groupId === null) throw new UserFacingError(`pipeline "${pipeline.name}" has no group yet, so run ${revertOf} wrote nothing to undo.`, { exitCode: EXIT.usage });
+  // Before any call: the state is used only against the service and group it is bound to, and
+  // the run only where it wrote (src/revert/journal.ts).
+  checkBinding(store, pipeline, { baseUrl: options.service.baseUrl });
+  const entries = store.runJournal(revertOf);
+  const target = revertTarget(reverted, entries, store.identity());
+  const groupId = target.groupId;
   const client = clientForPipeline(pipeline, options);
   const labels = await fieldLabels(pipeline, client, options);
 
-  const entries = store.runJournal(revertOf);
   const clientIds = [...new Set(entries.map((entry) => entry.clientId))];
   const unknown = [...run.force, ...run.skip].filter((id) => !clientIds.includes(id));
   if (unknown.length > 0) {
@@ -153,18 +140,19 @@ async function prepareRevert(run: RevertRun, options: RunOptions): Promise<Prepa
   }
   const skip = new Set(run.skip);
   const read = clientIds.filter((id) => !skip.has(id));
-  const fields = new Set(labels.managedFields);
-  for (const entry of entries) {
-    const undo = parseUndoRecord(entry.undoJson);
-    for (const values of [undo?.before, undo?.after]) for (const field of Object.keys(values ?? {})) fields.add(field);
-  }
-  const remote = await fetchRemote({ client, groupId, managedFields: [...fields], setFields: labels.setFields, clientIds: read, call: options.signal ? { signal: options.signal } : {}, concurrency: 4 });
+  const remote = await fetchHeld({ client, groupId, clientIds: read, call: options.signal ? { signal: options.signal } : {}, concurrency: 4 });
+  const history = store.journalOf(clientIds);
   const planned: RevertPlan = buildRevertPlan({
     runId: revertOf,
     entries,
-    history: store.journalOf(clientIds),
+    history,
+    revertsOfRun: revertsOf(store, revertOf, history),
     remote,
     owned: store.lastApplied(clientIds),
+    claims: store.claimOwners(target, clientIds),
+    pipeline: pipeline.name,
+    managedFields: labels.managedFields,
+    setFields: labels.setFields,
     force: new Set(run.force),
     skip,
     fieldLabels: labels.names,
@@ -172,19 +160,7 @@ async function prepareRevert(run: RevertRun, options: RunOptions): Promise<Prepa
     ownedCount: store.ownedCount(),
     ...(options.allowDeletes !== undefined ? { allowDeletes: options.allowDeletes } : {}),
   });
-  if (planned.conflicts.length > 0) {
-    const forcible = planned.conflicts.filter((c) => c.forcible).map((c) => c.clientId);
-    throw new UserFacingError(
-      `cannot revert run ${revertOf}: ${planned.conflicts.length} record${planned.conflicts.length === 1 ? '' : 's'} changed since: ${planned.conflicts.slice(0, 20).map((c) => c.message).join('; ')}${planned.conflicts.length > 20 ? '; …' : ''}. Nothing was written.`,
-      {
-        hint:
-          forcible.length > 0
-            ? `For each record, decide: \`--force-record <client_id>\` undoes the run's write anyway (the later change is lost), \`--skip-record <client_id>\` leaves it as it is. E.g. ${forcible.slice(0, 3).map((id) => `--skip-record ${id}`).join(' ')}.`
-            : 'Those writes cannot be undone; `--skip-record <client_id>` leaves them as they are.',
-        exitCode: EXIT.guard,
-      },
-    );
-  }
+  if (planned.conflicts.length > 0) throw conflictsError(revertOf, planned);
   return {
     runId: run.runId,
     startedAt: run.startedAt,
@@ -201,34 +177,51 @@ async function prepareRevert(run: RevertRun, options: RunOptions): Promise<Prepa
   };
 }
 
+/** Records changed since the run, or not the pipeline's to delete: nothing is written until each is decided. */
+function conflictsError(revertOf: string, planned: RevertPlan): UserFacingError {
+  const { conflicts } = planned;
+  const forcible = conflicts.filter((c) => c.forcible).map((c) => c.clientId);
+  const fixed = conflicts.filter((c) => !c.forcible).map((c) => c.clientId);
+  return new UserFacingError(
+    `cannot revert run ${revertOf}: ${conflicts.length} record${conflicts.length === 1 ? '' : 's'} cannot be restored as ${conflicts.length === 1 ? 'it stands' : 'they stand'}: ${conflicts.slice(0, 20).map((c) => c.message).join('; ')}${conflicts.length > 20 ? '; …' : ''}. Nothing was written.`,
+    {
+      hint: [
+        forcible.length > 0 ? `For each changed record, decide: \`--force-record <client_id>\` undoes the run's write anyway (the later change is lost), \`--skip-record <client_id>\` leaves it as it is. E.g. ${forcible.slice(0, 3).map((id) => `--skip-record ${id}`).join(' ')}.` : '',
+        fixed.length > 0 ? `No flag makes revert delete a record that is not the pipeline's; \`--skip-record\` leaves ${fixed.slice(0, 3).map((id) => `--skip-record ${id}`).join(' ')}${fixed.length > 3 ? ' …' : ''} as ${fixed.length === 1 ? 'it is' : 'they are'}.` : '',
+      ]
+        .filter(Boolean)
+        .join(' '),
+      exitCode: EXIT.guard,
+    },
+  );
+}
+
+/** The runs among `history` that revert `runId` (source `revert:<runId>`): their writes are that revert's, done earlier. */
+function revertsOf(store: StateBackend, runId: string, history: readonly JournalEntry[]): Set<string> {
+  const runs = new Set(history.map((entry) => entry.runId).filter((id) => id !== runId));
+  return new Set([...runs].filter((id) => store.findRun(id)?.sourceSha256 === revertSource(runId)));
+}
+
 /** The run id `last` stands for: the latest run that journaled a write (a revert included: `last` twice undoes the undo). */
 export const LAST_RUN = 'last';
 
-/** Runs looked through for `last`: runs that wrote nothing (an unchanged roster) are passed over. */
-const LAST_RUN_LOOKBACK = 50;
-
 function lastWritingRun(store: StateBackend, pipeline: string): string {
-  const found = store.recentRuns(LAST_RUN_LOOKBACK).find((candidate) => !candidate.dryRun && mayHaveWritten(candidate.countsJson));
-  if (!found) throw new UserFacingError(`pipeline "${pipeline}" has no run that wrote anything among its last ${LAST_RUN_LOOKBACK} runs: nothing to undo.`, { exitCode: EXIT.usage });
+  const found = store.lastWritingRun();
+  if (!found) throw new UserFacingError(`pipeline "${pipeline}" has no run that wrote anything: nothing to undo.`, { exitCode: EXIT.usage });
   return found.id;
-}
-
-/** From a run's recorded counts (report.json's `counts`): a write done or failed; a run that never finished (killed) may have written. */
-function mayHaveWritten(countsJson: string | null): boolean {
-  if (countsJson === null) return true;
-  const counts = JSON.parse(countsJson) as Record<string, Record<string, number>>;
-  return ['create', 'update', 'delete'].some((action) => (counts[action]?.done ?? 0) + (counts[action]?.failed ?? 0) > 0);
 }
 
 /** Field names for the diff and which fields are sets; a mapping that no longer compiles only costs the names. */
 async function fieldLabels(pipeline: ResolvedPipeline, client: ServiceClient, options: RunOptions) {
   const listing = options.fieldsFile ? loadFieldsFile(resolve(options.cwd ?? process.cwd(), options.fieldsFile)) : await client.listCustomFields(options.signal ? { signal: options.signal } : {});
+  // Every custom field by name, managed or not: a conflict names the fields editors changed.
+  const names = new Map(listing.author_from_group.map((field) => [field.api_id, field.name] as const));
+  const optionNames = new Map(listing.author_from_group.flatMap((field) => (field.options ?? []).map((option) => [option.api_id, option.option] as const)));
   try {
     const compiled = compileMapping(pipeline.mapping, listing, { mappingFile: pipeline.mappingFile });
-    const options = new Map(listing.author_from_group.flatMap((field) => (field.options ?? []).map((option) => [option.api_id, option.option] as const)));
-    return { names: new Map(Object.entries(compiled.fieldNames)), managedFields: compiled.managedFields, setFields: compiled.setFields, options };
+    return { names: new Map([...names, ...Object.entries(compiled.fieldNames)]), managedFields: compiled.managedFields, setFields: compiled.setFields, options: optionNames };
   } catch {
-    return { names: new Map<string, string>(), managedFields: [] as string[], setFields: new Set<string>(), options: new Map<string, string>() };
+    return { names, managedFields: [] as string[], setFields: new Set<string>(), options: optionNames };
   }
 }
 

@@ -12,14 +12,11 @@
  */
 import { resolve } from 'node:path';
 import { loadPipeline, type ResolvedPipeline } from '../config/load.js';
-import { LockLostError } from '../apply/apply.js';
 import { buildPlan } from '../plan/build.js';
 import { RowKeyRepairs } from '../plan/row-key-repairs.js';
 import { NewRecords } from '../plan/new-records.js';
 import { boundHeapGrowth } from './bounded-heap.js';
 import { earlyFailureReport, estimateText, reportHeader } from '../report/build.js';
-import { holdLock } from '../state/lock.js';
-import { openState } from '../state/open.js';
 import type { StateBackend } from '../state/backend.js';
 import { clientForPipeline } from './client-for-pipeline.js';
 import { exitCodeOf } from './exit-code.js';
@@ -29,52 +26,39 @@ import { planBindings, planOptionsOf, savePlanFile } from './plan-file.js';
 import { recordEarlyFailure } from './record.js';
 import { runPlan, type PreparedRun } from './run-plan.js';
 import { runRequestOf, type RunRequest } from './run-request.js';
-import { newRunId } from './run-id.js';
+import { withRunScope } from './run-scope.js';
 
 export type { RunOptions, RunResult } from './options.js';
 
 export async function runSync(options: RunOptions): Promise<RunResult> {
   const now = options.now ?? Date.now;
   const pipeline = loadPipeline(resolve(options.cwd ?? process.cwd(), options.pipelinePath));
-  const store = openState(pipeline, options);
-  const runId = newRunId(now());
-  let unlock = () => {};
-  const rowKeys = new RowKeyRepairs();
-  const created = new NewRecords({ onSpill: boundHeapGrowth });
-  // A run whose lock is taken from it stops starting calls, as if interrupted.
-  const lockLost = new AbortController();
-  const request = runRequestOf({ ...options, signal: options.signal ? AbortSignal.any([options.signal, lockLost.signal]) : lockLost.signal });
-  try {
-    if (!options.dryRun) {
-      unlock = holdLock(store, runId, () => {
-        // Say exactly what happened: no signal was sent, another run (or `unlock`) took the lock.
-        const holder = store.readLock();
-        const message = `this run lost the pipeline lock: ${holder ? `run ${holder.runId} (${holder.owner} on ${holder.host}, pid ${holder.pid}) took it at ${holder.startedAt}` : 'it was cleared (rostersync unlock)'}`;
-        options.logger?.error({ runId, pipeline: pipeline.name }, `${message}: stopping`);
-        lockLost.abort(new LockLostError(message));
+  return withRunScope(pipeline, options, async ({ store, runId, signal, lock }) => {
+    const rowKeys = new RowKeyRepairs();
+    const created = new NewRecords({ onSpill: boundHeapGrowth });
+    const request = runRequestOf({ ...options, signal });
+    try {
+      if (!options.dryRun) lock();
+      const startedAt = now();
+      const { prepared, stateSerial } = await gatherAndPlan({ pipeline, store, runId, startedAt, rowKeys, created }, options, request).catch(async (error: unknown) => {
+        await recordEarlyFailure({ pipeline, store, report: failedBeforePlanning({ pipeline, store, runId, startedAt, error }, options), options });
+        throw error;
       });
+      if (options.savePlanTo) {
+        await savePlanFile(resolve(options.cwd ?? process.cwd(), options.savePlanTo), {
+          bindings: planBindings({ pipeline, sourceSha256: prepared.source.sha256, stateSerial, baseUrl: options.service.baseUrl, groupId: prepared.groupId }),
+          options: planOptionsOf(options),
+          secret: store.planSecret(),
+          prepared,
+          now: now(),
+        });
+      }
+      return await runPlan(prepared, request);
+    } finally {
+      rowKeys.dispose();
+      created.dispose();
     }
-    const startedAt = now();
-    const { prepared, stateSerial } = await gatherAndPlan({ pipeline, store, runId, startedAt, rowKeys, created }, options, request).catch(async (error: unknown) => {
-      await recordEarlyFailure({ pipeline, store, report: failedBeforePlanning({ pipeline, store, runId, startedAt, error }, options), options });
-      throw error;
-    });
-    if (options.savePlanTo) {
-      await savePlanFile(resolve(options.cwd ?? process.cwd(), options.savePlanTo), {
-        bindings: planBindings({ pipeline, sourceSha256: prepared.source.sha256, stateSerial, baseUrl: options.service.baseUrl, groupId: prepared.groupId }),
-        options: planOptionsOf(options),
-        secret: store.planSecret(),
-        prepared,
-        now: now(),
-      });
-    }
-    return await runPlan(prepared, request);
-  } finally {
-    rowKeys.dispose();
-    created.dispose();
-    unlock();
-    store.close();
-  }
+  });
 }
 
 /** gather → plan: everything before the first write. */

@@ -4,7 +4,9 @@
  * confirmed. Revert reads each record back and undoes what the service holds, so the group is
  * as it was before the run, whatever the kill interrupted.
  */
+import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { ENDPOINTS, routeKey } from '../../src/client/endpoints.js';
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { RunningEmulator } from '../../src/emulator/server.js';
 import { SqliteStateStore } from '../../src/state/sqlite/sqlite-store.js';
@@ -25,6 +27,9 @@ afterAll(async () => {
 });
 
 const writesSoFar = () => emu.stats.snapshot().writes.total;
+const LISTING = routeKey(ENDPOINTS.listCustomFields);
+const COI = '7d1c6a52-6a3e-4c3b-9b8e-1f0e2d3c4b5a';
+const COI_YES = '8d4b3c9f-0004-4d00-8000-000000000001';
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 describe('revert of a run killed part-way', () => {
@@ -63,5 +68,40 @@ describe('revert of a run killed part-way', () => {
     const plan = await cli(emu, project.dir, ['plan', project.pipeline]);
     expect(plan.stdout).toContain('No changes');
     expect(person(1).name).toBe('Person 1');
+  });
+});
+
+describe('revert of a run killed while its create-if-absent read was in flight', () => {
+  it('never deletes the record an editor had made by hand: the run had written nothing', { timeout: 60_000 }, async () => {
+    // What the roster's p1 maps to, learnt from a pipeline that created it in its own group.
+    const scratch = await makeProject([person(1)], { driftSample: 0 });
+    expect((await cli(emu, scratch.dir, ['sync', scratch.pipeline, '--create-group'])).code).toBe(0);
+    const mapped = structuredClone(groupRecords(emu).p1!);
+    // Another group, where an editor added p1 by hand, flagged as conflicted.
+    const made = await fetch(`${emu.url}/_emulator/ui/groups`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ name: 'Editorial picks' }) });
+    const groupId = ((await made.json()) as { authors_group_id: number }).authors_group_id;
+    const byHand = { ...mapped, [COI]: COI_YES };
+    const added = await fetch(`${emu.url}/_emulator/ui/groups/${groupId}/records/p1`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(byHand) });
+    expect(added.status).toBe(200);
+    const handMade = structuredClone(emu.world.orgs[0]!.groups.get(groupId)!.records.get('p1'));
+
+    const project = await makeProject([person(1)], { driftSample: 0 });
+    await writeFile(project.pipeline, (await readFile(project.pipeline, 'utf8')).replace(/target:\n {2}group: .*\n/, `target: { group_id: ${groupId} }\n`));
+    // Every call slow: the run is killed while it reads p1 (create-if-absent), after the listing.
+    emu.runtime.update({ latencyMs: 2_000 });
+    const listings = () => emu.stats.count(LISTING);
+    const base = listings();
+    const child = pool.take();
+    await child.ready;
+    await child.run(['sync', project.pipeline], project.dir, emulatorEnv(emu) as Record<string, string>);
+    for (let waited = 0; listings() === base && waited < 30_000; waited += 5) await sleep(5);
+    await sleep(700);
+    child.kill();
+    expect((await child.exited).signal).toBe('SIGKILL');
+    emu.runtime.update({ latencyMs: 0 });
+
+    const undone = await cli(emu, project.dir, ['revert', project.pipeline, 'last', '--yes']);
+    expect(emu.world.orgs[0]!.groups.get(groupId)!.records.get('p1'), `revert exited ${undone.code}: ${undone.stderr}`).toEqual(handMade);
+    expect(undone.code).toBe(1);
   });
 });

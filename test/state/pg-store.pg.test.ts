@@ -42,24 +42,25 @@ const applied = (store: PostgresStateStore, clientId: string, hash: string, rowK
 
 describe('PostgreSQL state store only', () => {
   it('refuses a database at schema version 2 until `state migrate`, which adds row keys and keeps the records', async () => {
-    expect(LATEST_PG_VERSION).toBe(4);
+    expect(LATEST_PG_VERSION).toBe(5);
     const url = await databaseAt(2);
     const before = connect(url);
     before.query(
       `INSERT INTO ${PG_SCHEMA}.records(pipeline, client_id, fields_json, hash, run_id, source_row, updated_at) VALUES ('p', 'a', '{"name":"A"}', 'h-a', 'r0', 2, '2026-11-01T00:00:00.000Z')`,
     );
-    expect(() => PostgresStateStore.open(before, 'p')).toThrow(/has schema version 2; this rostersync needs version 4/);
+    expect(() => PostgresStateStore.open(before, 'p')).toThrow(/has schema version 2; this rostersync needs version 5/);
 
     const migrating = connect(url);
     expect(migrate(migrating)).toEqual({
       from: 2,
-      to: 4,
+      to: 5,
       applied: [
         { version: 3, description: expect.stringContaining('row_key') },
         { version: 4, description: expect.stringContaining('undo_json') },
+        { version: 5, description: expect.stringContaining('journal.service and journal.group_id') },
       ],
     });
-    expect(migrate(migrating)).toEqual({ from: 4, to: 4, applied: [] });
+    expect(migrate(migrating)).toEqual({ from: 5, to: 5, applied: [] });
     migrating.close();
 
     const store = PostgresStateStore.open(connect(url), 'p');

@@ -380,7 +380,7 @@ describe('StateStore (SQLite only)', () => {
     store.setRowKeys([{ clientId: 'a', rowKey: rowKey('ka'), hash: 'h-a' }]);
     expect(rowKeysOf(store)).toEqual([[rowKey('ka'), 'a']]);
     store.close();
-    expect(schemaVersionOf(path)).toBe('4');
+    expect(schemaVersionOf(path)).toBe('5');
     // Opening the migrated file again migrates nothing and keeps the key.
     const again = SqliteStateStore.open(path, 'p');
     expect(rowKeysOf(again)).toEqual([[rowKey('ka'), 'a']]);
@@ -391,8 +391,8 @@ describe('StateStore (SQLite only)', () => {
     const path = dbPath();
     SqliteStateStore.open(path, 'p').close();
     const db = new Database(path);
-    db.prepare("UPDATE meta SET value = '5' WHERE key = 'schema_version'").run();
+    db.prepare("UPDATE meta SET value = '6' WHERE key = 'schema_version'").run();
     db.close();
-    expect(() => SqliteStateStore.open(path, 'p')).toThrow(/state schema version 5 is not supported \(expected 4\)/);
+    expect(() => SqliteStateStore.open(path, 'p')).toThrow(/state schema version 6 is not supported \(expected 5\)/);
   });
 });

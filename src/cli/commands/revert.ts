@@ -27,7 +27,7 @@ export const revertCommand: CommandFactory = (ctx) => ({
       .positional('run-id', { type: 'string', demandOption: true, describe: 'The run to undo (its report folder name), or `last`: the latest run that wrote' })
       .option('yes', { type: 'boolean', default: false, describe: 'Write the revert (without it: the plan diff only)' })
       .option('out', { type: 'string', describe: 'Save the revert plan for `rostersync apply`' })
-      .option('force-record', { type: 'string', array: true, describe: 'Undo this record even though it changed since the run (repeatable)' })
+      .option('force-record', { type: 'string', array: true, describe: 'Undo this record even though it changed since the run, or with last-applied values the run could not vouch for (repeatable)' })
       .option('skip-record', { type: 'string', array: true, describe: 'Leave this record as it is (repeatable)' })
       .option('allow-deletes', { type: 'number', describe: 'Allow up to N deletes above the configured limit' })
       .option('mask', { type: 'boolean', default: false, describe: 'Mask personal data on the console and in the report files' })

@@ -106,6 +106,15 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX journal_run ON ${PG_SCHEMA}.journal (pipeline, run_id);
     `,
   },
+  {
+    version: 5,
+    description: 'journal.service and journal.group_id: where each write went, so `rostersync revert` acts there or refuses',
+    sql: `
+      -- NULL for the writes journaled before this version: revert refuses them and says why.
+      ALTER TABLE ${PG_SCHEMA}.journal ADD COLUMN service text;
+      ALTER TABLE ${PG_SCHEMA}.journal ADD COLUMN group_id bigint;
+    `,
+  },
 ];
 
 export const LATEST_PG_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;

@@ -13,7 +13,7 @@ import { randomBytes } from 'node:crypto';
 import { ROW_KEY_LENGTH } from '../../row-key-length.js';
 import type { FieldValue } from '../../client/schemas.js';
 import { normalizeServiceUrl, type StateIdentity } from '../identity.js';
-import { toJournalEntry, toOwned, type JournalDbRow, type RecordRow } from '../rows.js';
+import { JOURNAL_COLUMNS, toJournalEntry, toOwned, type JournalDbRow, type RecordRow } from '../rows.js';
 import {
   type AdoptedRecord,
   type AppliedRecord,
@@ -25,6 +25,7 @@ import {
   type RunRow,
   type StateBackend,
   type StateStoreOptions,
+  type Target,
   type UnfinishedWrite,
   type JournalEntry,
 } from '../backend.js';
@@ -380,24 +381,24 @@ export class PostgresStateStore extends StoreBase implements StateBackend {
 
   // --- journal ----------------------------------------------------------------------------
 
-  journalSent(runId: string, clientId: string, action: string, undoJson: string | null = null): number {
+  journalSent(runId: string, clientId: string, action: string, undoJson: string | null = null, target: Target | null = null): number {
     const rows = this.connection.query<{ id: string }>(
-      `INSERT INTO ${S}.journal(pipeline, run_id, client_id, action, state, at, undo_json) VALUES ($1, $2, $3, $4, 'sent', $5, $6) RETURNING id`,
-      [this.pipeline, runId, clientId, action, this.iso(), undoJson],
+      `INSERT INTO ${S}.journal(pipeline, run_id, client_id, action, state, at, undo_json, service, group_id) VALUES ($1, $2, $3, $4, 'sent', $5, $6, $7, $8) RETURNING id`,
+      [this.pipeline, runId, clientId, action, this.iso(), undoJson, target?.baseUrl ?? null, target?.groupId ?? null],
     );
     return Number(rows[0]!.id);
   }
 
   runJournal(runId: string): JournalEntry[] {
     return this.connection
-      .query<JournalDbRow>(`SELECT id, run_id, client_id, action, state, status, undo_json FROM ${S}.journal WHERE pipeline = $1 AND run_id = $2 ORDER BY id`, [this.pipeline, runId])
+      .query<JournalDbRow>(`SELECT ${JOURNAL_COLUMNS} FROM ${S}.journal WHERE pipeline = $1 AND run_id = $2 ORDER BY id`, [this.pipeline, runId])
       .map(toJournalEntry);
   }
 
   journalOf(clientIds: readonly string[]): JournalEntry[] {
     if (clientIds.length === 0) return [];
     return this.connection
-      .query<JournalDbRow>(`SELECT id, run_id, client_id, action, state, status, undo_json FROM ${S}.journal WHERE pipeline = $1 AND client_id = ANY($2::text[]) ORDER BY id`, [
+      .query<JournalDbRow>(`SELECT ${JOURNAL_COLUMNS} FROM ${S}.journal WHERE pipeline = $1 AND client_id = ANY($2::text[]) ORDER BY id`, [
         this.pipeline,
         clientIds,
       ])
@@ -434,6 +435,10 @@ export class PostgresStateStore extends StoreBase implements StateBackend {
 
   findRun(id: string): RunRow | undefined {
     return this.runs.find(id);
+  }
+
+  lastWritingRun(): RunRow | undefined {
+    return this.runs.lastWriting();
   }
 
   recentRuns(limit = 10): RunRow[] {

@@ -45,6 +45,17 @@ export class PostgresRuns {
     return row ? toRun(row) : undefined;
   }
 
+  lastWriting(): RunRow | undefined {
+    const wrote = ['create', 'update', 'delete'].flatMap((action) => ['done', 'failed'].map((state) => `COALESCE((counts_json::jsonb #>> '{${action},${state}}')::numeric, 0)`)).join(' + ');
+    const row = this.connection.query<RunDbRow>(
+      `SELECT * FROM ${S}.runs r WHERE pipeline = $1 AND NOT dry_run
+         AND (EXISTS (SELECT 1 FROM ${S}.journal j WHERE j.pipeline = r.pipeline AND j.run_id = r.id) OR (counts_json IS NOT NULL AND ${wrote} > 0))
+       ORDER BY started_at DESC, seq DESC LIMIT 1`,
+      [this.pipeline],
+    )[0];
+    return row ? toRun(row) : undefined;
+  }
+
   recent(limit = 10): RunRow[] {
     return this.connection
       .query<RunDbRow>(`SELECT * FROM ${S}.runs WHERE pipeline = $1 ORDER BY started_at DESC, seq DESC LIMIT $2`, [this.pipeline, limit])

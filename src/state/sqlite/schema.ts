@@ -11,8 +11,10 @@ import { StateError } from '../backend.js';
  * 2: lock owner's process start time, identity binding, claims and targets (`_shared.sqlite`).
  * 3: records.row_key, the raw row's key for the plan's fast path, and its index.
  * 4: journal.undo_json, the values a write changed (what `rostersync revert` needs), and an index by run.
+ * 5: journal.service and journal.group_id, where each write went (a revert acts there or refuses);
+ *    undo values of this version say where each `before` value came from (src/revert/undo-record.ts).
  */
-export const STATE_SCHEMA_VERSION = 4;
+export const STATE_SCHEMA_VERSION = 5;
 
 /** The database shared by every pipeline of one state directory (no pipeline name starts with `_`). */
 export const SHARED_STATE_FILE = '_shared.sqlite';
@@ -95,7 +97,9 @@ export function migrate(db: Database.Database): void {
       error TEXT,
       attempts INTEGER,
       at TEXT NOT NULL,
-      undo_json TEXT
+      undo_json TEXT,
+      service TEXT,
+      group_id INTEGER
     );
     CREATE INDEX IF NOT EXISTS journal_client ON journal(client_id, id);
     CREATE TABLE IF NOT EXISTS runs (
@@ -156,6 +160,17 @@ export function migrate(db: Database.Database): void {
       db.exec("UPDATE meta SET value = '4' WHERE key = 'schema_version'");
     })();
     version = 4;
+  }
+  if (version === 4) {
+    // 4 → 5: the service and group each write went to (NULL for the writes journaled before:
+    // revert refuses them, saying so, rather than guess where they went).
+    db.transaction(() => {
+      const columns = db.prepare("SELECT name FROM pragma_table_info('journal')").pluck().all() as string[];
+      if (!columns.includes('service')) db.exec('ALTER TABLE journal ADD COLUMN service TEXT');
+      if (!columns.includes('group_id')) db.exec('ALTER TABLE journal ADD COLUMN group_id INTEGER');
+      db.exec("UPDATE meta SET value = '5' WHERE key = 'schema_version'");
+    })();
+    version = 5;
   }
   if (version !== STATE_SCHEMA_VERSION) {
     throw new Error(`state schema version ${version} is not supported (expected ${STATE_SCHEMA_VERSION})`);

@@ -26,10 +26,11 @@ import {
   type RunRow,
   type StateBackend,
   type StateStoreOptions,
+  type Target,
   type UnfinishedWrite,
 } from '../backend.js';
 import { normalizeServiceUrl, type StateIdentity } from '../identity.js';
-import { toJournalEntry, toOwned, toRun, type JournalDbRow, type RecordRow, type RunDbRow } from '../rows.js';
+import { JOURNAL_COLUMNS, toJournalEntry, toOwned, toRun, type JournalDbRow, type RecordRow, type RunDbRow } from '../rows.js';
 import { StoreBase } from '../store-base.js';
 import { SqliteClaims } from './claims.js';
 import { LockRow } from './lock-row.js';
@@ -82,7 +83,7 @@ export class SqliteStateStore extends StoreBase implements StateBackend {
       // Only while the record still holds the hash the key was computed for (see rowKeys()).
       setRowKey: db.prepare('UPDATE records SET row_key = ? WHERE client_id = ? AND hash = ?'),
       hashBatch: db.prepare(hashesQuery(LOOKUP_BATCH)),
-      journalInsert: db.prepare(`INSERT INTO journal(run_id, client_id, action, state, at, undo_json) VALUES (?, ?, ?, 'sent', ?, ?)`),
+      journalInsert: db.prepare(`INSERT INTO journal(run_id, client_id, action, state, at, undo_json, service, group_id) VALUES (?, ?, ?, 'sent', ?, ?, ?, ?)`),
       journalUpdate: db.prepare(
         `UPDATE journal SET state = @state, status = @status, error = @error, attempts = @attempts, at = @at, undo_json = COALESCE(@undo, undo_json) WHERE id = @id`,
       ),
@@ -351,8 +352,8 @@ export class SqliteStateStore extends StoreBase implements StateBackend {
 
   // --- journal ----------------------------------------------------------------------------
 
-  journalSent(runId: string, clientId: string, action: string, undoJson: string | null = null): number {
-    return Number(this.stmts.journalInsert.run(runId, clientId, action, this.iso(), undoJson).lastInsertRowid);
+  journalSent(runId: string, clientId: string, action: string, undoJson: string | null = null, target: Target | null = null): number {
+    return Number(this.stmts.journalInsert.run(runId, clientId, action, this.iso(), undoJson, target?.baseUrl ?? null, target?.groupId ?? null).lastInsertRowid);
   }
 
   journalFailed(id: number, status: number | null, error: string, attempts: number): void {
@@ -364,7 +365,7 @@ export class SqliteStateStore extends StoreBase implements StateBackend {
   }
 
   runJournal(runId: string): JournalEntry[] {
-    return (this.db.prepare('SELECT id, run_id, client_id, action, state, status, undo_json FROM journal WHERE run_id = ? ORDER BY id').all(runId) as JournalDbRow[]).map(toJournalEntry);
+    return (this.db.prepare(`SELECT ${JOURNAL_COLUMNS} FROM journal WHERE run_id = ? ORDER BY id`).all(runId) as JournalDbRow[]).map(toJournalEntry);
   }
 
   journalOf(clientIds: readonly string[]): JournalEntry[] {
@@ -372,7 +373,7 @@ export class SqliteStateStore extends StoreBase implements StateBackend {
     for (let start = 0; start < clientIds.length; start += LOOKUP_BATCH) {
       const batch = clientIds.slice(start, start + LOOKUP_BATCH);
       const rows = this.db
-        .prepare(`SELECT id, run_id, client_id, action, state, status, undo_json FROM journal WHERE client_id IN (${batch.map(() => '?').join(',')}) ORDER BY id`)
+        .prepare(`SELECT ${JOURNAL_COLUMNS} FROM journal WHERE client_id IN (${batch.map(() => '?').join(',')}) ORDER BY id`)
         .all(...batch) as JournalDbRow[];
       entries.push(...rows.map(toJournalEntry));
     }
@@ -417,6 +418,14 @@ export class SqliteStateStore extends StoreBase implements StateBackend {
 
   recentRuns(limit = 10): RunRow[] {
     return (this.db.prepare('SELECT * FROM runs ORDER BY started_at DESC, rowid DESC LIMIT ?').all(limit) as RunDbRow[]).map(toRun);
+  }
+
+  lastWritingRun(): RunRow | undefined {
+    const wrote = ['create', 'update', 'delete'].flatMap((action) => ['done', 'failed'].map((state) => `COALESCE(json_extract(counts_json, '$.${action}.${state}'), 0)`)).join(' + ');
+    const row = this.db
+      .prepare(`SELECT * FROM runs r WHERE dry_run = 0 AND (EXISTS (SELECT 1 FROM journal j WHERE j.run_id = r.id) OR (json_valid(counts_json) AND ${wrote} > 0)) ORDER BY started_at DESC, rowid DESC LIMIT 1`)
+      .get() as RunDbRow | undefined;
+    return row ? toRun(row) : undefined;
   }
 }
 
