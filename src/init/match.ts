@@ -280,7 +280,12 @@ export function matchColumns(headers: string[], sample: ColumnSample, customFiel
   if (idCandidates.length > 0) {
     const [best, ...others] = idCandidates;
     const sure = others.length === 0 && idRank(best!) === 3;
-    take({ columns: [best!], target: { kind: 'client_id' }, sure, reason: 'named like an id, every sampled cell distinct', ...question(others, 'also named like an id with distinct cells') });
+    const id: ColumnMatch = { columns: [best!], target: { kind: 'client_id' }, sure, reason: 'named like an id, every sampled cell distinct', ...question(others, 'also named like an id with distinct cells') };
+    if (idRank(best!) === 0) {
+      id.question = 'its header names a phone number or someone else\'s, not the expert\'s id';
+      id.alternatives = others;
+    }
+    take(id);
   } else if (repeatingId) {
     take({ columns: [repeatingId], target: { kind: 'client_id' }, sure: false, reason: 'named like an id, but some sampled cells repeat' });
   } else if (firstUnique && !emailPick) {
@@ -341,6 +346,8 @@ export function matchColumns(headers: string[], sample: ColumnSample, customFiel
       const fit = kindFit(field, values(header));
       // Option labels that are almost never the field's options say the column is something else.
       const isOption = field.data_kind === 'single_option' || field.data_kind === 'multi_option';
+      // Numbers and dates must fit: "Reviewer" (Yes/No) is no "Last review date".
+      if ((field.data_kind === 'number' || field.data_kind === 'date') && fit < 0.5) continue;
       if (isOption && fit < 0.3) {
         if (name === 1 && values(header).length > 0) misfits.set(header, field);
         continue;

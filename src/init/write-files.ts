@@ -43,6 +43,7 @@ export function renderMapping(roster: string, result: MatchResult): string {
   const emails = result.matches.find((m) => m.target.kind === 'field' && m.target.field === 'emails');
   out.push('# The id that ties a row to its record on every run: it must not change when a person does.');
   if (id) out.push(...entry(id, '', ['client_id:', `  column: ${q(id.columns[0]!)}`]));
+  else if (emails?.question !== undefined) out.push('# QUESTION, not taken: no id column found; the email column would do (a poor id: people change address), once you choose it below.', '# client_id:', `#   column: ${q(emails.columns[0]!)}`, '#   transforms: [trim, lower]');
   else out.push('# GUESS, check: no id column found; the email is a poor id (people change address).', 'client_id:', `  column: ${q(emails?.columns[0] ?? 'CHANGE ME')}`, '  transforms: [trim, lower]');
   out.push('', 'fields:');
   for (const field of ['name', 'emails', 'orcids', 'affiliations'] as const) {

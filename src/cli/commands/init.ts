@@ -143,7 +143,10 @@ async function confirmGuesses(result: MatchResult, output: NodeJS.WritableStream
 function renderSummary(result: MatchResult, pipeline: string, mapping: string, notes: string[]): string {
   const out = [`Wrote ${pipeline}`, `Wrote ${mapping}`, ''];
   for (const note of notes) out.push(`note: ${note}`);
-  for (const m of result.matches) out.push(`  ${m.question !== undefined ? 'ASK  ' : m.sure ? 'sure ' : 'GUESS'}  ${m.columns.join(' + ')} → ${describeTarget(m)}`);
+  for (const m of result.matches) {
+    const others = m.alternatives?.length ? ` (or ${m.alternatives.map((a) => `"${a}"`).join(', or ')})` : '';
+    out.push(`  ${m.question !== undefined ? 'ASK  ' : m.sure ? 'sure ' : 'GUESS'}  ${m.columns.join(' + ')} → ${describeTarget(m)}${others}`);
+  }
   for (const u of result.unmapped) out.push(`  left   ${u.column}: ${u.reason}`);
   const unsure = result.matches.filter((m) => !m.sure && m.question === undefined);
   const questions = result.matches.filter((m) => m.question !== undefined);
