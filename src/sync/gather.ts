@@ -263,6 +263,7 @@ export async function gatherPlanInput(input: {
       groupKnown: groupId !== null,
       unidentifiedRejected: roster.unidentifiedRejected,
       identityChanges,
+      rosterCounts: roster.counts,
       allow: request.allow,
     }),
   };
