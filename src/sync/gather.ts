@@ -28,7 +28,7 @@ import { overlayOpeners } from '../sources/layers.js';
 import { FAST_PATH_BATCHES_AHEAD, openSourceInWorker, WORKER_READ_MIN_BYTES } from '../sources/read-in-worker.js';
 import { identityChangesOf } from '../plan/identity-changes.js';
 import { DUPLICATE_PEOPLE_MAX_ROWS, DuplicatePeopleFinder, describePartialBlocks } from '../mapping/duplicate-people.js';
-import { checkBinding } from '../state/binding.js';
+import { checkBinding, GONE_GROUP_META } from '../state/binding.js';
 import type { StateBackend } from '../state/backend.js';
 import { foreignReason, ownMissing } from '../plan/ownership.js';
 import { unfinishedAsMissing } from '../plan/unfinished.js';
@@ -36,6 +36,7 @@ import { decideDuplicatePeople } from '../plan/same-person.js';
 import { guardInputOf } from '../plan/guards.js';
 import { driftCheckSkippedNote, driftNote, duplicatePeopleNote, duplicatePeopleSkippedNote, foreignNote, REFRESH_WITHOUT_GROUP_NOTE } from '../report/run-notes.js';
 import { checkDrift, GroupGoneError } from './drift.js';
+import { groupCheckNote } from './group-check.js';
 import { fetchRemote } from './remote-records.js';
 import type { PlanRequest } from './run-request.js';
 
@@ -208,6 +209,11 @@ export async function gatherPlanInput(input: {
   const identityChanges = identityChangesOf(classification.changed, lastApplied);
   let remote = request.refresh && groupId !== null ? await fetchRemote({ client, groupId, managedFields: compiled.managedFields, setFields: compiled.setFields, clientIds: needApplied, call, concurrency: 8 }) : undefined;
   if (request.refresh && groupId === null) notes.push(REFRESH_WITHOUT_GROUP_NOTE);
+  // A group nothing is owned in yet (a pinned group_id, `state set-group`): is it there at all?
+  if (groupId !== null && ownedCount === 0 && !request.refresh) {
+    const note = await groupCheckNote({ client, groupId, clientIds: classification.created.clientIds(), call, pipelineFile: pipeline.file });
+    if (note) notes.push(note);
+  }
   // The drift check of real runs; --refresh reads more than it would.
   let drift: RunReport['drift'];
   if (input.driftCheck && !request.refresh && groupId !== null && policy.drift_sample > 0 && ownedCount > 0) {
@@ -229,6 +235,7 @@ export async function gatherPlanInput(input: {
     }).catch((error: unknown) => {
       // A check that cannot read (the service failing past its retries) is skipped, not fatal: the
       // run goes on as it would have without it, and says so. A group gone stops it.
+      if (error instanceof GroupGoneError) store.setMeta(GONE_GROUP_META, String(groupId));
       if (error instanceof GroupGoneError || request.signal?.aborted) throw error;
       notes.push(driftCheckSkippedNote(error));
       return undefined;
