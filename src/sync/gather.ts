@@ -68,6 +68,11 @@ export async function gatherPlanInput(input: {
   created?: NewRecords;
   /** Read back a sample of unchanged records (sync/drift.ts): real syncs only, not plans nor `apply plan.json`, whose plan must not change. */
   driftCheck?: boolean;
+  /**
+   * Dry runs (`plan`, `--dry-run`): read back a few roster records of a group nothing is owned in
+   * yet, to name a group_id the service may not know. A real run's first write settles it.
+   */
+  groupProbe?: boolean;
 }): Promise<GatheredInput> {
   const { pipeline, store, client, request } = input;
   const call: CallOptions = request.signal ? { signal: request.signal } : {};
@@ -210,7 +215,7 @@ export async function gatherPlanInput(input: {
   let remote = request.refresh && groupId !== null ? await fetchRemote({ client, groupId, managedFields: compiled.managedFields, setFields: compiled.setFields, clientIds: needApplied, call, concurrency: 8 }) : undefined;
   if (request.refresh && groupId === null) notes.push(REFRESH_WITHOUT_GROUP_NOTE);
   // A group nothing is owned in yet (a pinned group_id, `state set-group`): is it there at all?
-  if (groupId !== null && ownedCount === 0 && !request.refresh) {
+  if (input.groupProbe && groupId !== null && ownedCount === 0 && !request.refresh) {
     const note = await groupCheckNote({ client, groupId, clientIds: classification.created.clientIds(), call, pipelineFile: pipeline.file });
     if (note) notes.push(note);
   }
