@@ -219,9 +219,11 @@ export async function gatherPlanInput(input: {
     const note = await groupCheckNote({ client, groupId, clientIds: classification.created.clientIds(), call, pipelineFile: pipeline.file });
     if (note) notes.push(note);
   }
-  // The drift check of real runs; --refresh reads more than it would.
+  // The drift check of real runs; --refresh reads more than it would. Dry runs read the same
+  // sample for its one verdict that stops a run (the group is gone), and plan nothing from it:
+  // a random sample would not be the real run's.
   let drift: RunReport['drift'];
-  if (input.driftCheck && !request.refresh && groupId !== null && policy.drift_sample > 0 && ownedCount > 0) {
+  if ((input.driftCheck || input.groupProbe) && !request.refresh && groupId !== null && policy.drift_sample > 0 && ownedCount > 0) {
     const notUnchanged = new Set([...classification.created.clientIds(), ...classification.changed.map((item) => item.record.clientId)]);
     for (const clientId of keepAsIs) notUnchanged.add(clientId);
     for (const clientId of unfinished.keys()) notUnchanged.add(clientId);
@@ -245,7 +247,7 @@ export async function gatherPlanInput(input: {
       notes.push(driftCheckSkippedNote(error));
       return undefined;
     });
-    if (found) {
+    if (found && input.driftCheck) {
       drift = { sampled: found.sampled, calls: found.calls, deleted: found.deleted, changed: found.changed };
       // Drifted records are planned again against their remote copy, as --refresh plans them.
       classification.unchanged.push(...found.recheck);

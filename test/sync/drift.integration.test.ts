@@ -108,7 +108,7 @@ describe('drift check', () => {
     expect(emu.stats.snapshot().writes.total).toBe(writesBefore);
   });
 
-  it('drift_sample: 0 turns it off, and dry runs do not sample', async () => {
+  it('drift_sample: 0 turns it off, and dry runs plan nothing from their sample', async () => {
     const project = await makeProject(people(10));
     expect((await sync(project)).exitCode).toBe(0);
     await ui('DELETE', `${groupId()}/records/p3`);

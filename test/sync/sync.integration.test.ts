@@ -179,8 +179,7 @@ describe('sync', () => {
   });
 
   it('repairs drift with --refresh: a field edited in the UI and a record deleted remotely', async () => {
-    // No drift check (plan runs it as sync does): only the inventory speaks without --refresh.
-    const project = await makeProject(people(6), { driftSample: 0 });
+    const project = await makeProject(people(6));
     expect((await cli(emu, project.dir, ['sync', project.pipeline, '--create-group'])).code).toBe(0);
     const gid = await groupId();
     await postDirect(`/api/external/author-from-group/${gid}/p1/partial/`, { [REVIEWS]: 99 });
