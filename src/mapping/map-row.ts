@@ -95,8 +95,10 @@ function problemFor(plan: FieldPlan, row: SourceRow, value: string, f: { code: s
 const FORMULA_LIKE = {
   code: 'formula_like',
   message: 'starts like a spreadsheet formula',
-  hint: 'A spreadsheet would run it when the group is exported and opened; correct the cell if it is not meant to start with =, +, -, @ (set `formula_like: reject` in the mapping to refuse such values).',
+  hint: 'A spreadsheet would run it when the group is exported and opened; correct the cell if it is not meant to start with =, +, -, @.',
 };
+/** Said only where it is true: with `formula_like: reject` the value is refused already. */
+const FORMULA_LIKE_WARNED_HINT = `${FORMULA_LIKE.hint.slice(0, -1)} (set \`formula_like: reject\` in the mapping to refuse such values).`;
 
 function runTransforms(rules: RowRules, plan: FieldPlan, value: string, row: SourceRow, notes: RowNotes, problems: RowProblem[]): string | null {
   let current = value;
@@ -114,7 +116,7 @@ function runTransforms(rules: RowRules, plan: FieldPlan, value: string, row: Sou
       problems.push(problemFor(plan, row, value, FORMULA_LIKE));
       return null;
     }
-    warn(notes, problemFor(plan, row, value, { ...FORMULA_LIKE, message: `${FORMULA_LIKE.message}; synced as written` }));
+    warn(notes, problemFor(plan, row, value, { ...FORMULA_LIKE, message: `${FORMULA_LIKE.message}; synced as written`, hint: FORMULA_LIKE_WARNED_HINT }));
   }
   return current;
 }

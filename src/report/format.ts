@@ -174,3 +174,12 @@ export function driftSentence(drift: NonNullable<RunReport['drift']>): string {
   if (found === 0) return `${read}: all as the inventory holds them`;
   return `${read}: ${drift.deleted.length} deleted and ${drift.changed.length} changed in the service, written again by this run`;
 }
+
+/** Guards that never refuse a run: present, they warn (plan/guards.ts). */
+const WARNING_GUARDS: ReadonlySet<string> = new Set(['inventory_missing']);
+
+/** How a guard is shown: tripped, passed, or a warning, never a green "passed" next to one. */
+export function guardState(guard: { guard: string; tripped: boolean }): 'tripped' | 'passed' | 'warning' {
+  if (guard.tripped) return 'tripped';
+  return WARNING_GUARDS.has(guard.guard) ? 'warning' : 'passed';
+}
