@@ -57,6 +57,9 @@ interface RowNotes {
   skipped: string[] | undefined;
 }
 
+/** How a warning says a value was left out under `on_invalid: skip_value` (the console counts them). */
+export const SKIPPED_VALUE_WORDS = 'value skipped (on_invalid: skip_value)';
+
 /** Marks a field whose every value was skipped: it is left out of the record, so the service keeps its own. */
 const SKIPPED = Symbol('skipped');
 
@@ -175,7 +178,7 @@ function mapField(rules: RowRules, plan: FieldPlan, row: SourceRow, notes: RowNo
   if (problems.length > before) {
     if (problems === notes.problems) return null;
     const outcome = result === null ? `the service keeps its ${plan.label} as it is` : `${plan.label} is synced with the valid values only`;
-    for (const problem of problems) warn(notes, { ...problem, message: `${problem.message}; value skipped (on_invalid: skip_value): ${outcome}` });
+    for (const problem of problems) warn(notes, { ...problem, message: `${problem.message}; ${SKIPPED_VALUE_WORDS}: ${outcome}` });
     // A list keeps its valid items; a field with no valid value left is not written at all.
     if (result === null) return SKIPPED;
   }
