@@ -50,7 +50,8 @@ function maskRow(row: RejectedRow): RejectedRow {
     values: Object.fromEntries(Object.entries(row.values).map(([column, value]) => [column, maskCell(value)])),
     problems: row.problems.map((problem) => ({
       ...problem,
-      message: redactEmails(problem.message),
+      // A row's message quotes its cell text ("Prof" is not one of the allowed labels): masked too.
+      message: problem.value !== undefined ? redactEmails(problem.message).replace(/"[^"]*"/g, `"${MASKED}"`) : redactEmails(problem.message),
       ...(problem.value !== undefined ? { value: MASKED } : {}),
       ...(problem.hint !== undefined ? { hint: redactEmails(problem.hint) } : {}),
     })),
