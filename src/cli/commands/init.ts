@@ -66,10 +66,13 @@ export const initCommand: CommandFactory = (ctx) => ({
     writeNew(pipelinePath, renderPipeline({ pipeline: pipelinePath, mapping: mappingPath, roster }, sample), args.force === true);
     io.stdout.write(renderSummary(result, pipelinePath, mappingPath, sample.notes));
     const questions = result.matches.filter((m) => m.question !== undefined);
-    if (questions.length > 0) {
+    // No id and no email column: the mapping says `CHANGE ME`, which no run accepts.
+    const noId = !result.matches.some((m) => m.target.kind === 'client_id' || (m.target.kind === 'field' && m.target.field === 'emails'));
+    if (questions.length > 0 || noId) {
+      const open = [...questions.map(describeQuestion), ...(noId ? ['client_id: no column looks like an id or holds emails ("CHANGE ME" in the mapping)'] : [])];
       throw new UserFacingError(
-        `init did not choose ${questions.length === 1 ? 'a column' : `${questions.length} columns`} for you: ${questions.map(describeQuestion).join('; ')}. ` +
-          `The guesses are written commented out in ${mappingPath}.`,
+        `init did not choose ${open.length === 1 ? 'a column' : `${open.length} columns`} for you: ${open.join('; ')}. ` +
+          `The guesses are written commented out (or as "CHANGE ME") in ${mappingPath}.`,
         { hint: 'Uncomment the right lines (or put the right column in) before `rostersync validate`, or run init on a terminal without --yes to be asked.' },
       );
     }
