@@ -206,66 +206,106 @@ export function nameScore(header: string, fieldName: string): number {
   return hits.length > 0 ? 0.4 : 0;
 }
 
+/** The roster's columns and what is taken of them, as the matchers below claim columns in turn. */
+class ColumnPool {
+  readonly matches: ColumnMatch[] = [];
+  readonly doubts: string[] = [];
+  readonly taken = new Set<string>();
+  readonly takenFields = new Set<string>();
+
+  constructor(
+    readonly headers: string[],
+    private readonly sample: ColumnSample,
+  ) {}
+
+  values(column: string): string[] {
+    return this.sample[column] ?? [];
+  }
+
+  /** Columns not taken yet, in the roster's order. */
+  free(keep: (column: string) => boolean = () => true): string[] {
+    return this.headers.filter((h) => !this.taken.has(h) && keep(h));
+  }
+
+  take(m: ColumnMatch): void {
+    this.matches.push(m);
+    for (const c of m.columns) this.taken.add(c);
+    this.takenFields.add(m.target.kind === 'field' ? m.target.field : m.target.kind === 'custom' ? `custom:${m.target.field}` : m.target.kind);
+  }
+
+  /** The header is a known name ("E-mail"). */
+  exactly(kind: keyof typeof FIELD_NAMES): string | undefined {
+    return this.free((h) => FIELD_NAMES[kind].includes(normalise(h)))[0];
+  }
+
+  /** The header is a known name, else one of its words is ("Home institution"). */
+  named(kind: keyof typeof FIELD_NAMES): string | undefined {
+    return this.exactly(kind) ?? this.free((h) => words(h).some((w) => FIELD_NAMES[kind].includes(w)))[0];
+  }
+
+  unique(column: string): boolean {
+    const cells = this.values(column);
+    return cells.length > 0 && new Set(cells).size === cells.length;
+  }
+}
+
 /** Proposes a mapping for every column. Pure: the same input always gives the same answer. */
 export function matchColumns(headers: string[], sample: ColumnSample, customFields: CustomField[]): MatchResult {
-  const matches: ColumnMatch[] = [];
-  const doubts: string[] = [];
-  const taken = new Set<string>();
-  const takenFields = new Set<string>();
-  const values = (column: string): string[] => sample[column] ?? [];
-  const take = (m: ColumnMatch): void => {
-    matches.push(m);
-    for (const c of m.columns) taken.add(c);
-    takenFields.add(m.target.kind === 'field' ? m.target.field : m.target.kind === 'custom' ? `custom:${m.target.field}` : m.target.kind);
-  };
-  // The header is a known name ("E-mail"), else one of its words is ("Home institution").
-  const exactly = (kind: keyof typeof FIELD_NAMES): string | undefined =>
-    headers.find((h) => !taken.has(h) && FIELD_NAMES[kind].includes(normalise(h)));
-  const named = (kind: keyof typeof FIELD_NAMES): string | undefined =>
-    exactly(kind) ?? headers.find((h) => !taken.has(h) && words(h).some((w) => FIELD_NAMES[kind].includes(w)));
-  const namesAField = (h: string): boolean =>
-    (['name', 'first', 'last', 'emails', 'orcids', 'affiliations'] as const).some((kind) => FIELD_NAMES[kind].includes(normalise(h)) || words(h).some((w) => FIELD_NAMES[kind].includes(w)));
-  /** The column of a shape (emails, ORCID iDs): a second one of the same shape makes a question. */
-  const pickByShape = (field: 'emails' | 'orcids', cellTest: (v: string) => boolean, piece: RegExp, what: string): ColumnMatch | undefined => {
-    const shaped = headers.filter((h) => !taken.has(h) && values(h).length > 0 && share(values(h), cellTest) >= 0.8);
-    const rank = (h: string): number => (hasWord(h, ELSEWHERE_WORDS) ? 0 : FIELD_NAMES[field].includes(normalise(h)) ? 3 : words(h).some((w) => FIELD_NAMES[field].includes(w)) ? 2 : 1);
-    const [best, ...others] = ranked(shaped, rank);
-    if (best === undefined) return undefined;
-    const split = splitsInto(values(best), (p) => piece.test(p));
-    const match: ColumnMatch = {
-      columns: [best],
-      target: { kind: 'field', field },
-      sure: rank(best) === 3 && others.length === 0,
-      reason: `${pct(values(best), cellTest)} of cells are ${what}${split.length ? `, some several in a cell (split on ${split.join(' ')})` : ''}`,
-      transforms: field === 'emails' ? (split.length ? ['trim', 'lower', 'email', 'dedupe'] : ['trim', 'lower', 'email']) : split.length ? ['orcid', 'dedupe'] : ['orcid'],
-      ...(split.length ? { split } : {}),
-      ...question(others, `also a column of ${what}`),
-    };
-    if (rank(best) === 0) {
-      match.question = `its header says the ${what} are someone else's, not the expert's`;
-      match.alternatives = others;
-    }
-    return match;
-  };
-
+  const pool = new ColumnPool(headers, sample);
   // Emails and ORCID iDs first: their shape is unmistakable, but not whose they are, so a second
   // column of the same shape ("Assistant email") makes the choice a question.
-  const emailPick = pickByShape('emails', isEmailCell, EMAIL, 'email addresses');
-  if (emailPick) take(emailPick);
-  else {
-    const namedEmails = named('emails');
-    if (namedEmails) take({ columns: [namedEmails], target: { kind: 'field', field: 'emails' }, sure: false, reason: 'the header names emails, but few cells are addresses', transforms: ['trim', 'lower', 'email'] });
+  const emails = matchShaped(pool, 'emails', isEmailCell, EMAIL, 'email addresses');
+  matchShaped(pool, 'orcids', isOrcidCell, ORCID, 'ORCID iDs (bare, spaced or URLs)');
+  matchClientId(pool, emails);
+  matchName(pool);
+  matchAffiliation(pool);
+  const misfits = matchCustomFields(pool, customFields);
+  // Status columns: a row whose status is the negative one is skipped, as the samples' mappings do.
+  for (const header of pool.free((h) => STATUS_HEADERS.includes(normalise(h)))) {
+    const negative = [...new Set(pool.values(header))].find((v) => NEGATIVE_STATUS.includes(v.trim().toLowerCase()));
+    if (negative !== undefined) {
+      pool.take({ columns: [header], target: { kind: 'skip_if', equals: negative }, sure: false, reason: `a status column; rows whose value is "${negative}" are skipped` });
+    }
   }
-  const orcidPick = pickByShape('orcids', isOrcidCell, ORCID, 'ORCID iDs (bare, spaced or URLs)');
-  if (orcidPick) take(orcidPick);
-  else {
-    const namedOrcids = named('orcids');
-    if (namedOrcids) take({ columns: [namedOrcids], target: { kind: 'field', field: 'orcids' }, sure: false, reason: 'the header names ORCID iDs, but few cells are', transforms: ['orcid'] });
-  }
+  const unmapped = pool.free().map((column) => ({ column, reason: unmappedReason(misfits.get(column)) }));
+  return { matches: pool.matches, unmapped, doubts: pool.doubts };
+}
 
-  // client_id: a column named like an id whose cells are all present and distinct. Two such
-  // columns ("Staff ID" and "Phone number") make it a question.
-  const unique = (h: string): boolean => values(h).length > 0 && new Set(values(h)).size === values(h).length;
+/** The column of a shape (emails, ORCID iDs), else one named like it; returns whether one was taken. */
+function matchShaped(pool: ColumnPool, field: 'emails' | 'orcids', cellTest: (v: string) => boolean, piece: RegExp, what: string): boolean {
+  const shaped = pool.free((h) => pool.values(h).length > 0 && share(pool.values(h), cellTest) >= 0.8);
+  const rank = (h: string): number => (hasWord(h, ELSEWHERE_WORDS) ? 0 : FIELD_NAMES[field].includes(normalise(h)) ? 3 : words(h).some((w) => FIELD_NAMES[field].includes(w)) ? 2 : 1);
+  const [best, ...others] = ranked(shaped, rank);
+  if (best === undefined) {
+    const header = pool.named(field);
+    if (header === undefined) return false;
+    const few = field === 'emails' ? 'the header names emails, but few cells are addresses' : 'the header names ORCID iDs, but few cells are';
+    pool.take({ columns: [header], target: { kind: 'field', field }, sure: false, reason: few, transforms: field === 'emails' ? ['trim', 'lower', 'email'] : ['orcid'] });
+    return true;
+  }
+  const split = splitsInto(pool.values(best), (p) => piece.test(p));
+  const match: ColumnMatch = {
+    columns: [best],
+    target: { kind: 'field', field },
+    sure: rank(best) === 3 && others.length === 0,
+    reason: `${pct(pool.values(best), cellTest)} of cells are ${what}${split.length ? `, some several in a cell (split on ${split.join(' ')})` : ''}`,
+    transforms: field === 'emails' ? (split.length ? ['trim', 'lower', 'email', 'dedupe'] : ['trim', 'lower', 'email']) : split.length ? ['orcid', 'dedupe'] : ['orcid'],
+    ...(split.length ? { split } : {}),
+    ...question(others, `also a column of ${what}`),
+  };
+  if (rank(best) === 0) {
+    match.question = `its header says the ${what} are someone else's, not the expert's`;
+    match.alternatives = others;
+  }
+  pool.take(match);
+  return true;
+}
+
+/**
+ * client_id: a column named like an id whose cells are all present and distinct. Two such
+ * columns ("Staff ID" and "Phone number") make it a question; a phone number is never sure.
+ */
+function matchClientId(pool: ColumnPool, hasEmails: boolean): void {
   const idRank = (h: string): number => {
     if (hasWord(h, ELSEWHERE_WORDS) || hasWord(h, PHONE_WORDS)) return 0;
     if (FIELD_NAMES.client_id.includes(normalise(h))) return 3;
@@ -273,83 +313,85 @@ export function matchColumns(headers: string[], sample: ColumnSample, customFiel
     return 1;
   };
   const idLike = (h: string): boolean => FIELD_NAMES.client_id.includes(normalise(h)) || /(^|[^a-z])id$/i.test(h.trim()) || words(h).some((w) => FIELD_NAMES.client_id.includes(w));
-  const idCandidates = ranked(headers.filter((h) => !taken.has(h) && idLike(h) && unique(h)), idRank);
-  const repeatingId = headers.find((h) => !taken.has(h) && idLike(h) && !unique(h) && idRank(h) >= 2);
+  const namesAField = (h: string): boolean =>
+    (['name', 'first', 'last', 'emails', 'orcids', 'affiliations'] as const).some((kind) => FIELD_NAMES[kind].includes(normalise(h)) || words(h).some((w) => FIELD_NAMES[kind].includes(w)));
+  const [best, ...others] = ranked(pool.free((h) => idLike(h) && pool.unique(h)), idRank);
+  const repeatingId = pool.free((h) => idLike(h) && !pool.unique(h) && idRank(h) >= 2)[0];
   // Without an id column, the first column of distinct id-shaped cells ("#") is the best guess.
-  const firstUnique = headers.find((h) => !taken.has(h) && !namesAField(h) && unique(h) && share(values(h), isIdShaped) === 1);
-  if (idCandidates.length > 0) {
-    const [best, ...others] = idCandidates;
-    const sure = others.length === 0 && idRank(best!) === 3;
-    const id: ColumnMatch = { columns: [best!], target: { kind: 'client_id' }, sure, reason: 'named like an id, every sampled cell distinct', ...question(others, 'also named like an id with distinct cells') };
-    if (idRank(best!) === 0) {
-      id.question = 'its header names a phone number or someone else\'s, not the expert\'s id';
+  const firstUnique = pool.free((h) => !namesAField(h) && pool.unique(h) && share(pool.values(h), isIdShaped) === 1)[0];
+  if (best !== undefined) {
+    const id: ColumnMatch = { columns: [best], target: { kind: 'client_id' }, sure: others.length === 0 && idRank(best) === 3, reason: 'named like an id, every sampled cell distinct', ...question(others, 'also named like an id with distinct cells') };
+    if (idRank(best) === 0) {
+      id.question = "its header names a phone number or someone else's, not the expert's id";
       id.alternatives = others;
     }
-    take(id);
+    pool.take(id);
   } else if (repeatingId) {
-    take({ columns: [repeatingId], target: { kind: 'client_id' }, sure: false, reason: 'named like an id, but some sampled cells repeat' });
-  } else if (firstUnique && !emailPick) {
-    take({ columns: [firstUnique], target: { kind: 'client_id' }, sure: false, reason: 'no column is named like an id; the first one whose sampled cells are all distinct' });
+    pool.take({ columns: [repeatingId], target: { kind: 'client_id' }, sure: false, reason: 'named like an id, but some sampled cells repeat' });
+  } else if (firstUnique && !hasEmails) {
+    pool.take({ columns: [firstUnique], target: { kind: 'client_id' }, sure: false, reason: 'no column is named like an id; the first one whose sampled cells are all distinct' });
   } else {
-    doubts.push(
-      emailPick
-        ? 'No column looks like a stable id: client_id uses the emails column (people change address); set client_id.column to the roster\'s own id if it has one.'
+    pool.doubts.push(
+      hasEmails
+        ? "No column looks like a stable id: client_id uses the emails column (people change address); set client_id.column to the roster's own id if it has one."
         : 'No column looks like a stable id and there is no email column: set client_id.column in the mapping before validating.',
     );
   }
+}
 
-  // Name: one column whose cells read as names, or first and last name columns joined. A column
-  // headed like a name whose cells are flags ("Reviewer (Yes/No)") is no name.
-  // First and last name only by their exact names: "Last review" is no surname.
-  const first = exactly('first');
-  const last = exactly('last');
+/**
+ * Name: one column whose cells read as names, or first and last name columns joined (only by
+ * their exact names: "Last review" is no surname). A column headed like a name whose cells are
+ * flags ("Reviewer (Yes/No)") is no name.
+ */
+function matchName(pool: ColumnPool): void {
+  const first = pool.exactly('first');
+  const last = pool.exactly('last');
   const nameRank = (h: string): number => (hasWord(h, ELSEWHERE_WORDS) ? 0 : FIELD_NAMES.name.includes(normalise(h)) ? 2 : 1);
-  const nameCandidates = ranked(
-    headers.filter((h) => !taken.has(h) && h !== first && h !== last && (FIELD_NAMES.name.includes(normalise(h)) || words(h).some((w) => FIELD_NAMES.name.includes(w))) && fitsNames(values(h))),
+  const candidates = ranked(
+    pool.free((h) => h !== first && h !== last && (FIELD_NAMES.name.includes(normalise(h)) || words(h).some((w) => FIELD_NAMES.name.includes(w))) && fitsNames(pool.values(h))),
     nameRank,
   );
-  const pair = first && last && fitsNames(values(first)) && fitsNames(values(last)) ? `${first} + ${last}` : undefined;
-  const nameOptions = [...nameCandidates.filter((h) => nameRank(h) === 2), ...(pair ? [pair] : []), ...nameCandidates.filter((h) => nameRank(h) < 2)];
-  if (nameOptions.length > 0) {
-    const [best, ...others] = nameOptions;
-    const columns = best === pair ? [first!, last!] : [best!];
-    const lastFirst = columns.length === 1 && share(values(best!), (v) => LAST_FIRST.test(v.trim())) >= 0.5;
-    const exact = best === pair || nameRank(best!) === 2;
-    take({
-      columns,
-      target: { kind: 'field', field: 'name' },
-      sure: exact && others.length === 0,
-      reason: best === pair ? 'first and last name columns, joined' : lastFirst ? 'named like a name; most cells are "Last, First"' : 'named like a name; the cells read as names',
-      transforms: lastFirst ? ['last_first', 'collapse_whitespace'] : ['collapse_whitespace'],
-      ...question(others, 'also named like a name, with cells that read as names'),
-    });
-  }
-  const affiliationRank = (h: string): number => (hasWord(h, ELSEWHERE_WORDS) ? 0 : FIELD_NAMES.affiliations.includes(normalise(h)) ? 2 : 1);
-  const affiliationCandidates = ranked(
-    headers.filter((h) => !taken.has(h) && (FIELD_NAMES.affiliations.includes(normalise(h)) || words(h).some((w) => FIELD_NAMES.affiliations.includes(w))) && fitsText(values(h))),
-    affiliationRank,
-  );
-  if (affiliationCandidates.length > 0) {
-    const [best, ...others] = affiliationCandidates;
-    const exact = affiliationRank(best!) === 2;
-    take({ columns: [best!], target: { kind: 'field', field: 'affiliations' }, sure: exact && others.length === 0, reason: exact ? 'named like an affiliation' : 'a word of its name names an affiliation', transforms: ['collapse_whitespace'], ...question(others, 'also named like an affiliation') });
-  }
+  const pair = first && last && fitsNames(pool.values(first)) && fitsNames(pool.values(last)) ? `${first} + ${last}` : undefined;
+  const [best, ...others] = [...candidates.filter((h) => nameRank(h) === 2), ...(pair ? [pair] : []), ...candidates.filter((h) => nameRank(h) < 2)];
+  if (best === undefined) return;
+  const columns = best === pair ? [first!, last!] : [best];
+  const lastFirst = columns.length === 1 && share(pool.values(best), (v) => LAST_FIRST.test(v.trim())) >= 0.5;
+  pool.take({
+    columns,
+    target: { kind: 'field', field: 'name' },
+    sure: (best === pair || nameRank(best) === 2) && others.length === 0,
+    reason: best === pair ? 'first and last name columns, joined' : lastFirst ? 'named like a name; most cells are "Last, First"' : 'named like a name; the cells read as names',
+    transforms: lastFirst ? ['last_first', 'collapse_whitespace'] : ['collapse_whitespace'],
+    ...question(others, 'also named like a name, with cells that read as names'),
+  });
+}
 
-  // Custom fields: the best-named column for each field, checked against the field's kind.
+function matchAffiliation(pool: ColumnPool): void {
+  const rank = (h: string): number => (hasWord(h, ELSEWHERE_WORDS) ? 0 : FIELD_NAMES.affiliations.includes(normalise(h)) ? 2 : 1);
+  const [best, ...others] = ranked(pool.free((h) => (FIELD_NAMES.affiliations.includes(normalise(h)) || words(h).some((w) => FIELD_NAMES.affiliations.includes(w))) && fitsText(pool.values(h))), rank);
+  if (best === undefined) return;
+  const exact = rank(best) === 2;
+  pool.take({ columns: [best], target: { kind: 'field', field: 'affiliations' }, sure: exact && others.length === 0, reason: exact ? 'named like an affiliation' : 'a word of its name names an affiliation', transforms: ['collapse_whitespace'], ...question(others, 'also named like an affiliation') });
+}
+
+/**
+ * Custom fields: the best-named column for each field, checked against the field's kind. Returns
+ * the columns headed with a field's own name whose cells are none of its options.
+ */
+function matchCustomFields(pool: ColumnPool, customFields: CustomField[]): Map<string, CustomField> {
   const candidates: { header: string; field: CustomField; score: number; name: number; fit: number }[] = [];
-  /** Columns headed with a field's own name whose cells are none of its options. */
   const misfits = new Map<string, CustomField>();
   for (const field of customFields) {
-    for (const header of headers) {
-      if (taken.has(header) || hasWord(header, ELSEWHERE_WORDS)) continue;
+    for (const header of pool.free((h) => !hasWord(h, ELSEWHERE_WORDS))) {
       const name = nameScore(header, field.name);
-      const fit = kindFit(field, values(header));
+      const fit = kindFit(field, pool.values(header));
       // Option labels that are almost never the field's options say the column is something else.
       const isOption = field.data_kind === 'single_option' || field.data_kind === 'multi_option';
       // Numbers and dates must fit: "Reviewer" (Yes/No) is no "Last review date".
       if ((field.data_kind === 'number' || field.data_kind === 'date') && fit < 0.5) continue;
       if (isOption && fit < 0.3) {
-        if (name === 1 && values(header).length > 0) misfits.set(header, field);
+        if (name === 1 && pool.values(header).length > 0) misfits.set(header, field);
         continue;
       }
       const score = name + fit * 0.3;
@@ -358,25 +400,14 @@ export function matchColumns(headers: string[], sample: ColumnSample, customFiel
   }
   candidates.sort((a, b) => b.score - a.score);
   for (const { header, field, name, fit } of candidates) {
-    if (taken.has(header) || takenFields.has(`custom:${field.name}`)) continue;
+    if (pool.taken.has(header) || pool.takenFields.has(`custom:${field.name}`)) continue;
     // Another column as well named whose cells fit as well makes it a question.
-    const rivals = candidates.filter((o) => o.field === field && o.header !== header && !taken.has(o.header) && o.name >= 0.7 && o.fit >= 0.5).map((o) => o.header);
+    const rivals = candidates.filter((o) => o.field === field && o.header !== header && !pool.taken.has(o.header) && o.name >= 0.7 && o.fit >= 0.5).map((o) => o.header);
     // Sure only when the header is the field's own name and the cells fit its kind.
-    const match = customMatch(header, field, values(header), name === 1 && fit >= 0.5 && rivals.length === 0, doubts);
-    take({ ...match, ...question(rivals, `also named like "${field.name}", with cells that fit it`) });
+    const match = customMatch(header, field, pool.values(header), name === 1 && fit >= 0.5 && rivals.length === 0, pool.doubts);
+    pool.take({ ...match, ...question(rivals, `also named like "${field.name}", with cells that fit it`) });
   }
-
-  // Status columns: a row whose status is the negative one is skipped, as the samples' mappings do.
-  for (const header of headers) {
-    if (taken.has(header) || !STATUS_HEADERS.includes(normalise(header))) continue;
-    const negative = [...new Set(values(header))].find((v) => NEGATIVE_STATUS.includes(v.trim().toLowerCase()));
-    if (negative !== undefined) {
-      take({ columns: [header], target: { kind: 'skip_if', equals: negative }, sure: false, reason: `a status column; rows whose value is "${negative}" are skipped` });
-    }
-  }
-
-  const unmapped = headers.filter((h) => !taken.has(h)).map((column) => ({ column, reason: unmappedReason(misfits.get(column)) }));
-  return { matches, unmapped, doubts };
+  return misfits;
 }
 
 function unmappedReason(misfit: CustomField | undefined): string {
