@@ -15,6 +15,9 @@ const root = fileURLToPath(new URL('..', import.meta.url));
 const src = join(root, 'src');
 const dist = join(root, 'dist');
 
+// Said first: on a fresh clone (`npm ci`, or `npx rostersync` installing it) tsc takes a minute
+// or two, which must not look like a hang.
+process.stderr.write('build: compiling src/ into dist/ with tsc (a minute or two on a fresh clone)...\n');
 rmSync(dist, { recursive: true, force: true });
 
 // ROSTERSYNC_TSC: a compiler installed elsewhere, so an install without dev dependencies (the

@@ -10,7 +10,7 @@ import { LineCounter, parseDocument } from 'yaml';
 import type { z } from 'zod';
 import { mappingFileSchema, type MappingFile } from '../mapping/schema.js';
 import { ConfigError, type ConfigProblem } from '../config-error.js';
-import { closestMatch } from '../did-you-mean.js';
+import { closestMatch, editDistance } from '../did-you-mean.js';
 import type { SourceFileConfig } from '../sources/options.js';
 import { pipelineSchema, type PipelineFile } from './pipeline.js';
 import type { ResolvedOverlay } from '../sources/layers.js';
@@ -113,7 +113,8 @@ export function parseConfigText<S extends z.ZodType>(text: string, file: string,
       }
       continue;
     }
-    problems.push({ path: path.join('.'), message: `${describeIssue(issue)}${lineOf(path)}` });
+    const message = issue.code === 'invalid_union' ? describeUnion(schema, path, (value as Record<string, unknown>) ?? {}) : describeIssue(issue);
+    problems.push({ path: path.join('.'), message: `${message}${lineOf(path)}` });
   }
   throw new ConfigError(file, problems.slice(0, 20), {
     hint: `Fix the ${what}; its JSON Schema (${what === 'mapping file' ? 'mappings' : 'pipelines'}/schema.json) lists every key.`,
@@ -163,6 +164,71 @@ function schemaKeysAt(schema: z.ZodType, path: readonly (string | number)[]): st
     nodes = next;
   }
   return [];
+}
+
+/** The alternatives of the union at `path`: each object form as its keys (`?` when optional). */
+function unionFormsAt(schema: z.ZodType, path: readonly (string | number)[]): { keys: string[]; optional: Set<string> }[] {
+  let nodes: z.core.$ZodType[] = [schema];
+  const forms: { keys: string[]; optional: Set<string> }[] = [];
+  const unwrap = (node: z.core.$ZodType): z.core.$ZodType => {
+    const def = node._zod.def as z.core.$ZodTypeDef & Record<string, unknown>;
+    if (['optional', 'nullable', 'default', 'prefault', 'readonly', 'catch'].includes(def.type)) return unwrap(def.innerType as z.core.$ZodType);
+    if (def.type === 'pipe') return unwrap(def.in as z.core.$ZodType);
+    if (def.type === 'lazy') return unwrap((def.getter as () => z.core.$ZodType)());
+    return node;
+  };
+  for (const segment of path) {
+    const next: z.core.$ZodType[] = [];
+    for (const node of nodes.map(unwrap)) {
+      const def = node._zod.def as z.core.$ZodTypeDef & Record<string, unknown>;
+      const options = def.type === 'union' ? (def.options as z.core.$ZodType[]).map(unwrap) : [node];
+      for (const option of options) {
+        const d = option._zod.def as z.core.$ZodTypeDef & Record<string, unknown>;
+        if (d.type === 'object' && typeof segment === 'string') {
+          const child = (d.shape as Record<string, z.core.$ZodType>)[segment];
+          if (child) next.push(child);
+        } else if (d.type === 'record' && typeof segment === 'string') next.push(d.valueType as z.core.$ZodType);
+        else if (d.type === 'array' && typeof segment === 'number') next.push(d.element as z.core.$ZodType);
+      }
+    }
+    nodes = next;
+  }
+  for (const node of nodes.map(unwrap)) {
+    const def = node._zod.def as z.core.$ZodTypeDef & Record<string, unknown>;
+    if (def.type !== 'union') continue;
+    for (const option of (def.options as z.core.$ZodType[]).map(unwrap)) {
+      const d = option._zod.def as z.core.$ZodTypeDef & Record<string, unknown>;
+      if (d.type !== 'object') continue;
+      const shape = d.shape as Record<string, z.core.$ZodType>;
+      const optional = new Set(Object.keys(shape).filter((key) => ['optional', 'default', 'prefault'].includes((shape[key]!._zod.def as z.core.$ZodTypeDef).type)));
+      forms.push({ keys: Object.keys(shape), optional });
+    }
+  }
+  return forms;
+}
+
+/**
+ * A value that fits none of a union's forms: the forms, and the nearest one with the keys to
+ * rename (`target: { id: 9 }` → `{ group_id, share? }`, "id" → "group_id").
+ */
+function describeUnion(schema: z.ZodType, path: readonly (string | number)[], value: unknown): string {
+  const forms = unionFormsAt(schema, path);
+  if (forms.length === 0) return describeIssue({ code: 'invalid_union' } as z.core.$ZodIssue);
+  const show = (form: { keys: string[]; optional: Set<string> }): string => `{ ${form.keys.map((k) => (form.optional.has(k) ? `${k}?` : k)).join(', ')} }`;
+  const given = Object.keys(objectAt(value, path));
+  // A given key costs nothing when the form has it, 1 when it is a word of one of its keys
+  // ("id" of "group_id"), else its distance to the closest key.
+  const cost = (form: { keys: string[] }, key: string): number =>
+    form.keys.includes(key) ? 0 : form.keys.some((k) => k.split('_').includes(key)) ? 1 : Math.min(...form.keys.map((k) => editDistance(key, k)));
+  const scored = forms.map((form) => ({ form, score: given.reduce((sum, key) => sum + cost(form, key), 0) })).sort((a, b) => a.score - b.score);
+  const nearest = given.length > 0 ? scored[0]!.form : undefined;
+  const renames = nearest
+    ? given.filter((key) => !nearest.keys.includes(key)).map((key) => {
+        const to = nearest.keys.find((k) => k.split('_').includes(key)) ?? closestMatch(key, nearest.keys);
+        return to ? `"${key}" → "${to}"` : `"${key}" is not a key of it`;
+      })
+    : [];
+  return `does not match any accepted form: ${forms.map(show).join(' or ')}${nearest ? `; nearest: ${show(nearest)}${renames.length ? ` (${renames.join(', ')})` : ''}` : ''}`;
 }
 
 /** The object found at `path` in a parsed file (empty when there is none). */

@@ -29,6 +29,13 @@ export interface ColumnMatch {
   decimal?: ',';
   date_formats?: string[];
   values?: Record<string, string>;
+  /**
+   * Set when another column fits as well (two email-shaped columns, two distinct id columns) or
+   * the header says the cells are someone else's: the match is then a question, never taken
+   * silently. Says why; `alternatives` are the other columns that fit.
+   */
+  question?: string;
+  alternatives?: string[];
 }
 
 export interface MatchResult {
@@ -72,6 +79,11 @@ const SYNONYMS: string[][] = [
   ['level', 'seniority', 'grade', 'rank'],
   ['areas', 'topics', 'subjects', 'expertise', 'keywords', 'fields'],
 ];
+/** Header words saying a column is about someone else than the expert ("Assistant email"). */
+const ELSEWHERE_WORDS = ['assistant', 'secretary', 'pa', 'cc', 'office', 'admin', 'deputy', 'alternate', 'backup', 'emergency', 'supervisor', 'manager', 'by', 'handling'];
+const PHONE_WORDS = ['phone', 'telephone', 'tel', 'mobile', 'cell', 'fax', 'whatsapp'];
+/** Cells of a flag column: a name or affiliation column holding these is no such column. */
+const FLAG_VALUES = new Set(['yes', 'no', 'y', 'n', 'true', 'false', 'x', '✓', '✔', '-', 'ja', 'nein', 'oui', 'non', 'si', 'sí']);
 const STATUS_HEADERS = ['active', 'status', 'state', 'enabled', 'current'];
 const NEGATIVE_STATUS = ['no', 'inactive', 'false', 'n', 'retired', 'former', 'disabled', '0'];
 
@@ -81,6 +93,37 @@ export function normalise(header: string): string {
 
 function words(text: string): string[] {
   return text.toLowerCase().split(/[^a-z0-9]+/).filter(Boolean);
+}
+
+function hasWord(header: string, list: string[]): boolean {
+  return words(header).some((w) => list.includes(w));
+}
+
+/** Cells that read as people's names: letters, no digits, no address, no flag. */
+function fitsNames(cells: string[]): boolean {
+  return cells.length > 0 && share(cells, (v) => /\p{L}/u.test(v) && !/[\d@]/.test(v) && !FLAG_VALUES.has(v.trim().toLowerCase())) >= 0.8;
+}
+
+/** Cells that read as text (an affiliation): letters, no address, no flag. */
+function fitsText(cells: string[]): boolean {
+  return cells.length === 0 || share(cells, (v) => /\p{L}/u.test(v) && !EMAIL.test(v.trim()) && !FLAG_VALUES.has(v.trim().toLowerCase())) >= 0.8;
+}
+
+/** A cell an id column holds: one short token with a digit ("PC001", "17", "#4"). */
+function isIdShaped(v: string): boolean {
+  const t = v.trim();
+  return t.length <= 40 && /^[#\p{L}\d][\p{L}\d._\-/#]*$/u.test(t) && /\d/.test(t);
+}
+
+/** Columns in order of rank, highest first; the roster's order breaks ties. */
+function ranked(columns: string[], rank: (column: string) => number): string[] {
+  return columns.map((column, i) => ({ column, i, r: rank(column) })).sort((a, b) => b.r - a.r || a.i - b.i).map((x) => x.column);
+}
+
+/** The question a match becomes when other columns fit as well. */
+function question(others: string[], why: string): Pick<ColumnMatch, 'question' | 'alternatives'> {
+  if (others.length === 0) return {};
+  return { question: `${others.map((o) => `"${o}"`).join(', ')} ${others.length > 1 ? 'are' : 'is'} ${why}`, alternatives: others };
 }
 
 function share(values: string[], test: (v: string) => boolean): number {
@@ -163,128 +206,214 @@ export function nameScore(header: string, fieldName: string): number {
   return hits.length > 0 ? 0.4 : 0;
 }
 
+/** The roster's columns and what is taken of them, as the matchers below claim columns in turn. */
+class ColumnPool {
+  readonly matches: ColumnMatch[] = [];
+  readonly doubts: string[] = [];
+  readonly taken = new Set<string>();
+  readonly takenFields = new Set<string>();
+
+  constructor(
+    readonly headers: string[],
+    private readonly sample: ColumnSample,
+  ) {}
+
+  values(column: string): string[] {
+    return this.sample[column] ?? [];
+  }
+
+  /** Columns not taken yet, in the roster's order. */
+  free(keep: (column: string) => boolean = () => true): string[] {
+    return this.headers.filter((h) => !this.taken.has(h) && keep(h));
+  }
+
+  take(m: ColumnMatch): void {
+    this.matches.push(m);
+    for (const c of m.columns) this.taken.add(c);
+    this.takenFields.add(m.target.kind === 'field' ? m.target.field : m.target.kind === 'custom' ? `custom:${m.target.field}` : m.target.kind);
+  }
+
+  /** The header is a known name ("E-mail"). */
+  exactly(kind: keyof typeof FIELD_NAMES): string | undefined {
+    return this.free((h) => FIELD_NAMES[kind].includes(normalise(h)))[0];
+  }
+
+  /** The header is a known name, else one of its words is ("Home institution"). */
+  named(kind: keyof typeof FIELD_NAMES): string | undefined {
+    return this.exactly(kind) ?? this.free((h) => words(h).some((w) => FIELD_NAMES[kind].includes(w)))[0];
+  }
+
+  unique(column: string): boolean {
+    const cells = this.values(column);
+    return cells.length > 0 && new Set(cells).size === cells.length;
+  }
+}
+
 /** Proposes a mapping for every column. Pure: the same input always gives the same answer. */
 export function matchColumns(headers: string[], sample: ColumnSample, customFields: CustomField[]): MatchResult {
-  const matches: ColumnMatch[] = [];
-  const doubts: string[] = [];
-  const taken = new Set<string>();
-  const takenFields = new Set<string>();
-  const values = (column: string): string[] => sample[column] ?? [];
-  const take = (m: ColumnMatch): void => {
-    matches.push(m);
-    for (const c of m.columns) taken.add(c);
-    takenFields.add(m.target.kind === 'field' ? m.target.field : m.target.kind === 'custom' ? `custom:${m.target.field}` : m.target.kind);
+  const pool = new ColumnPool(headers, sample);
+  // Emails and ORCID iDs first: their shape is unmistakable, but not whose they are, so a second
+  // column of the same shape ("Assistant email") makes the choice a question.
+  const emails = matchShaped(pool, 'emails', isEmailCell, EMAIL, 'email addresses');
+  matchShaped(pool, 'orcids', isOrcidCell, ORCID, 'ORCID iDs (bare, spaced or URLs)');
+  matchClientId(pool, emails);
+  matchName(pool);
+  matchAffiliation(pool);
+  const misfits = matchCustomFields(pool, customFields);
+  // Status columns: a row whose status is the negative one is skipped, as the samples' mappings do.
+  for (const header of pool.free((h) => STATUS_HEADERS.includes(normalise(h)))) {
+    const negative = [...new Set(pool.values(header))].find((v) => NEGATIVE_STATUS.includes(v.trim().toLowerCase()));
+    if (negative !== undefined) {
+      pool.take({ columns: [header], target: { kind: 'skip_if', equals: negative }, sure: false, reason: `a status column; rows whose value is "${negative}" are skipped` });
+    }
+  }
+  const unmapped = pool.free().map((column) => ({ column, reason: unmappedReason(misfits.get(column)) }));
+  return { matches: pool.matches, unmapped, doubts: pool.doubts };
+}
+
+/** The column of a shape (emails, ORCID iDs), else one named like it; returns whether one was taken. */
+function matchShaped(pool: ColumnPool, field: 'emails' | 'orcids', cellTest: (v: string) => boolean, piece: RegExp, what: string): boolean {
+  const shaped = pool.free((h) => pool.values(h).length > 0 && share(pool.values(h), cellTest) >= 0.8);
+  const rank = (h: string): number => (hasWord(h, ELSEWHERE_WORDS) ? 0 : FIELD_NAMES[field].includes(normalise(h)) ? 3 : words(h).some((w) => FIELD_NAMES[field].includes(w)) ? 2 : 1);
+  const [best, ...others] = ranked(shaped, rank);
+  if (best === undefined) {
+    const header = pool.named(field);
+    if (header === undefined) return false;
+    const few = field === 'emails' ? 'the header names emails, but few cells are addresses' : 'the header names ORCID iDs, but few cells are';
+    pool.take({ columns: [header], target: { kind: 'field', field }, sure: false, reason: few, transforms: field === 'emails' ? ['trim', 'lower', 'email'] : ['orcid'] });
+    return true;
+  }
+  const split = splitsInto(pool.values(best), (p) => piece.test(p));
+  const match: ColumnMatch = {
+    columns: [best],
+    target: { kind: 'field', field },
+    sure: rank(best) === 3 && others.length === 0,
+    reason: `${pct(pool.values(best), cellTest)} of cells are ${what}${split.length ? `, some several in a cell (split on ${split.join(' ')})` : ''}`,
+    transforms: field === 'emails' ? (split.length ? ['trim', 'lower', 'email', 'dedupe'] : ['trim', 'lower', 'email']) : split.length ? ['orcid', 'dedupe'] : ['orcid'],
+    ...(split.length ? { split } : {}),
+    ...question(others, `also a column of ${what}`),
   };
-  // The header is a known name ("E-mail"), else one of its words is ("Home institution").
-  const exactly = (kind: keyof typeof FIELD_NAMES): string | undefined =>
-    headers.find((h) => !taken.has(h) && FIELD_NAMES[kind].includes(normalise(h)));
-  const named = (kind: keyof typeof FIELD_NAMES): string | undefined =>
-    exactly(kind) ?? headers.find((h) => !taken.has(h) && words(h).some((w) => FIELD_NAMES[kind].includes(w)));
-  const byShape = (test: (v: string) => boolean): string | undefined =>
-    headers.find((h) => !taken.has(h) && values(h).length > 0 && share(values(h), test) >= 0.8);
-
-  // Emails and ORCID iDs first: their shape is unmistakable, whatever the header says.
-  const emailColumn = byShape(isEmailCell) ?? named('emails');
-  if (emailColumn) {
-    const split = splitsInto(values(emailColumn), (p) => EMAIL.test(p));
-    const sure = share(values(emailColumn), isEmailCell) >= 0.8;
-    take({
-      columns: [emailColumn],
-      target: { kind: 'field', field: 'emails' },
-      sure,
-      reason: sure ? `${pct(values(emailColumn), isEmailCell)} of cells are email addresses${split.length ? `, some several in a cell (split on ${split.join(' ')})` : ''}` : 'the header names emails, but few cells are addresses',
-      transforms: split.length ? ['trim', 'lower', 'email', 'dedupe'] : ['trim', 'lower', 'email'],
-      ...(split.length ? { split } : {}),
-    });
+  if (rank(best) === 0) {
+    match.question = `its header says the ${what} are someone else's, not the expert's`;
+    match.alternatives = others;
   }
-  const orcidColumn = byShape(isOrcidCell) ?? named('orcids');
-  if (orcidColumn) {
-    const split = splitsInto(values(orcidColumn), (p) => ORCID.test(p));
-    const sure = share(values(orcidColumn), isOrcidCell) >= 0.8;
-    take({
-      columns: [orcidColumn],
-      target: { kind: 'field', field: 'orcids' },
-      sure,
-      reason: sure ? `${pct(values(orcidColumn), isOrcidCell)} of cells are ORCID iDs (bare, spaced or URLs)` : 'the header names ORCID iDs, but few cells are',
-      transforms: split.length ? ['orcid', 'dedupe'] : ['orcid'],
-      ...(split.length ? { split } : {}),
-    });
-  }
+  pool.take(match);
+  return true;
+}
 
-  // client_id: a column named like an id whose cells are all present and distinct.
-  const unique = (h: string): boolean => values(h).length > 0 && new Set(values(h)).size === values(h).length;
-  const idColumn = named('client_id') ?? headers.find((h) => !taken.has(h) && /(^|[^a-z])id$/i.test(h.trim()) && unique(h));
-  // Without an id or an email column, the first column of distinct cells ("#") is the best guess.
-  const firstUnique = emailColumn ? undefined : headers.find((h) => !taken.has(h) && unique(h));
-  if (idColumn) {
-    const sure = unique(idColumn);
-    take({ columns: [idColumn], target: { kind: 'client_id' }, sure, reason: sure ? 'named like an id, every sampled cell distinct' : 'named like an id, but some sampled cells repeat' });
-  } else if (firstUnique) {
-    take({ columns: [firstUnique], target: { kind: 'client_id' }, sure: false, reason: 'no column is named like an id; the first one whose sampled cells are all distinct' });
+/**
+ * client_id: a column named like an id whose cells are all present and distinct. Two such
+ * columns ("Staff ID" and "Phone number") make it a question; a phone number is never sure.
+ */
+function matchClientId(pool: ColumnPool, hasEmails: boolean): void {
+  const idRank = (h: string): number => {
+    if (hasWord(h, ELSEWHERE_WORDS) || hasWord(h, PHONE_WORDS)) return 0;
+    if (FIELD_NAMES.client_id.includes(normalise(h))) return 3;
+    if (/(^|[^a-z])id$/i.test(h.trim()) || words(h).includes('id')) return 2;
+    return 1;
+  };
+  const idLike = (h: string): boolean => FIELD_NAMES.client_id.includes(normalise(h)) || /(^|[^a-z])id$/i.test(h.trim()) || words(h).some((w) => FIELD_NAMES.client_id.includes(w));
+  const namesAField = (h: string): boolean =>
+    (['name', 'first', 'last', 'emails', 'orcids', 'affiliations'] as const).some((kind) => FIELD_NAMES[kind].includes(normalise(h)) || words(h).some((w) => FIELD_NAMES[kind].includes(w)));
+  const [best, ...others] = ranked(pool.free((h) => idLike(h) && pool.unique(h)), idRank);
+  const repeatingId = pool.free((h) => idLike(h) && !pool.unique(h) && idRank(h) >= 2)[0];
+  // Without an id column, the first column of distinct id-shaped cells ("#") is the best guess.
+  const firstUnique = pool.free((h) => !namesAField(h) && pool.unique(h) && share(pool.values(h), isIdShaped) === 1)[0];
+  if (best !== undefined) {
+    const id: ColumnMatch = { columns: [best], target: { kind: 'client_id' }, sure: others.length === 0 && idRank(best) === 3, reason: 'named like an id, every sampled cell distinct', ...question(others, 'also named like an id with distinct cells') };
+    if (idRank(best) === 0) {
+      id.question = "its header names a phone number or someone else's, not the expert's id";
+      id.alternatives = others;
+    }
+    pool.take(id);
+  } else if (repeatingId) {
+    pool.take({ columns: [repeatingId], target: { kind: 'client_id' }, sure: false, reason: 'named like an id, but some sampled cells repeat' });
+  } else if (firstUnique && !hasEmails) {
+    pool.take({ columns: [firstUnique], target: { kind: 'client_id' }, sure: false, reason: 'no column is named like an id; the first one whose sampled cells are all distinct' });
   } else {
-    doubts.push(
-      emailColumn
-        ? 'No column looks like a stable id: client_id uses the emails column (people change address); set client_id.column to the roster\'s own id if it has one.'
+    pool.doubts.push(
+      hasEmails
+        ? "No column looks like a stable id: client_id uses the emails column (people change address); set client_id.column to the roster's own id if it has one."
         : 'No column looks like a stable id and there is no email column: set client_id.column in the mapping before validating.',
     );
   }
+}
 
-  // Name: one column, or first and last name columns joined.
-  // First and last name only by their exact names: "Last review" is no surname.
-  const first = exactly('first');
-  const last = exactly('last');
-  const nameColumn = exactly('name') ?? (first && last ? undefined : named('name'));
-  if (nameColumn) {
-    const lastFirst = share(values(nameColumn), (v) => LAST_FIRST.test(v.trim())) >= 0.5;
-    take({
-      columns: [nameColumn],
-      target: { kind: 'field', field: 'name' },
-      sure: nameColumn === exactly('name') || lastFirst,
-      reason: lastFirst ? 'named like a name; most cells are "Last, First"' : 'named like a name',
-      transforms: lastFirst ? ['last_first', 'collapse_whitespace'] : ['collapse_whitespace'],
-    });
-  } else if (first && last) {
-    take({ columns: [first, last], target: { kind: 'field', field: 'name' }, sure: true, reason: 'first and last name columns, joined', transforms: ['collapse_whitespace'] });
-  }
-  const affiliationExact = exactly('affiliations');
-  const affiliation = affiliationExact ?? named('affiliations');
-  if (affiliation) {
-    const sure = affiliation === affiliationExact;
-    take({ columns: [affiliation], target: { kind: 'field', field: 'affiliations' }, sure, reason: sure ? 'named like an affiliation' : 'a word of its name names an affiliation', transforms: ['collapse_whitespace'] });
-  }
+/**
+ * Name: one column whose cells read as names, or first and last name columns joined (only by
+ * their exact names: "Last review" is no surname). A column headed like a name whose cells are
+ * flags ("Reviewer (Yes/No)") is no name.
+ */
+function matchName(pool: ColumnPool): void {
+  const first = pool.exactly('first');
+  const last = pool.exactly('last');
+  const nameRank = (h: string): number => (hasWord(h, ELSEWHERE_WORDS) ? 0 : FIELD_NAMES.name.includes(normalise(h)) ? 2 : 1);
+  const candidates = ranked(
+    pool.free((h) => h !== first && h !== last && (FIELD_NAMES.name.includes(normalise(h)) || words(h).some((w) => FIELD_NAMES.name.includes(w))) && fitsNames(pool.values(h))),
+    nameRank,
+  );
+  const pair = first && last && fitsNames(pool.values(first)) && fitsNames(pool.values(last)) ? `${first} + ${last}` : undefined;
+  const [best, ...others] = [...candidates.filter((h) => nameRank(h) === 2), ...(pair ? [pair] : []), ...candidates.filter((h) => nameRank(h) < 2)];
+  if (best === undefined) return;
+  const columns = best === pair ? [first!, last!] : [best];
+  const lastFirst = columns.length === 1 && share(pool.values(best), (v) => LAST_FIRST.test(v.trim())) >= 0.5;
+  pool.take({
+    columns,
+    target: { kind: 'field', field: 'name' },
+    sure: (best === pair || nameRank(best) === 2) && others.length === 0,
+    reason: best === pair ? 'first and last name columns, joined' : lastFirst ? 'named like a name; most cells are "Last, First"' : 'named like a name; the cells read as names',
+    transforms: lastFirst ? ['last_first', 'collapse_whitespace'] : ['collapse_whitespace'],
+    ...question(others, 'also named like a name, with cells that read as names'),
+  });
+}
 
-  // Custom fields: the best-named column for each field, checked against the field's kind.
-  const candidates: { header: string; field: CustomField; score: number; sure: boolean }[] = [];
+function matchAffiliation(pool: ColumnPool): void {
+  const rank = (h: string): number => (hasWord(h, ELSEWHERE_WORDS) ? 0 : FIELD_NAMES.affiliations.includes(normalise(h)) ? 2 : 1);
+  const [best, ...others] = ranked(pool.free((h) => (FIELD_NAMES.affiliations.includes(normalise(h)) || words(h).some((w) => FIELD_NAMES.affiliations.includes(w))) && fitsText(pool.values(h))), rank);
+  if (best === undefined) return;
+  const exact = rank(best) === 2;
+  pool.take({ columns: [best], target: { kind: 'field', field: 'affiliations' }, sure: exact && others.length === 0, reason: exact ? 'named like an affiliation' : 'a word of its name names an affiliation', transforms: ['collapse_whitespace'], ...question(others, 'also named like an affiliation') });
+}
+
+/**
+ * Custom fields: the best-named column for each field, checked against the field's kind. Returns
+ * the columns headed with a field's own name whose cells are none of its options.
+ */
+function matchCustomFields(pool: ColumnPool, customFields: CustomField[]): Map<string, CustomField> {
+  const candidates: { header: string; field: CustomField; score: number; name: number; fit: number }[] = [];
+  const misfits = new Map<string, CustomField>();
   for (const field of customFields) {
-    for (const header of headers) {
-      if (taken.has(header)) continue;
+    for (const header of pool.free((h) => !hasWord(h, ELSEWHERE_WORDS))) {
       const name = nameScore(header, field.name);
-      const fit = kindFit(field, values(header));
+      const fit = kindFit(field, pool.values(header));
       // Option labels that are almost never the field's options say the column is something else.
       const isOption = field.data_kind === 'single_option' || field.data_kind === 'multi_option';
-      if (isOption && fit < 0.3) continue;
+      // Numbers and dates must fit: "Reviewer" (Yes/No) is no "Last review date".
+      if ((field.data_kind === 'number' || field.data_kind === 'date') && fit < 0.5) continue;
+      if (isOption && fit < 0.3) {
+        if (name === 1 && pool.values(header).length > 0) misfits.set(header, field);
+        continue;
+      }
       const score = name + fit * 0.3;
-      // Sure only when the header is the field's own name and the cells fit its kind.
-      if (score >= 0.6) candidates.push({ header, field, score, sure: name === 1 && fit >= 0.5 });
+      if (score >= 0.6) candidates.push({ header, field, score, name, fit });
     }
   }
   candidates.sort((a, b) => b.score - a.score);
-  for (const { header, field, sure } of candidates) {
-    if (taken.has(header) || takenFields.has(`custom:${field.name}`)) continue;
-    take(customMatch(header, field, values(header), sure, doubts));
+  for (const { header, field, name, fit } of candidates) {
+    if (pool.taken.has(header) || pool.takenFields.has(`custom:${field.name}`)) continue;
+    // Another column as well named whose cells fit as well makes it a question.
+    const rivals = candidates.filter((o) => o.field === field && o.header !== header && !pool.taken.has(o.header) && o.name >= 0.7 && o.fit >= 0.5).map((o) => o.header);
+    // Sure only when the header is the field's own name and the cells fit its kind.
+    const match = customMatch(header, field, pool.values(header), name === 1 && fit >= 0.5 && rivals.length === 0, pool.doubts);
+    pool.take({ ...match, ...question(rivals, `also named like "${field.name}", with cells that fit it`) });
   }
+  return misfits;
+}
 
-  // Status columns: a row whose status is the negative one is skipped, as the samples' mappings do.
-  for (const header of headers) {
-    if (taken.has(header) || !STATUS_HEADERS.includes(normalise(header))) continue;
-    const negative = [...new Set(values(header))].find((v) => NEGATIVE_STATUS.includes(v.trim().toLowerCase()));
-    if (negative !== undefined) {
-      take({ columns: [header], target: { kind: 'skip_if', equals: negative }, sure: false, reason: `a status column; rows whose value is "${negative}" are skipped` });
-    }
-  }
-
-  const unmapped = headers.filter((h) => !taken.has(h)).map((column) => ({ column, reason: 'no record field or custom field matches its name or its values' }));
-  return { matches, unmapped, doubts };
+function unmappedReason(misfit: CustomField | undefined): string {
+  if (misfit === undefined) return 'no record field or custom field matches its name or its values';
+  const options = (misfit.options ?? []).map((o) => o.option);
+  return `named like custom field "${misfit.name}", but its values match none of its options (${options.join(', ')}); map it by hand with values: if they mean those options`;
 }
 
 /** 0..1: how well a column's cells fit a custom field's data_kind. */

@@ -24,7 +24,7 @@ export interface RosterSample {
  * `encoding`: a label the user gave (`init --encoding`), for a file whose bytes do not tell which
  * legacy encoding it was saved in: the reader refuses to guess, and so does init.
  */
-export async function readRosterSample(file: string, baseDir: string, sheet?: string, encoding?: string): Promise<RosterSample> {
+export async function readRosterSample(file: string, baseDir: string, sheet?: string | number, encoding?: string): Promise<RosterSample> {
   const isXlsx = /\.xls[xm]$/i.test(file);
   let firstTry: RosterSample | undefined;
   for (let headerRow = 1; headerRow <= MAX_HEADER_ROW; headerRow++) {
@@ -44,12 +44,24 @@ export async function readRosterSample(file: string, baseDir: string, sheet?: st
       } else errors++;
       if (rows + errors >= SAMPLE_ROWS) break;
     }
-    const result: RosterSample = { source: withSheet(source, opened.sheet), headers: opened.headers, sample, notes: opened.notes };
+    const notes = [...opened.notes];
+    const others = (opened.sheets ?? []).filter((name) => name !== opened.sheet);
+    if (sheet === undefined && others.length > 0) {
+      notes.push(`The workbook has ${others.length + 1} worksheets; init read the first, "${opened.sheet}". The others: ${others.map((o) => `"${o}"`).join(', ')}; pass --sheet with a name or a number (1 = first tab) to read another.`);
+    }
+    const result: RosterSample = { source: withHeaderLine(withSheet(source, opened.sheet), notes), headers: opened.headers, sample, notes };
     firstTry ??= result;
     // Title lines make a one-cell header above rows of many cells, which the reader rejects.
     if (errors <= rows && opened.headers.length > 1) return result;
   }
   return firstTry!;
+}
+
+/** `header_row` is a line (docs/mapping.md): write the line the header is on, not where blank lines start. */
+function withHeaderLine(source: SourceConfig, notes: string[]): SourceConfig {
+  const line = notes.map((n) => /^The header row is line (\d+):/.exec(n)?.[1]).find(Boolean);
+  if (!source.csv || line === undefined) return source;
+  return { ...source, csv: { ...source.csv, header_row: Number(line) } };
 }
 
 function withSheet(source: SourceConfig, sheet: string | undefined): SourceConfig {

@@ -25,7 +25,16 @@ function specLines(m: ColumnMatch, indent: string): string[] {
 }
 
 function comment(m: ColumnMatch, indent: string): string {
+  if (m.question !== undefined) {
+    const others = m.alternatives?.length ? `, or put ${m.alternatives.map(q).join(' or ')} in its place` : '';
+    return `${indent}# QUESTION, not taken: ${m.reason}, but ${m.question}. Uncomment the lines below if ${m.columns.map(q).join(' + ')} is right${others}.`;
+  }
   return `${indent}# ${m.sure ? '' : 'GUESS, check: '}${m.reason}`;
+}
+
+/** A match's lines; a question's lines are written commented out: init does not answer it. */
+function entry(m: ColumnMatch, indent: string, lines: string[]): string[] {
+  return [comment(m, indent), ...(m.question !== undefined ? lines.map((l) => l.replace(/^(\s*)/, '$1# ')) : lines)];
 }
 
 export function renderMapping(roster: string, result: MatchResult): string {
@@ -33,19 +42,21 @@ export function renderMapping(roster: string, result: MatchResult): string {
   const id = result.matches.find((m) => m.target.kind === 'client_id');
   const emails = result.matches.find((m) => m.target.kind === 'field' && m.target.field === 'emails');
   out.push('# The id that ties a row to its record on every run: it must not change when a person does.');
-  if (id) out.push(comment(id, ''), 'client_id:', `  column: ${q(id.columns[0]!)}`);
+  if (id) out.push(...entry(id, '', ['client_id:', `  column: ${q(id.columns[0]!)}`]));
+  else if (emails?.question !== undefined) out.push('# QUESTION, not taken: no id column found; the email column would do (a poor id: people change address), once you choose it below.', '# client_id:', `#   column: ${q(emails.columns[0]!)}`, '#   transforms: [trim, lower]');
   else out.push('# GUESS, check: no id column found; the email is a poor id (people change address).', 'client_id:', `  column: ${q(emails?.columns[0] ?? 'CHANGE ME')}`, '  transforms: [trim, lower]');
   out.push('', 'fields:');
   for (const field of ['name', 'emails', 'orcids', 'affiliations'] as const) {
     const m = result.matches.find((x) => x.target.kind === 'field' && x.target.field === field);
-    if (m) out.push(comment(m, '  '), `  ${field}:`, ...specLines(m, '    '));
+    if (m) out.push(...entry(m, '  ', [`  ${field}:`, ...specLines(m, '    ')]));
     else if (field === 'name') out.push('  # GUESS, check: no name column found', '  name:', '    column: "CHANGE ME"');
   }
   const custom = result.matches.filter((m) => m.target.kind === 'custom');
-  out.push('', custom.length ? 'custom_fields:' : 'custom_fields: {}');
+  const active = custom.filter((m) => m.question === undefined).length;
+  out.push('', active ? 'custom_fields:' : custom.length ? 'custom_fields: {}   # drop the {} when you uncomment an entry below' : 'custom_fields: {}');
   for (const m of custom) {
     if (m.target.kind !== 'custom') continue;
-    out.push(comment(m, '  '), `  ${q(m.target.field)}:`, ...specLines(m, '    '));
+    out.push(...entry(m, '  ', [`  ${q(m.target.field)}:`, ...specLines(m, '    ')]));
   }
   const skips = result.matches.filter((m) => m.target.kind === 'skip_if');
   if (skips.length) {
@@ -53,8 +64,8 @@ export function renderMapping(roster: string, result: MatchResult): string {
     for (const m of skips) if (m.target.kind === 'skip_if') out.push(comment(m, '  '), `  - { column: ${q(m.columns[0]!)}, equals: ${q(m.target.equals)} }`);
   }
   if (result.unmapped.length) {
-    out.push('', '# Columns left out (no field matches their name or values):');
-    for (const u of result.unmapped) out.push(`#   ${u.column}`);
+    out.push('', '# Columns left out:');
+    for (const u of result.unmapped) out.push(`#   ${u.column}: ${u.reason}`);
   }
   return `${out.join('\n')}\n`;
 }
@@ -91,7 +102,7 @@ export function renderPipeline(paths: PipelinePaths, roster: RosterSample): stri
   out.push(
     `mapping: ${q(rel(paths.mapping))}`,
     'target:',
-    '  # A group to create on the first run (`rostersync sync --create-group`); or give `id:` of an existing one.',
+    '  # A group to create on the first run (`rostersync sync --create-group`); or, for an existing one, replace `group:` with `group_id: <its id>`.',
     '  group:',
     `    name: ${q(name)}`,
     '    owner_team: "CHANGE ME"   # a team of your organization',

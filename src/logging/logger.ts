@@ -88,7 +88,7 @@ export function createLogger(options: CreateLoggerOptions = {}): Logger {
   const isTty = 'isTTY' in destination && destination.isTTY === true;
   const usePretty = options.pretty ?? isTty;
   const stream: DestinationStream = usePretty
-    ? pretty({ destination, colorize: options.color ?? isTty, sync: true, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname' })
+    ? pretty({ destination, colorize: options.color ?? isTty, sync: true, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname', singleLine: true })
     : (destination as DestinationStream);
   return pino(
     {

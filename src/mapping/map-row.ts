@@ -57,6 +57,9 @@ interface RowNotes {
   skipped: string[] | undefined;
 }
 
+/** How a warning says a value was left out under `on_invalid: skip_value` (the console counts them). */
+export const SKIPPED_VALUE_WORDS = 'value skipped (on_invalid: skip_value)';
+
 /** Marks a field whose every value was skipped: it is left out of the record, so the service keeps its own. */
 const SKIPPED = Symbol('skipped');
 
@@ -95,8 +98,10 @@ function problemFor(plan: FieldPlan, row: SourceRow, value: string, f: { code: s
 const FORMULA_LIKE = {
   code: 'formula_like',
   message: 'starts like a spreadsheet formula',
-  hint: 'A spreadsheet would run it when the group is exported and opened; correct the cell if it is not meant to start with =, +, -, @ (set `formula_like: reject` in the mapping to refuse such values).',
+  hint: 'A spreadsheet would run it when the group is exported and opened; correct the cell if it is not meant to start with =, +, -, @.',
 };
+/** Said only where it is true: with `formula_like: reject` the value is refused already. */
+const FORMULA_LIKE_WARNED_HINT = `${FORMULA_LIKE.hint.slice(0, -1)} (set \`formula_like: reject\` in the mapping to refuse such values).`;
 
 function runTransforms(rules: RowRules, plan: FieldPlan, value: string, row: SourceRow, notes: RowNotes, problems: RowProblem[]): string | null {
   let current = value;
@@ -114,7 +119,7 @@ function runTransforms(rules: RowRules, plan: FieldPlan, value: string, row: Sou
       problems.push(problemFor(plan, row, value, FORMULA_LIKE));
       return null;
     }
-    warn(notes, problemFor(plan, row, value, { ...FORMULA_LIKE, message: `${FORMULA_LIKE.message}; synced as written` }));
+    warn(notes, problemFor(plan, row, value, { ...FORMULA_LIKE, message: `${FORMULA_LIKE.message}; synced as written`, hint: FORMULA_LIKE_WARNED_HINT }));
   }
   return current;
 }
@@ -173,7 +178,7 @@ function mapField(rules: RowRules, plan: FieldPlan, row: SourceRow, notes: RowNo
   if (problems.length > before) {
     if (problems === notes.problems) return null;
     const outcome = result === null ? `the service keeps its ${plan.label} as it is` : `${plan.label} is synced with the valid values only`;
-    for (const problem of problems) warn(notes, { ...problem, message: `${problem.message}; value skipped (on_invalid: skip_value): ${outcome}` });
+    for (const problem of problems) warn(notes, { ...problem, message: `${problem.message}; ${SKIPPED_VALUE_WORDS}: ${outcome}` });
     // A list keeps its valid items; a field with no valid value left is not written at all.
     if (result === null) return SKIPPED;
   }

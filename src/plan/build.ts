@@ -29,7 +29,7 @@ export interface BuildPlanInput {
    * an existing record is adopted (managed fields only) instead of replaced.
    */
   createIfAbsent?: boolean;
-  policy: Pick<PolicyConfig, 'mode' | 'update' | 'max_rps' | 'guards' | 'undo'>;
+  policy: Pick<PolicyConfig, 'mode' | 'update' | 'max_rps' | 'guards' | 'undo' | 'rejects'>;
   /** Human names of fields by key (custom fields by api_id). */
   fieldLabels: ReadonlyMap<string, string>;
   guardInput: Omit<GuardInput, 'deletes' | 'guards'>;
@@ -155,7 +155,7 @@ export function buildPlan(input: BuildPlanInput): Plan {
   const counts = { create: created, update: 0, delete: 0, noop };
   for (const item of items) counts[item.action] += 1;
   const upsertClientIdChanges = policy.mode === 'upsert' ? [...pairs].map(([to, from]) => ({ from, to })) : [];
-  const guards = evaluateGuards({ ...input.guardInput, deletes: counts.delete, guards: policy.guards, upsertClientIdChanges });
+  const guards = evaluateGuards({ ...input.guardInput, deletes: counts.delete, guards: policy.guards, upsertClientIdChanges, ...(policy.rejects ? { rejects: policy.rejects } : {}) });
   return {
     // Creates and updates go before deletes, so a failing run never leaves the group emptier than the roster.
     items: [...items.filter((i) => i.action !== 'delete'), ...items.filter((i) => i.action === 'delete')],

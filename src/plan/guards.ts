@@ -2,7 +2,9 @@
  * Safety guards. They run in dry runs exactly as in real runs, and
  * a tripped guard refuses the whole run, saying which flag would allow it.
  */
-import type { PolicyConfig } from '../config/pipeline.js';
+import type { PolicyConfig, RejectsPolicy } from '../config/pipeline.js';
+import type { RosterCounts } from '../mapping/roster.js';
+import { judgeRejects } from './rejects-tolerance.js';
 import type { IdentityChange } from './identity-changes.js';
 import type { GuardResult } from './types.js';
 import { personal } from '../personal-text.js';
@@ -25,7 +27,10 @@ export interface GuardInput {
    * say), in upsert mode, where the old record stays: the group would hold each person twice.
    */
   upsertClientIdChanges?: readonly { from: string; to: string }[];
-  allow: { deletes?: number; sourceDrop?: boolean; emptySource?: boolean; identityChanges?: number };
+  /** The roster's counts, for `policy.rejects`: a ceiling checked before anything is written. */
+  rosterCounts?: Pick<RosterCounts, 'rowsRead' | 'rejected' | 'filtered'>;
+  rejects?: RejectsPolicy;
+  allow: { deletes?: number; sourceDrop?: boolean; emptySource?: boolean; identityChanges?: number; rejects?: number };
 }
 
 /** What the run was told to let through (`--allow-deletes N`, `--allow-source-drop`, ...). */
@@ -42,6 +47,7 @@ export function guardInputOf(facts: {
   groupKnown: boolean;
   unidentifiedRejected: number;
   identityChanges: readonly IdentityChange[];
+  rosterCounts: Pick<RosterCounts, 'rowsRead' | 'rejected' | 'filtered'>;
   allow: GuardAllowances;
 }): Omit<GuardInput, 'deletes' | 'guards'> {
   return {
@@ -51,6 +57,7 @@ export function guardInputOf(facts: {
     inventoryMissing: facts.groupKnown && facts.ownedCount === 0,
     unidentifiedRejected: facts.unidentifiedRejected,
     identityChanges: facts.identityChanges,
+    rosterCounts: { rowsRead: facts.rosterCounts.rowsRead, rejected: facts.rosterCounts.rejected, filtered: facts.rosterCounts.filtered },
     allow: facts.allow,
   };
 }
@@ -138,6 +145,21 @@ export function evaluateGuards(input: GuardInput): GuardResult[] {
       message: `${renamed.length} owned records reappear under new client_ids (same ORCID or email), above the limit of ${identityLimit}: in upsert mode the old records stay, so the group would hold each of these people twice. Did the client_id (its prefix, say) change? For example ${examples}. To rename the records, run in mode: mirror with --allow-deletes, which deletes the old ones.`,
       allowWith: `--allow-identity-changes ${renamed.length}`,
     });
+  }
+
+  // policy.rejects is a ceiling: a roster that broken writes nothing (Data Loader's and Census's
+  // error limits stop the job too), unless --allow-rejects N lets this many through.
+  const rejected = input.rosterCounts?.rejected ?? 0;
+  if (input.rejects !== undefined && rejected > 0) {
+    const judged = judgeRejects(input.rosterCounts!, input.rejects);
+    if (!judged.tolerated) {
+      results.push({
+        guard: 'rejects',
+        tripped: (allow.rejects ?? 0) < rejected,
+        message: `${judged.text.replace(/, not synced$/, '')}; nothing is written over it. Fix the rows listed in rejected.csv, or raise policy.rejects.`,
+        allowWith: `--allow-rejects ${rejected}`,
+      });
+    }
   }
 
   if (input.inventoryMissing) {

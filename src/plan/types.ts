@@ -39,7 +39,7 @@ export const fieldChangeSchema = z.strictObject({
 export type FieldChange = z.infer<typeof fieldChangeSchema>;
 
 export const guardResultSchema = z.strictObject({
-  guard: z.enum(['max_deletes', 'source_drop', 'empty_source', 'unreadable_rows', 'inventory_missing', 'identity_changes']),
+  guard: z.enum(['max_deletes', 'source_drop', 'empty_source', 'unreadable_rows', 'inventory_missing', 'identity_changes', 'rejects']),
   tripped: z.boolean(),
   message: z.string(),
   /** The exact flag or setting that would allow the run. */

@@ -47,7 +47,7 @@ table.counts{width:auto;min-width:420px}.zero{color:#b7bec8}.counts .total{font-
 .chart text{font:12px system-ui,"DejaVu Sans",sans-serif;fill:var(--fg)}.chart .count{font-weight:600}.chart .muted{fill:var(--muted)}
 .chart .grid{stroke:var(--line)}.chart .series{fill:none;stroke-width:2}
 .guards{list-style:none;padding:0;margin:0}.guards li{padding:6px 10px;border-radius:5px;margin:4px 0}
-.guards .tripped{background:#fdecea;border-left:4px solid var(--failed)}.guards .passed{background:#edf7ee;border-left:4px solid var(--done)}
+.guards .tripped{background:#fdecea;border-left:4px solid var(--failed)}.guards .passed{background:#edf7ee;border-left:4px solid var(--done)}.guards .warning{background:#fff8e1;border-left:4px solid #f0b400}
 .filters{position:sticky;top:0;z-index:2;display:flex;gap:10px;flex-wrap:wrap;align-items:center;background:var(--bg);padding:10px 0}
 .filters input,.filters select{font:inherit;padding:5px 8px;border:1px solid var(--line);border-radius:5px;background:#fff}
 .filters input{min-width:280px}

@@ -17,6 +17,7 @@ import {
   trippedGuards,
 } from './format.js';
 import type { RunReport } from './types.js';
+import { SKIPPED_VALUE_WORDS } from '../mapping/map-row.js';
 
 export interface ConsoleSummaryOptions {
   /** Use ANSI colours (the CLI passes true when stdout is a TTY and NO_COLOR is unset). */
@@ -43,6 +44,19 @@ const OUTCOME_STYLE: Record<RunReport['outcome'], Style> = {
 
 /** How many failures the console lists before pointing at the report. */
 const CONSOLE_FAILURES = 5;
+
+/**
+ * Values left out under `on_invalid: skip_value` change what the service holds (a list loses an
+ * item synced before): said on the console, not only in the report. No value is shown.
+ */
+function skippedValuesLine(report: RunReport): string | undefined {
+  const rows = (report.warnings ?? []).filter((row) => row.problems.some((p) => p.message.includes(SKIPPED_VALUE_WORDS)));
+  if (rows.length === 0) return undefined;
+  const values = rows.reduce((n, row) => n + row.problems.filter((p) => p.message.includes(SKIPPED_VALUE_WORDS)).length, 0);
+  const where = rows.slice(0, 5).map((row) => `row ${row.provenance.row}`).join(', ');
+  const more = (report.warningsOmitted ?? 0) > 0 ? ' and more' : '';
+  return `${values} invalid value${values === 1 ? '' : 's'} skipped (on_invalid: skip_value) in ${where}${rows.length > 5 ? ', …' : ''}${more}: the record keeps the service's value, or a list only its valid items (one synced before is dropped); see the report's warnings.`;
+}
 
 export function renderConsoleSummary(report: RunReport, options: ConsoleSummaryOptions): string {
   const paint = (style: Style, text: string) => (options.color ? `\u001b[${ANSI[style]}m${text}\u001b[0m` : text);
@@ -90,6 +104,8 @@ export function renderConsoleSummary(report: RunReport, options: ConsoleSummaryO
     );
   }
   for (const guard of report.guards.filter((g) => !g.tripped)) lines.push(`${paint('yellow', 'warning:')} ${plain(guard.message)}`);
+  const skipped = skippedValuesLine(report);
+  if (skipped) lines.push(`${paint('yellow', 'warning:')} ${skipped}`);
   for (const note of report.notes.slice(0, CONSOLE_NOTES)) lines.push(`${paint('dim', 'note:')} ${plain(redactEmails(note))}`);
   if (report.notes.length > CONSOLE_NOTES) lines.push(`… and ${report.notes.length - CONSOLE_NOTES} more notes in the report`);
   const failures = failedRecords(report);

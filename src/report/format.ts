@@ -194,3 +194,12 @@ function windowWords(window: NonNullable<NonNullable<RunReport['drift']>['window
 function minuteUtc(iso: string): string {
   return `${iso.slice(0, 10)} ${iso.slice(11, 16)} UTC`;
 }
+
+/** Guards that never refuse a run: present, they warn (plan/guards.ts). */
+const WARNING_GUARDS: ReadonlySet<string> = new Set(['inventory_missing']);
+
+/** How a guard is shown: tripped, passed, or a warning, never a green "passed" next to one. */
+export function guardState(guard: { guard: string; tripped: boolean }): 'tripped' | 'passed' | 'warning' {
+  if (guard.tripped) return 'tripped';
+  return WARNING_GUARDS.has(guard.guard) ? 'warning' : 'passed';
+}

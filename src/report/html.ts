@@ -25,6 +25,7 @@ import {
   limiterSentence,
   sentence,
   shortSha,
+  guardState,
 } from './format.js';
 import { renderTable, text, type Cell } from './table.js';
 import type { RejectedRow } from '../mapping/types.js';
@@ -78,7 +79,8 @@ function guardsBlock(report: RunReport): string {
   const items = report.guards
     .map((guard) => {
       const allow = guard.tripped && guard.allowWith ? ` To allow it: <code>${escapeHtml(guard.allowWith)}</code>` : '';
-      return `<li class="${guard.tripped ? 'tripped' : 'passed'}"><strong>${guard.tripped ? 'tripped' : 'passed'}</strong> <code>${escapeHtml(guard.guard)}</code> — ${escapeHtml(sentence(guard.message))}${allow}</li>`;
+      const state = guardState(guard);
+      return `<li class="${state}"><strong>${state}</strong> <code>${escapeHtml(guard.guard)}</code> — ${escapeHtml(sentence(guard.message))}${allow}</li>`;
     })
     .join('');
   return `<section id="guards"><h2>Guards</h2><ul class="guards">${items}</ul></section>`;

@@ -19,6 +19,7 @@ import {
   reportOutcomeWords,
   sentence,
   shortSha,
+  guardState,
 } from './format.js';
 import type { RunReport } from './types.js';
 
@@ -140,7 +141,8 @@ export function renderMarkdown(report: RunReport): string {
     push('### Guards', '');
     for (const guard of report.guards) {
       const allow = guard.tripped && guard.allowWith ? ` To allow it: ${code(guard.allowWith)}` : '';
-      push(`- ${guard.tripped ? '⛔ **tripped**' : '✅ passed'} ${code(guard.guard)} — ${mdText(sentence(guard.message))}${allow}`);
+      const state = guardState(guard);
+      push(`- ${state === 'tripped' ? '⛔ **tripped**' : state === 'warning' ? '⚠️ warning' : '✅ passed'} ${code(guard.guard)} — ${mdText(sentence(guard.message))}${allow}`);
     }
     push('');
   }

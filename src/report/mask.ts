@@ -60,7 +60,8 @@ function maskRow(row: RejectedRow): RejectedRow {
     values: Object.fromEntries(Object.entries(row.values).map(([column, value]) => [column, maskCell(value)])),
     problems: row.problems.map((problem) => ({
       ...problem,
-      message: maskText(problem.message),
+      // A row's message quotes its cell text ("Prof" is not one of the allowed labels): masked too.
+      message: problem.value !== undefined ? maskText(problem.message).replace(/"[^"]*"/g, `"${MASKED}"`) : maskText(problem.message),
       ...(problem.value !== undefined ? { value: MASKED } : {}),
       ...(problem.hint !== undefined ? { hint: maskText(problem.hint) } : {}),
     })),

@@ -50,6 +50,11 @@ function changeLine(action: PlanAction, change: FieldChange, width: number, mask
     const held = change.remote !== undefined ? ` = ${diffValue(change.remote, mask)}` : '';
     return { symbol: '=', text: `${label}${held} (kept, write: ${change.policy}; the roster has ${diffValue(change.after, mask)})` };
   }
+  // Written only where the service holds no value, and it held one at the last sync: kept unless
+  // an editor cleared it since (apply reads the record first). Not a change to show as one.
+  if (change.policy !== undefined && !isEmpty(change.before)) {
+    return { symbol: '=', text: `${label} = ${diffValue(change.before, mask)} (kept where the service still holds a value, write: ${change.policy}; the roster has ${diffValue(change.after, mask)})` };
+  }
   if (change.policy !== undefined) {
     const line = changeLine(action, { ...change, policy: undefined }, width, mask);
     return { ...line, text: `${line.text} (only where the service holds no value, write: ${change.policy})` };

@@ -29,7 +29,8 @@ export function driftCheckSkippedNote(error: unknown): string {
 /** What the drift check found and this run writes again. */
 export function driftNote(found: { sampled: number; deleted: readonly string[]; changed: readonly string[] }): string {
   const shown = (ids: readonly string[]) => (ids.length === 0 ? '' : ` (${ids.slice(0, 20).join(', ')}${ids.length > 20 ? ', …' : ''})`);
-  return `drift check: of ${found.sampled} owned records read back, ${found.deleted.length} were deleted${shown(found.deleted)} and ${found.changed.length} changed${shown(found.changed)} in the service; this run writes them again. Other records may have drifted too: \`--refresh=all\` reads every one.`;
+  const were = (n: number): string => `${n} ${n === 1 ? 'was' : 'were'}`;
+  return `drift check: of ${found.sampled} owned record${found.sampled === 1 ? '' : 's'} read back, ${were(found.deleted.length)} deleted${shown(found.deleted)} and ${found.changed.length} changed${shown(found.changed)} in the service; this run writes them again. Other records may have drifted too: \`--refresh=all\` reads every one.`;
 }
 
 /** A saved plan applied (`rostersync apply`), after its actions were checked again. */

@@ -100,7 +100,10 @@ export async function openCsv({ path, file, options, signal, packRows }: CsvOpen
     throw error;
   }
   if (parser.headerLine !== headerRow) {
-    notes.push(`The header row was found on line ${parser.headerLine} (the lines before it are blank).`);
+    // One note with one line number: the "Skipped" note above counted to header_row, not to the header.
+    const skipped = notes.findIndex((n) => n.startsWith('Skipped '));
+    if (skipped >= 0) notes.splice(skipped, 1);
+    notes.push(`The header row is line ${parser.headerLine}: header_row is ${headerRow}, and the lines from there to the header are blank.`);
   }
   if (!firstItemSeen) notes.push(`${file} has a header row but no data rows.`);
 

@@ -55,6 +55,8 @@ export interface OpenedSource {
   path?: string;
   format: 'csv' | 'xlsx';
   sheet?: string;
+  /** XLSX: the workbook's worksheets in tab order (so `init` can say which one it read). */
+  sheets?: string[];
   headers: string[];
   /**
    * Facts worth telling the operator (detected encoding and delimiter, skipped merged cells...).

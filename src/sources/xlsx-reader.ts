@@ -88,6 +88,7 @@ export async function openXlsx({ path, file, options, signal }: XlsxOpenArgs): P
       path,
       format: 'xlsx',
       sheet: sheet.name,
+      sheets: workbook.sheets.filter((s) => s.kind === 'worksheet').map((s) => s.name),
       headers: reading.headers,
       notes,
       items: {

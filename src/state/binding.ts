@@ -14,6 +14,9 @@ import { identityMismatches, normalizeServiceUrl, type Target } from './identity
 import { sharingProblem } from './sharing.js';
 import type { StateBackend as StateStore } from './backend.js';
 
+/** State meta key: the last group a run found gone from the service (answered 404). */
+export const GONE_GROUP_META = 'gone_group_id';
+
 export interface BindingCheck {
   /** The group the run writes to; null when this run creates it (`--create-group`). */
   groupId: number | null;
@@ -43,6 +46,15 @@ export function checkBinding(store: StateStore, pipeline: ResolvedPipeline, run:
     const boundText = `service ${bound.baseUrl ?? '(not bound yet)'}, group ${bound.groupId ?? '(none yet)'}`;
     const currentText = `service ${normalizeServiceUrl(run.baseUrl)}, group ${configured ?? bound.groupId ?? '(none yet)'}`;
     const rebind = `rostersync state rebind ${pipeline.file} --base-url ${normalizeServiceUrl(run.baseUrl)}${configured !== null ? ` --group-id ${configured}` : ''}${owned > 0 ? ' --release-owned' : ''}`;
+    // The pipeline file still names a group a run found deleted, and the state was moved on
+    // (`state set-group`): the file is what is out of date, never a reason to go back.
+    const gone = store.getMeta(GONE_GROUP_META);
+    if (configured !== null && bound.groupId !== null && gone === String(configured) && mismatches.every((m) => m.what === 'group')) {
+      throw new UserFacingError(
+        `pipeline "${pipeline.name}" names group ${configured} (target.group_id), which a run found deleted from the service; its state (${store.path}) now targets group ${bound.groupId}. Nothing was written.`,
+        { hint: `Put \`group_id: ${bound.groupId}\` under target: in ${pipeline.file}.` },
+      );
+    }
     throw new UserFacingError(
       `the state of pipeline "${pipeline.name}" (${store.path}) is bound to ${boundText}, but this run targets ${currentText}: it does not reuse the state of another ${mismatches.map((m) => m.what).join(' and ')}.`,
       {

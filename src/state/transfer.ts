@@ -161,6 +161,12 @@ export function exportState(store: StateBackend, write: (line: string) => void, 
   return counts;
 }
 
+/** Dry runs are journaled too; the state's history is the real runs (bounded: runs are pruned). */
+function hasRealRun(store: StateBackend): boolean {
+  return store.recentRuns(IMPORT_RUNS_LOOKED_AT).some((run) => !run.dryRun);
+}
+const IMPORT_RUNS_LOOKED_AT = 1000;
+
 /**
  * Reads an export (the file's whole text) into an empty state, all or nothing: every line is
  * checked first, then everything is written in one transaction. `store` must have been opened with
@@ -171,7 +177,8 @@ export function importState(store: StateBackend, clock: { at: number }, text: st
   const { identity } = parsed;
   try {
     return store.transaction(() => {
-      if (store.ownedCount() > 0 || store.recentRuns(1).length > 0 || store.identity().baseUrl !== null || store.groupId() !== null) {
+      // Dry runs (`plan`, `sync --dry-run`) leave only their journal rows: nothing an import would lose.
+      if (store.ownedCount() > 0 || hasRealRun(store) || store.identity().baseUrl !== null || store.groupId() !== null) {
         throw new StateError(`the state of pipeline "${store.pipeline}" at ${store.path} is not empty; an export is imported only into an empty state. Nothing was imported.`, {
           hint: 'Import into a fresh state (a new database or state_dir), or `rostersync state export` this one first if it is the one to keep.',
         });

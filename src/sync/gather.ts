@@ -28,7 +28,7 @@ import { overlayOpeners } from '../sources/layers.js';
 import { FAST_PATH_BATCHES_AHEAD, openSourceInWorker, WORKER_READ_MIN_BYTES } from '../sources/read-in-worker.js';
 import { identityChangesOf } from '../plan/identity-changes.js';
 import { DUPLICATE_PEOPLE_MAX_ROWS, DuplicatePeopleFinder, describePartialBlocks } from '../mapping/duplicate-people.js';
-import { checkBinding } from '../state/binding.js';
+import { checkBinding, GONE_GROUP_META } from '../state/binding.js';
 import type { StateBackend } from '../state/backend.js';
 import { foreignReason, ownMissing } from '../plan/ownership.js';
 import { unfinishedAsMissing } from '../plan/unfinished.js';
@@ -37,6 +37,7 @@ import { guardInputOf } from '../plan/guards.js';
 import { driftCheckSkippedNote, driftNote, duplicatePeopleNote, duplicatePeopleSkippedNote, foreignNote, REFRESH_WITHOUT_GROUP_NOTE } from '../report/run-notes.js';
 import { checkDrift, GroupGoneError, pickDriftReads } from './drift.js';
 import type { DriftWindowState } from './drift-window.js';
+import { groupCheckNote } from './group-check.js';
 import { fetchRemote } from './remote-records.js';
 import type { PlanRequest } from './run-request.js';
 
@@ -74,6 +75,12 @@ export async function gatherPlanInput(input: {
    * whose real run would read them (not a saved plan: `apply` reads none).
    */
   driftCheck?: 'read' | 'count';
+  /**
+   * Dry runs (`plan`, `--dry-run`): read back a few roster records of a group nothing is owned in
+   * yet, to name a group_id the service may not know, and the drift sample of a group with owned
+   * records, for its one verdict that stops a run (the group is gone). A real run's first write settles it.
+   */
+  groupProbe?: boolean;
 }): Promise<GatheredInput> {
   const { pipeline, store, client, request } = input;
   const call: CallOptions = request.signal ? { signal: request.signal } : {};
@@ -215,27 +222,36 @@ export async function gatherPlanInput(input: {
   const identityChanges = identityChangesOf(classification.changed, lastApplied);
   let remote = request.refresh && groupId !== null ? await fetchRemote({ client, groupId, managedFields: compiled.managedFields, setFields: compiled.setFields, clientIds: needApplied, call, concurrency: 8 }) : undefined;
   if (request.refresh && groupId === null) notes.push(REFRESH_WITHOUT_GROUP_NOTE);
+  // A group nothing is owned in yet (a pinned group_id, `state set-group`): is it there at all?
+  if (input.groupProbe && groupId !== null && ownedCount === 0 && !request.refresh) {
+    const note = await groupCheckNote({ client, groupId, clientIds: classification.created.clientIds(), call, pipelineFile: pipeline.file });
+    if (note) notes.push(note);
+  }
   // The drift check of real runs; --refresh reads more than it would. A dry run or a plan counts
-  // what a real run would read, for the estimate.
+  // what a real run would read, for the estimate; dry runs also read the random sample (not the
+  // rotating window) for its one verdict that stops a run, the group is gone, and plan nothing
+  // from it: a random sample would not be the real run's.
   let drift: RunReport['drift'];
   let nextDriftWindow: DriftWindowState | undefined;
   let driftReads = 0;
-  if (input.driftCheck && !request.refresh && groupId !== null && (policy.drift_sample > 0 || policy.drift_cycle > 0) && ownedCount > 0) {
+  if ((input.driftCheck || input.groupProbe) && !request.refresh && groupId !== null && (policy.drift_sample > 0 || policy.drift_cycle > 0) && ownedCount > 0) {
     const notUnchanged = new Set([...classification.created.clientIds(), ...classification.changed.map((item) => item.record.clientId)]);
     for (const clientId of keepAsIs) notUnchanged.add(clientId);
     for (const clientId of unfinished.keys()) notUnchanged.add(clientId);
     const pick = { store, ownedCount, sampleSize: policy.drift_sample, cycle: policy.drift_cycle, rosterIds: roster.firstRowById, notUnchanged, random: request.random, now: request.now };
     if (input.driftCheck === 'count') driftReads = pickDriftReads(pick).clientIds.length;
-    const found = input.driftCheck !== 'read'
+    const reads = input.driftCheck === 'read' ? pick : input.groupProbe && policy.drift_sample > 0 ? { ...pick, cycle: 0 } : undefined;
+    const found = !reads
       ? undefined
-      : await checkDrift({ ...pick, client, groupId, managedFields: compiled.managedFields, setFields: compiled.setFields, sourceFile: opened.file, call }).catch((error: unknown) => {
+      : await checkDrift({ ...reads, client, groupId, managedFields: compiled.managedFields, setFields: compiled.setFields, sourceFile: opened.file, call }).catch((error: unknown) => {
           // A check that cannot read (the service failing past its retries) is skipped, not fatal: the
           // run goes on as it would have without it, and says so. A group gone stops it.
+          if (error instanceof GroupGoneError) store.setMeta(GONE_GROUP_META, String(groupId));
           if (error instanceof GroupGoneError || request.signal?.aborted) throw error;
           notes.push(driftCheckSkippedNote(error));
           return undefined;
         });
-    if (found) {
+    if (found && input.driftCheck === 'read') {
       driftReads = found.calls;
       nextDriftWindow = found.nextWindow;
       drift = { sampled: found.sampled, calls: found.calls, deleted: found.deleted, changed: found.changed, ...(found.window ? { window: found.window } : {}) };
@@ -268,6 +284,7 @@ export async function gatherPlanInput(input: {
       groupKnown: groupId !== null,
       unidentifiedRejected: roster.unidentifiedRejected,
       identityChanges,
+      rosterCounts: roster.counts,
       allow: request.allow,
     }),
   };

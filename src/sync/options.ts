@@ -32,6 +32,8 @@ export interface RunOptions {
   allowEmptySource?: boolean;
   /** Allow up to this many owned records to become other people (the identity-change guard). @default undefined (the guard applies) */
   allowIdentityChanges?: number;
+  /** Write although more rows were rejected than `policy.rejects` tolerates, up to this many (`--allow-rejects N`). @default undefined (the guard applies) */
+  allowRejects?: number;
   /**
    * An explicit first run (`--create-group`): create the group the pipeline names when the state
    * knows none. Without it such a run refuses, as a lost state must never create a second group.

@@ -29,17 +29,19 @@ const planOptionsSchema = z.strictObject({
   allowSourceDrop: z.boolean().optional(),
   allowEmptySource: z.boolean().optional(),
   allowIdentityChanges: z.number().optional(),
+  allowRejects: z.number().optional(),
   createGroup: z.boolean().optional(),
 });
 export type PlanOptions = z.infer<typeof planOptionsSchema>;
 
-export function planOptionsOf(options: Pick<RunOptions, 'refresh' | 'allowDeletes' | 'allowSourceDrop' | 'allowEmptySource' | 'allowIdentityChanges' | 'createGroup'>): PlanOptions {
+export function planOptionsOf(options: Pick<RunOptions, 'refresh' | 'allowDeletes' | 'allowSourceDrop' | 'allowEmptySource' | 'allowIdentityChanges' | 'allowRejects' | 'createGroup'>): PlanOptions {
   return {
     refresh: options.refresh ?? false,
     ...(options.allowDeletes !== undefined ? { allowDeletes: options.allowDeletes } : {}),
     ...(options.allowSourceDrop ? { allowSourceDrop: true } : {}),
     ...(options.allowEmptySource ? { allowEmptySource: true } : {}),
     ...(options.allowIdentityChanges !== undefined ? { allowIdentityChanges: options.allowIdentityChanges } : {}),
+    ...(options.allowRejects !== undefined ? { allowRejects: options.allowRejects } : {}),
     ...(options.createGroup ? { createGroup: true } : {}),
   };
 }

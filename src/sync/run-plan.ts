@@ -24,6 +24,7 @@ import { rejectsNote } from '../report/run-notes.js';
 import { recordRun } from './record.js';
 import { saveDriftWindow, type DriftWindowState } from './drift-window.js';
 import { judgeRejects } from '../plan/rejects-tolerance.js';
+import { GONE_GROUP_META } from '../state/binding.js';
 
 /** Everything known before the first write. */
 export interface PreparedRun {
@@ -68,6 +69,7 @@ export async function runPlan(prepared: PreparedRun, request: RunRequest): Promi
   if (dryRun) return record(prepared, withRejected(prepared, { outcome: 'dry_run', exitCode: EXIT.ok, groupId: prepared.groupId }), undefined, request);
 
   let groupId = prepared.groupId;
+  const boundBefore = store.identity();
   let applied: ApplyResult | undefined;
   let callsMade: number | undefined;
   try {
@@ -88,6 +90,7 @@ export async function runPlan(prepared: PreparedRun, request: RunRequest): Promi
     // The window moves on only when the records it found drifted were written again (or journaled
     // as failed, so retried): a run stopped early reads them again next time.
     if (prepared.nextDriftWindow && !applied.stopped) saveDriftWindow(store, prepared.nextDriftWindow);
+    if (applied.stopped?.reason === 'group_gone') groupGone(prepared, applied, boundBefore.groupId);
   } catch (raw) {
     // Nothing else can be written (group creation failed, or the run stopped early): still
     // journal the run and write its report before letting the error reach the CLI. An unexpected
@@ -97,6 +100,25 @@ export async function runPlan(prepared: PreparedRun, request: RunRequest): Promi
     throw error;
   }
   return record(prepared, withRejected(prepared, appliedVerdict(applied, groupId)), applied, request, callsMade);
+}
+
+/**
+ * The service answered 404 for the group. A group this state was never bound to did not "go": it
+ * never existed (a mistyped group_id), so the state is not left bound to it and the message says
+ * so. A group it was bound to is remembered as gone, so no later hint proposes going back to it.
+ */
+function groupGone(prepared: PreparedRun, applied: ApplyResult, boundGroup: number | null): void {
+  const { store, pipeline } = prepared;
+  const groupId = store.identity().groupId;
+  const wrote = [...applied.outcomes.values()].some((o) => o.outcome === 'done');
+  if (groupId !== null) store.setMeta(GONE_GROUP_META, String(groupId));
+  if (boundGroup !== null || wrote || groupId === null || !applied.stopped) return;
+  store.retarget({ baseUrl: store.identity().baseUrl, groupId: null });
+  const pinned = 'group_id' in pipeline.config.target;
+  applied.stopped.message =
+    `group ${groupId} does not exist in the service (or is another organization's): the first write to it was answered 404, and nothing was written. ` +
+    (pinned ? `Check target.group_id in ${pipeline.file}` : `Check the id given to \`rostersync state set-group\``) +
+    '; the state was left unbound, so the next run with the right id needs no rebind';
 }
 
 function apply(prepared: PreparedRun, groupId: number, options: WriteRequest): Promise<ApplyResult> {

@@ -72,6 +72,7 @@ export function runRequestOf(options: RunOptions): RunRequest {
         ...(options.allowDeletes !== undefined ? { deletes: options.allowDeletes } : {}),
         ...(options.allowSourceDrop ? { sourceDrop: true } : {}),
         ...(options.allowEmptySource ? { emptySource: true } : {}),
+        ...(options.allowRejects !== undefined ? { rejects: options.allowRejects } : {}),
       },
       maxRps: options.maxRps,
       fieldsFile: options.fieldsFile,

@@ -69,7 +69,7 @@ async function gatherAndPlan(
 ): Promise<{ prepared: PreparedRun; stateSerial: number }> {
   const { pipeline, store, runId, rowKeys, created } = run;
   const client = clientForPipeline(pipeline, options);
-  const gathered = await gatherPlanInput({ pipeline, store, client, request: request.plan, rowKeys, created, driftCheck: options.dryRun !== true ? 'read' : options.savePlanTo ? undefined : 'count' });
+  const gathered = await gatherPlanInput({ pipeline, store, client, request: request.plan, rowKeys, created, driftCheck: options.dryRun !== true ? 'read' : options.savePlanTo ? undefined : 'count', groupProbe: options.dryRun === true });
   const plan = buildPlan(gathered.planInput);
   const { roster } = gathered;
   options.logger?.info(

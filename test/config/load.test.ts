@@ -61,7 +61,9 @@ describe('loadPipeline', () => {
     ['wrong type', `${PIPELINE}policy: { max_rps: fast }\n`, 'policy.max_rps', /expected number/],
     ['bad enum', `${PIPELINE}policy: { mode: sync }\n`, 'policy.mode', /upsert|mirror/],
     ['missing key', 'source: { file: r.csv }\ntarget: { group_id: 3 }\n', 'mapping', /is required/],
-    ['target of neither form', PIPELINE.replace('{ group_id: 3 }', '{ id: 3 }'), 'target', /accepted form/],
+    // The forms it accepts, and the nearest with the key to rename.
+    ['target of neither form', PIPELINE.replace('{ group_id: 3 }', '{ id: 3 }'), 'target', /accepted form: \{ group_id, share\? \} or \{ group, share\? \}; nearest: \{ group_id, share\? \} \("id" → "group_id"\)/],
+    ['target with a misspelt group', PIPELINE.replace('{ group_id: 3 }', '{ gruop: { name: G, owner_team: T } }'), 'target', /nearest: \{ group, share\? \} \("gruop" → "group"\)/],
     ['bad name', `${PIPELINE}name: "my pipeline"\n`, 'name', /letters, digits/],
     ['unknown extension', PIPELINE.replace('r.csv', 'r.dat'), 'source.format', /format: csv/],
     ['csv options on xlsx', PIPELINE.replace('{ file: r.csv }', '{ file: r.xlsx, csv: { delimiter: ";" } }'), 'source.csv', /CSV options/],

@@ -221,3 +221,14 @@ describe('value checks per data_kind', () => {
     expect(res.body.error.code).toBe('invalid_json');
   });
 });
+
+describe('the UI route, as an editor sets fields', () => {
+  it('takes custom fields by name with option labels, as `author patch` does; the API still takes api_ids only', async () => {
+    await full('ui1', { name: 'Ada Lovelace' });
+    const set = await call(emulator, 'POST', `/_emulator/ui/groups/${groupId}/records/ui1`, { body: { Level: 'Senior', Areas: ['Oncology', 'Cardiology'], [FIELD.reviews]: 4 } });
+    expect(set.status, JSON.stringify(set.body)).toBe(200);
+    expect((await get('ui1')).body).toMatchObject({ [FIELD.level]: OPTION.senior, [FIELD.areas]: [OPTION.oncology, OPTION.cardiology], [FIELD.reviews]: 4 });
+    // The service's API knows no field by its name.
+    expect((await partial('ui1', { Level: 'Junior' })).status).toBe(400);
+  });
+});

@@ -118,3 +118,41 @@ describe('init refusals and the service listing', () => {
     expect(stdout).toMatch(/Level → custom field "Expertise level"/);
   });
 });
+
+describe('init says what it did', () => {
+  const initArgs = (roster: string, stem: string, ...more: string[]): string[] => ['init', roster, '--fields-file', fieldsFile, '--yes', '--pipeline', join(dir, `${stem}.pipeline.yaml`), '--mapping', join(dir, `${stem}.mapping.yaml`), ...more];
+
+  it('--sheet 2 reads the second tab, as `sheet: 2` does in a pipeline; without --sheet it says the workbook has more', async () => {
+    const second = await runCli(initArgs('samples/editorial.xlsx', 'sheet2', '--sheet', '2'));
+    expect(second.code, second.stderr).toBe(0);
+    expect(readFileSync(join(dir, 'sheet2.pipeline.yaml'), 'utf8')).toContain('sheet: "Editorial board"');
+    const first = await runCli(initArgs('samples/editorial.xlsx', 'sheet1'));
+    expect(first.stdout).toContain('The workbook has 2 worksheets; init read the first, "Active reviewers". The others: "Editorial board"');
+  });
+
+  it('a column named like a custom field whose values are none of its options is left out saying so', async () => {
+    const roster = join(dir, 'areas.csv');
+    writeFileSync(roster, 'ID,Name,Email,Subject areas\n1,Ada Lovelace,ada@x.org,Semantic Web\n2,Alan Turing,alan@y.org,Databases; Logic\n');
+    const run = await runCli(initArgs(roster, 'areas'));
+    expect(run.stdout).toContain('left   Subject areas: named like custom field "Subject areas", but its values match none of its options');
+  });
+
+  it('writes header_row as the line the header is on, and one note with that line', async () => {
+    const roster = join(dir, 'titled.csv');
+    writeFileSync(roster, 'Reviewer list 2024\n\nID,Name,Email\n1,Ada Lovelace,ada@x.org\n2,Alan Turing,alan@y.org\n');
+    const run = await runCli(initArgs(roster, 'titled'));
+    expect(run.code, run.stderr).toBe(0);
+    expect(readFileSync(join(dir, 'titled.pipeline.yaml'), 'utf8')).toContain('header_row: 3');
+    expect(run.stdout).toContain('The header row is line 3');
+    expect(run.stdout).not.toMatch(/\(line 2\)/);
+    const validate = await runCli(['validate', join(dir, 'titled.pipeline.yaml'), '--fields-file', fieldsFile, '--json']);
+    expect(JSON.parse(validate.stdout).counts.valid).toBe(2);
+  });
+
+  it('the pipeline comment names the key that selects an existing group, and the schema accepts it', async () => {
+    await runCli(initArgs('samples/reviewers.csv', 'gid'));
+    const text = readFileSync(join(dir, 'gid.pipeline.yaml'), 'utf8');
+    expect(text).toContain('`group_id: <its id>`');
+    expect(text).not.toContain('`id:`');
+  });
+});

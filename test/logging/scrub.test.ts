@@ -35,3 +35,17 @@ describe('log scrubbing', () => {
     expect(line).not.toContain('not-the-configured-key-but-a-key');
   });
 });
+
+describe('the human log format', () => {
+  it('writes one line per entry: no pretty-printed block after the run summary', () => {
+    const out = new PassThrough();
+    const chunks: Buffer[] = [];
+    out.on('data', (c: Buffer) => chunks.push(c));
+    const log = createLogger({ destination: out, pretty: true, color: false });
+    log.info({ runId: 'r1', outcome: 'success', counts: { create: { planned: 2, done: 2 }, update: { planned: 0, done: 0 } } }, 'run finished');
+    const text = Buffer.concat(chunks).toString();
+    expect(text.trimEnd().split('\n')).toHaveLength(1);
+    expect(text).toContain('run finished');
+    expect(text).toContain('"outcome":"success"');
+  });
+});

@@ -157,6 +157,9 @@ describe('formula-like values', () => {
   it('are invalid under `formula_like: reject` (and skipped under on_invalid: skip_value)', () => {
     const rejected = compile({ ...BASE, formula_like: 'reject' }).mapRow(row(cells));
     expect(rejected.kind === 'rejected' && rejected.problems.map((p) => p.code)).toEqual(['formula_like', 'formula_like']);
+    // The hint suggests `formula_like: reject` only where it is not on already.
+    expect(rejected.kind === 'rejected' && rejected.problems.every((p) => !p.hint?.includes('formula_like: reject'))).toBe(true);
+    expect(record(compile(BASE).mapRow(row(cells))).warnings?.[0]?.hint).toContain('`formula_like: reject`');
     const skipping = compile({ ...BASE, formula_like: 'reject', fields: { ...BASE.fields, affiliations: { column: 'Affiliation', on_invalid: 'skip_value' } } });
     const result = skipping.mapRow(row({ ...cells, Name: 'Ada' }));
     expect(result.kind === 'record' && result.record.skipped).toEqual(['affiliations']);

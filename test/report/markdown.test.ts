@@ -60,6 +60,7 @@ describe('renderMarkdown', () => {
         guards: [
           aGuard({ guard: 'max_deletes', tripped: true, message: '60 deletes planned; the limit is 12.', allowWith: '--allow-deletes 60' }),
           aGuard({ guard: 'source_drop', tripped: false, message: 'Valid records 60, last run 120.' }),
+          aGuard({ guard: 'inventory_missing', tripped: false, message: 'the target group is known but this pipeline owns no records in its state.' }),
         ],
       }),
     );
@@ -67,6 +68,9 @@ describe('renderMarkdown', () => {
     expect(md).toContain('> A safety guard refused the run; nothing was written.');
     expect(md).toContain('- ⛔ **tripped** `max_deletes` — 60 deletes planned; the limit is 12. To allow it: `--allow-deletes 60`');
     expect(md).toContain('- ✅ passed `source_drop` — Valid records 60, last run 120.');
+    // A warning is not a green "passed".
+    expect(md).toContain('- ⚠️ warning `inventory_missing` — the target group is known');
+    expect(md).not.toContain('passed `inventory_missing`');
   });
 
   it('a partial run lists failures with client_id, status, attempts and error, emails masked', () => {

@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningEmulator } from '../../src/emulator/server.js';
 import { cli, emulator as startEmulator, makeProject, person, type Project } from '../support/project.js';
 
-const SECRETS = ['Zelda Quux', 'zelda.quux@example.org', 'Yorick Vane', 'yorick@example.org', 'Xenia Broken', 'xenia@example.org', 'Wanda Orphan', 'Vera Twin', 'Ulla Formula'];
+const SECRETS = ['Zelda Quux', 'zelda.quux@example.org', 'Yorick Vane', 'yorick@example.org', 'Xenia Broken', 'xenia@example.org', 'Wanda Orphan', 'Vera Twin', 'Ulla Formula', 'Grandmaster'];
 const rows = [
   person(1, { name: 'Zelda Quux', email: 'zelda.quux@example.org' }),
   person(2, { name: 'Yorick Vane', email: 'yorick@example.org' }),
@@ -48,6 +48,7 @@ async function plan(dir: string, mask: boolean) {
     'records.jsonl': await read('records.jsonl'),
     'rejected.csv': await read('rejected.csv'),
     'job summary': await readFile(summary, 'utf8'),
+    console: run.stdout + run.stderr,
   };
 }
 

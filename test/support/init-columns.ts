@@ -17,8 +17,8 @@ interface Spec {
   values?: Record<string, string>;
 }
 interface Mapping {
-  client_id: Spec;
-  fields: Record<string, Spec>;
+  client_id?: Spec;
+  fields?: Record<string, Spec>;
   custom_fields?: Record<string, Spec>;
   skip_rows?: { column: string; equals?: string }[];
 }
@@ -40,8 +40,9 @@ export function columnView(mappingFile: string, headers: string[]): Record<strin
   const put = (target: string, spec: Spec): void => {
     for (const column of spec.columns ?? [spec.column!]) view[column] = describe(target, spec);
   };
-  put('client_id', mapping.client_id);
-  for (const [field, spec] of Object.entries(mapping.fields)) put(`fields.${field}`, spec);
+  // A question init left open is commented out: its column is left out here.
+  if (mapping.client_id) put('client_id', mapping.client_id);
+  for (const [field, spec] of Object.entries(mapping.fields ?? {})) put(`fields.${field}`, spec);
   for (const [field, spec] of Object.entries(mapping.custom_fields ?? {})) put(`custom ${field}`, spec);
   for (const skip of mapping.skip_rows ?? []) view[skip.column] = `skip rows equal to ${skip.equals}`;
   return view;

@@ -87,7 +87,7 @@ describe('drift check', () => {
     expect(byId.get('p4')).toMatchObject({ action: 'update', reason: 'drift', outcome: 'done' });
     expect(groupRecords(emu).p2).toMatchObject({ name: 'Person 2' });
     expect(groupRecords(emu).p4).toMatchObject({ name: 'Person 4' });
-    expect(run.report.notes.join('\n')).toContain('drift check: of 6 owned records read back, 1 were deleted (p2) and 1 changed (p4)');
+    expect(run.report.notes.join('\n')).toContain('drift check: of 6 owned records read back, 1 was deleted (p2) and 1 changed (p4)');
 
     // The next run finds the group in step again.
     const after = await sync(project);
@@ -111,7 +111,7 @@ describe('drift check', () => {
     expect(emu.stats.snapshot().writes.total).toBe(writesBefore);
   });
 
-  it('drift_sample: 0 and drift_cycle: 0 turn it off, and dry runs do not read back', async () => {
+  it('drift_sample: 0 and drift_cycle: 0 turn it off, and dry runs plan nothing from their sample', async () => {
     const project = await makeProject(people(10));
     expect((await sync(project)).exitCode).toBe(0);
     await ui('DELETE', `${groupId()}/records/p3`);

@@ -48,12 +48,12 @@ interface Report {
   warnings?: { provenance: { row: number }; clientId: string; problems: { code: string; column: string; value: string; message: string }[] }[];
 }
 
-async function sync(project: Project, name: string): Promise<{ code: number; report: Report; html: string; csv: string }> {
+async function sync(project: Project, name: string): Promise<{ code: number; report: Report; html: string; csv: string; stdout: string }> {
   const dir = join(project.dir, name);
   const run = await cli(emu, project.dir, ['sync', project.pipeline, '--report-dir', dir]);
   const report = JSON.parse(await readFile(join(dir, 'report.json'), 'utf8')) as Report;
   const csv = await readFile(join(dir, 'rejected.csv'), 'utf8').catch(() => '');
-  return { code: run.code, report, html: await readFile(join(dir, 'report.html'), 'utf8'), csv };
+  return { code: run.code, report, html: await readFile(join(dir, 'report.html'), 'utf8'), csv, stdout: run.stdout };
 }
 
 it('an invalid ORCID is skipped: the service keeps its ORCID on create and on update, the rest syncs, and the warning is reported', async () => {
@@ -62,6 +62,9 @@ it('an invalid ORCID is skipped: the service keeps its ORCID on create and on up
   // Create: p1 exists in the group (not owned), its roster ORCID has a typo; p2 is new.
   await project.writeRoster([person(1, { name: 'Person One Renamed', email: 'one@example.org', orcid: TYPO }), person(2, { orcid: OTHER })]);
   const first = await sync(project, 'r1');
+  // The console says a value was skipped, naming the row, not the value.
+  expect(first.stdout).toMatch(/warning: 1 invalid value skipped \(on_invalid: skip_value\) in row \d+/);
+  expect(first.stdout).not.toContain(TYPO);
   expect(first.code).toBe(0);
   expect(first.report.outcome).toBe('success');
   expect(first.report.input.rejected).toBe(0);

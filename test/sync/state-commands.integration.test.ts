@@ -86,6 +86,19 @@ describe('state commands', () => {
     expect(statSync(out).mode & 0o777).toBe(0o600);
   });
 
+  it('state import --jsonl goes into a state that has only planned (a dry run writes nothing to lose)', async () => {
+    const source = await makeProject(people(2));
+    expect((await cli(emu, source.dir, ['sync', source.pipeline, '--create-group'])).code).toBe(0);
+    const out = join(source.dir, 'moved.jsonl');
+    expect((await cli(emu, source.dir, ['state', 'export', source.pipeline, '--out', out])).code).toBe(0);
+    const target = await makeProject(people(2));
+    expect((await cli(emu, target.dir, ['plan', target.pipeline, '--create-group'])).code).toBe(0);
+    const imported = await cli(emu, target.dir, ['state', 'import', target.pipeline, '--jsonl', out]);
+    expect(imported.code, imported.stderr).toBe(0);
+    const shown = JSON.parse((await cli(emu, target.dir, ['state', 'show', target.pipeline, '--json'])).stdout) as { owned: number };
+    expect(shown.owned).toBe(2);
+  });
+
   it('state rebind refuses a base URL a run would refuse, and changes nothing', async () => {
     const project = await makeProject(people(2));
     expect((await cli(emu, project.dir, ['sync', project.pipeline, '--create-group'])).code).toBe(0);

@@ -299,13 +299,12 @@ describe('sync', () => {
   });
 
   // policy.rejects: known-bad rows within the tolerance keep the nightly job green (exit 0, outcome
-  // `warning`, words an admin reads right) and are still listed; over it the run exits 2.
+  // `warning`, words an admin reads right) and are still listed; without it the run exits 2.
+  // Over it, see 'policy.rejects is a ceiling' below.
   it.each([
     { rejects: undefined, bad: 1, code: 2, outcome: 'partial', words: 'DONE, 1 ROW REJECTED' },
     { rejects: '{ max_count: 2 }', bad: 2, code: 0, outcome: 'warning', words: 'DONE, 2 ROWS REJECTED' },
-    { rejects: '{ max_count: 2 }', bad: 3, code: 2, outcome: 'partial', words: 'DONE, 3 ROWS REJECTED' },
     { rejects: '{ max_percent: 20 }', bad: 2, code: 0, outcome: 'warning', words: 'DONE, 2 ROWS REJECTED' },
-    { rejects: '{ max_count: 5, max_percent: 10 }', bad: 2, code: 2, outcome: 'partial', words: 'DONE, 2 ROWS REJECTED' },
   ])('policy.rejects $rejects with $bad bad rows of 10: exit $code, outcome $outcome', async ({ rejects, bad, code, outcome, words }) => {
     const rows = [...people(10 - bad), ...Array.from({ length: bad }, (_, i) => person(20 + i, { orcid: '0000-0002-1825-0098' }))];
     const project = await makeProject(rows);
@@ -329,6 +328,33 @@ describe('sync', () => {
     const validated = await cli(emu, project.dir, ['validate', project.pipeline]);
     expect(validated.code, validated.stdout + validated.stderr).toBe(code);
     expect(validated.stdout).toContain(rejects ? (code === 0 ? 'within the tolerance' : 'over the tolerance') : 'rejected and not synced');
+  });
+
+  // Over policy.rejects nothing is written (Census and Data Loader stop at their error limit):
+  // exit 3 in plan, dry run, validate and the real run; --allow-rejects N goes on, as within it.
+  it.each([
+    { rejects: '{ max_count: 2 }', bad: 3 },
+    { rejects: '{ max_count: 5, max_percent: 10 }', bad: 2 },
+  ])('policy.rejects $rejects is a ceiling before writing: $bad bad rows of 10 write nothing, exit 3', async ({ rejects, bad }) => {
+    const rows = [...people(10 - bad), ...Array.from({ length: bad }, (_, i) => person(20 + i, { orcid: '0000-0002-1825-0098' }))];
+    const project = await makeProject(rows);
+    await writeFile(project.pipeline, `${await readFile(project.pipeline, 'utf8')}  rejects: ${rejects}\n`);
+    const before = writes(emu).total;
+    const run = await cli(emu, project.dir, ['sync', project.pipeline, '--create-group']);
+    expect(run.code, run.stderr).toBe(3);
+    expect(run.stdout).toContain('REFUSED BY A GUARD');
+    expect(run.stdout + run.stderr).toContain(`--allow-rejects ${bad}`);
+    expect(writes(emu).total).toBe(before);
+    expect(await reportOf(run.stdout)).toMatchObject({ outcome: 'refused', exitCode: 3, input: { rejected: bad } });
+    for (const argv of [['sync', project.pipeline, '--dry-run', '--create-group'], ['plan', project.pipeline, '--create-group'], ['validate', project.pipeline]]) {
+      const other = await cli(emu, project.dir, argv);
+      expect(other.code, `${argv[0]} ${other.stdout}${other.stderr}`).toBe(3);
+    }
+    expect(writes(emu).total).toBe(before);
+    const allowed = await cli(emu, project.dir, ['sync', project.pipeline, '--create-group', '--allow-rejects', String(bad)]);
+    expect(allowed.code, allowed.stderr).toBe(2);
+    expect(await reportOf(allowed.stdout)).toMatchObject({ outcome: 'partial', input: { valid: 10 - bad, rejected: bad } });
+    expect(Object.keys(groupRecords(emu))).toHaveLength(10 - bad);
   });
 
   it('writes a failed report when the service refuses the key before planning (exit 4, nothing written)', async () => {

@@ -116,7 +116,11 @@ describe.each<{ policy: Policy; update: { calls: Record<string, number>; reviews
       expect(plan.stdout).toMatch(/= Reviews completed \(kept, write: on_create; the roster has 10\)/);
       expect(plan.stdout).toContain('Plan: 0 to create, 1 to update');
     }
-    if (policy === 'if_empty') expect(plan.stdout).toMatch(/~ Reviews completed = 1 -> 10 \(only where the service holds no value, write: if_empty\)/);
+    // The service held a value at the last sync: kept (unless an editor cleared it), not shown as a change.
+    if (policy === 'if_empty') {
+      expect(plan.stdout).toMatch(/= Reviews completed = 1 \(kept where the service still holds a value, write: if_empty; the roster has 10\)/);
+      expect(plan.stdout).not.toMatch(/~ Reviews completed = 1 -> 10/);
+    }
     since = snapshot();
     const updated = await cli(emu, project.dir, ['sync', project.pipeline]);
     expect(updated.code, updated.stderr).toBe(0);

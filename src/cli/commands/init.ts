@@ -1,7 +1,7 @@
 /**
  * `rostersync init <roster>`: reads a roster and the service's custom fields (or a saved listing)
  * and writes a commented pipeline and mapping proposed by src/init/. On a terminal it asks about
- * each guess; `--yes` takes every best guess; anywhere else it refuses rather than guess silently.
+ * each guess; `--yes` takes every best guess but refuses to answer a question (another column fits as well); anywhere else it refuses rather than guess silently.
  */
 import { existsSync } from 'node:fs';
 import { basename, dirname, extname, resolve } from 'node:path';
@@ -32,11 +32,11 @@ export const initCommand: CommandFactory = (ctx) => ({
     withServiceOptions(yargs)
       .positional('roster', { type: 'string', describe: 'Roster file (CSV or XLSX)' })
       .option('fields-file', { type: 'string', describe: 'Saved custom-fields listing (`rostersync fields --json`) instead of asking the service' })
-      .option('sheet', { type: 'string', describe: 'XLSX: the sheet to read (default: the first)' })
+      .option('sheet', { type: 'string', describe: 'XLSX: the sheet to read, by name or number (1 = first tab; default: the first)' })
       .option('encoding', { type: 'string', describe: 'CSV: the encoding the roster was saved in (a WHATWG label such as windows-1250), when its bytes do not tell' })
       .option('pipeline', { type: 'string', describe: 'Pipeline file to write (default: <roster name>.pipeline.yaml)' })
       .option('mapping', { type: 'string', describe: 'Mapping file to write (default: <roster name>.mapping.yaml)' })
-      .option('yes', { type: 'boolean', default: false, describe: 'Take every best guess without asking' })
+      .option('yes', { type: 'boolean', default: false, describe: 'Take every best guess without asking; a column with a rival is written commented out and init exits 1' })
       .option('force', { type: 'boolean', default: false, describe: 'Overwrite existing pipeline and mapping files' })
       .example('$0 init exports/reviewers.csv --fields-file fields.json --yes', 'write reviewers.pipeline.yaml and reviewers.mapping.yaml'),
   handler: action(ctx, async (args: InitArgs) => {
@@ -55,7 +55,9 @@ export const initCommand: CommandFactory = (ctx) => ({
       throw new UserFacingError('init asks about each uncertain match, but this is not a terminal.', { hint: 'Pass --yes to take the best guesses (they are marked GUESS in the files and listed).' });
     }
 
-    const sample = await readRosterSample(roster, dirname(roster), args.sheet, args.encoding).catch(askForEncoding);
+    // A number is a position in the tab order, as `sheet: 2` is in a pipeline.
+    const sheet = args.sheet !== undefined && /^\d+$/.test(args.sheet) ? Number(args.sheet) : args.sheet;
+    const sample = await readRosterSample(roster, dirname(roster), sheet, args.encoding).catch(askForEncoding);
     const listing = args['fields-file'] !== undefined ? loadFieldsFile(resolve(io.cwd, args['fields-file'])) : await connectService(args, io).client.listCustomFields(callOptions(io));
     let result = matchColumns(sample.headers, sample.sample, listing.author_from_group);
     if (!args.yes) result = await confirmGuesses(result, io.stdout);
@@ -63,6 +65,17 @@ export const initCommand: CommandFactory = (ctx) => ({
     writeNew(mappingPath, renderMapping(basename(roster), result), args.force === true);
     writeNew(pipelinePath, renderPipeline({ pipeline: pipelinePath, mapping: mappingPath, roster }, sample), args.force === true);
     io.stdout.write(renderSummary(result, pipelinePath, mappingPath, sample.notes));
+    const questions = result.matches.filter((m) => m.question !== undefined);
+    // No id and no email column: the mapping says `CHANGE ME`, which no run accepts.
+    const noId = !result.matches.some((m) => m.target.kind === 'client_id' || (m.target.kind === 'field' && m.target.field === 'emails'));
+    if (questions.length > 0 || noId) {
+      const open = [...questions.map(describeQuestion), ...(noId ? ['client_id: no column looks like an id or holds emails ("CHANGE ME" in the mapping)'] : [])];
+      throw new UserFacingError(
+        `init did not choose ${open.length === 1 ? 'a column' : `${open.length} columns`} for you: ${open.join('; ')}. ` +
+          `The guesses are written commented out (or as "CHANGE ME") in ${mappingPath}.`,
+        { hint: 'Uncomment the right lines (or put the right column in) before `rostersync validate`, or run init on a terminal without --yes to be asked.' },
+      );
+    }
     return EXIT.ok;
   }),
 });
@@ -78,6 +91,11 @@ function askForEncoding(error: unknown): never {
     hint: `Tell init which one is right, and it writes it into the pipeline: ${labels.map((label) => `--encoding ${label}`).join(', or ')}; or re-save the file as "CSV UTF-8".`,
     cause: error,
   });
+}
+
+function describeQuestion(m: ColumnMatch): string {
+  const choices = [m.columns.join(' + '), ...(m.alternatives ?? [])].map((c) => `"${c}"`);
+  return `${describeTarget(m)} from ${choices.join(' or ')}${m.alternatives?.length ? '' : ` (${m.question})`}`;
 }
 
 function describeTarget(m: ColumnMatch): string {
@@ -109,9 +127,15 @@ async function confirmGuesses(result: MatchResult, output: NodeJS.WritableStream
         matches.push(m);
         continue;
       }
-      const answer = (await ask(`Column ${m.columns.join(' + ')} → ${describeTarget(m)} (${m.reason})? [Y/n] `)).trim().toLowerCase();
-      if (answer === 'n' || answer === 'no') unmapped.push(...m.columns.map((column) => ({ column, reason: 'you declined the proposed match' })));
-      else matches.push({ ...m, sure: true, reason: `${m.reason} (confirmed)` });
+      const others = m.alternatives ?? [];
+      const why = m.question !== undefined ? `; but ${m.question}` : '';
+      const choices = others.length ? `[Y/n/or type ${others.map((o) => `"${o}"`).join(', ')}]` : '[Y/n]';
+      const answer = (await ask(`Column ${m.columns.join(' + ')} → ${describeTarget(m)} (${m.reason}${why})? ${choices} `)).trim();
+      const chosen = others.find((o) => o.toLowerCase() === answer.replace(/^"|"$/g, '').toLowerCase());
+      const declined = /^(n|no)$/i.test(answer);
+      if (chosen !== undefined) matches.push({ ...m, columns: chosen.split(' + '), sure: true, question: undefined, alternatives: undefined, reason: 'you chose it' });
+      else if (declined) unmapped.push(...m.columns.map((column) => ({ column, reason: 'you declined the proposed match' })));
+      else matches.push({ ...m, sure: true, question: undefined, alternatives: undefined, reason: `${m.reason} (confirmed)` });
     }
     return { ...result, matches, unmapped };
   } finally {
@@ -122,9 +146,17 @@ async function confirmGuesses(result: MatchResult, output: NodeJS.WritableStream
 function renderSummary(result: MatchResult, pipeline: string, mapping: string, notes: string[]): string {
   const out = [`Wrote ${pipeline}`, `Wrote ${mapping}`, ''];
   for (const note of notes) out.push(`note: ${note}`);
-  for (const m of result.matches) out.push(`  ${m.sure ? 'sure ' : 'GUESS'}  ${m.columns.join(' + ')} → ${describeTarget(m)}`);
+  for (const m of result.matches) {
+    const others = m.alternatives?.length ? ` (or ${m.alternatives.map((a) => `"${a}"`).join(', or ')})` : '';
+    out.push(`  ${m.question !== undefined ? 'ASK  ' : m.sure ? 'sure ' : 'GUESS'}  ${m.columns.join(' + ')} → ${describeTarget(m)}${others}`);
+  }
   for (const u of result.unmapped) out.push(`  left   ${u.column}: ${u.reason}`);
-  const unsure = result.matches.filter((m) => !m.sure);
+  const unsure = result.matches.filter((m) => !m.sure && m.question === undefined);
+  const questions = result.matches.filter((m) => m.question !== undefined);
+  if (questions.length) {
+    out.push('', 'Not taken, choose (written commented out in the mapping):');
+    for (const m of questions) out.push(`  - ${describeQuestion(m)}: ${m.question}`);
+  }
   if (unsure.length || result.doubts.length) {
     out.push('', 'Unsure (check these before the first sync):');
     for (const m of unsure) out.push(`  - ${m.columns.join(' + ')} → ${describeTarget(m)}: ${m.reason}`);

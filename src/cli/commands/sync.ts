@@ -29,6 +29,7 @@ export interface RunArgs extends ConnectionArgs {
   refresh?: string;
   'dry-run'?: boolean;
   'allow-deletes'?: number;
+  'allow-rejects'?: number;
   'allow-source-drop'?: boolean;
   'allow-empty-source'?: boolean;
   'allow-identity-changes'?: number;
@@ -67,6 +68,7 @@ function guardOptions<T>(y: Argv<T>) {
     .option('allow-source-drop', { type: 'boolean', describe: 'Allow a source much smaller than at the last successful run' })
     .option('allow-empty-source', { type: 'boolean', describe: 'Allow an empty source to delete (with --allow-deletes)' })
     .option('allow-identity-changes', { type: 'number', describe: 'Allow up to N owned records to become other people (name changed, no email or ORCID kept)' })
+    .option('allow-rejects', { type: 'number', describe: 'Write although up to N rows were rejected, over policy.rejects' })
     .option('create-group', { type: 'boolean', describe: 'First run: create the group the pipeline names (never implied, so a lost state cannot create a second group)' });
 }
 
@@ -104,6 +106,7 @@ function guardRunOptions(args: RunArgs): Partial<RunOptions> {
     ...(args['allow-source-drop'] ? { allowSourceDrop: true } : {}),
     ...(args['allow-empty-source'] ? { allowEmptySource: true } : {}),
     ...(args['allow-identity-changes'] !== undefined ? { allowIdentityChanges: args['allow-identity-changes'] } : {}),
+    ...(args['allow-rejects'] !== undefined ? { allowRejects: args['allow-rejects'] } : {}),
     ...(args['create-group'] ? { createGroup: true } : {}),
   };
 }

@@ -54,7 +54,9 @@ export const validateCommand: CommandFactory = (ctx) => ({
       await writeRejectedCsv(rejectedOut, rows, { headers: result.source.headers, dialect: dialectFor(pipeline.config.source) });
     }
     const rejects = summary.counts.rejected > 0 ? judgeRejects(summary.counts, pipeline.config.policy.rejects) : undefined;
-    const exitCode = rejects && !rejects.tolerated ? EXIT.partial : EXIT.ok;
+    // Over policy.rejects a sync is refused by its guard before writing: validate gives that answer too.
+    const overCeiling = rejects !== undefined && !rejects.tolerated && pipeline.config.policy.rejects !== undefined;
+    const exitCode = overCeiling ? EXIT.guard : rejects && !rejects.tolerated ? EXIT.partial : EXIT.ok;
     const show = (file: string): string => relative(io.cwd, file) || file;
     if (args.json) {
       io.stdout.write(`${JSON.stringify(toJson(pipeline.name, result, rejectedOut, exitCode, rejects), null, 2)}\n`);
@@ -146,6 +148,9 @@ function renderText(name: string, result: ValidationResult, rejectedOut: string 
   }
   if (rejectedOut) out.push('', `Rejected rows written to ${show(rejectedOut)}; fix them there and feed the file back.`);
   out.push('', rejects ? `${rejects.text}.` : 'All rows valid.');
+  if (rejects && !rejects.tolerated && /policy\.rejects/.test(rejects.text)) {
+    out.push(`A sync refuses to write over policy.rejects (exit 3) unless run with --allow-rejects ${counts.rejected}.`);
+  }
   return `${out.join('\n')}\n`;
 }
 

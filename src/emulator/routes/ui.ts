@@ -3,8 +3,9 @@
  * rate limited, faulted or counted, like every `/_emulator/` route):
  * - `POST /_emulator/ui/groups?org=ID`: create a group by hand (`{name, owner_team?}`), as another team would;
  * - `POST /_emulator/ui/groups/:group_id/records/:client_id`: set fields of a record in the UI.
- *   The body holds fields by key (custom fields by api_id, values checked like a partial update);
- *   `null` clears a field. An absent record is created (then `name` is required), as an editor
+ *   The body holds fields by key, custom fields by api_id or, as a person in the UI sees them, by
+ *   name with option labels (what `rostersync author patch` takes); values are checked like a
+ *   partial update; `null` clears a field. The service's API itself takes api_ids only. An absent record is created (then `name` is required), as an editor
  *   adding a person by hand would.
  * - `DELETE /_emulator/ui/groups/:group_id/records/:client_id`: delete a record in the UI;
  * - `DELETE /_emulator/ui/groups/:group_id`: delete a whole group, records and all, as an admin would.
@@ -22,6 +23,21 @@ function orgOf(ctx: RouteContext): OrgState {
   const org = wanted === null ? ctx.world.orgs[0] : ctx.world.orgs.find((candidate) => String(candidate.id) === wanted);
   if (!org) throw notFound(`organization ${wanted} does not exist`);
   return org;
+}
+
+/** Custom fields named as the UI shows them (name, option labels) turned into api_ids; api_ids pass as they are. */
+function byApiId(org: OrgState, body: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(body)) {
+    const field = org.customFields.author_from_group.find((f) => f.name === key);
+    if (!field) {
+      out[key] = value;
+      continue;
+    }
+    const option = (label: unknown): unknown => field.options?.find((o) => o.option === label)?.api_id ?? label;
+    out[field.api_id] = Array.isArray(value) ? value.map(option) : field.options ? option(value) : value;
+  }
+  return out;
 }
 
 export const routes: Route[] = [
@@ -47,7 +63,7 @@ export const routes: Route[] = [
       const org = orgOf(ctx);
       const group = org.groups.get(Number(ctx.params.group_id));
       if (!group) throw notFound(`authors group ${ctx.params.group_id} does not exist in organization ${org.id}`);
-      const body = ctx.jsonObject();
+      const body = byApiId(org, ctx.jsonObject());
       const clientId = ctx.params.client_id!;
       const existing = group.records.get(clientId);
       if (existing) {
