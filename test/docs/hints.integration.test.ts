@@ -208,9 +208,9 @@ function check(named: Named[], cli: Cli, schemas: Schemas, options: { yamlKeys?:
     };
     // Code: backtick segments, a line that is a command, or braces.
     const code = [...text.matchAll(/`([^`]*)`/g)].map((m) => m[1]!);
-    if (/^(\$ )?(npx )?rostersync /.test(text)) code.push(text);
+    if (/^(\$ )?(npx (--no-install )?)?rostersync /.test(text)) code.push(text);
     for (const segment of code) {
-      for (const m of segment.matchAll(/(?:^|[\s($])(?:npx )?rostersync ([a-z][a-z-]*)(?: ([a-z][a-z-]*))?([^|;&]*)/g)) {
+      for (const m of segment.matchAll(/(?:^|[\s($])(?:npx (?:--no-install )?)?rostersync ([a-z][a-z-]*)(?: ([a-z][a-z-]*))?([^|;&]*)/g)) {
         const [, name, second, tail] = m;
         if (!cli.commands.has(name!)) {
           // Prose ("rostersync does not follow redirects") names no command; a near miss is a typo.
@@ -237,7 +237,7 @@ function check(named: Named[], cli: Cli, schemas: Schemas, options: { yamlKeys?:
     }
     // Other flags, in code or not ("Pass --force to replace it"), outside the command lines checked above.
     if (!otherProgram) {
-      const rest = text.replace(/(?:npx )?rostersync [a-z][a-z-]*[^`|;&]*/g, '');
+      const rest = text.replace(/(?:npx (?:--no-install )?)?rostersync [a-z][a-z-]*[^`|;&]*/g, '');
       for (const flag of rest.matchAll(/(?:^|[\s(`])--([a-z][a-z0-9-]*)/g)) {
         if (NOT_OURS.has(flag[1]!)) continue;
         count();
@@ -281,10 +281,10 @@ function check(named: Named[], cli: Cli, schemas: Schemas, options: { yamlKeys?:
 }
 
 /** A line or span running another program: its flags are not ours. */
-const OTHER_PROGRAM = /\b(kubectl|npm|npx tsx|node|docker|git|psql|curl|vitest|tsc)\b|\bbench\/|\bscripts\//;
+const OTHER_PROGRAM = /\b(kubectl|npm|npx tsx|node|node_exporter|unshare|docker|git|psql|curl|vitest|tsc)\b|\bbench\/|\bscripts\//;
 
 /** Flags of other programs that the texts name (node, npm, vitest, docker, git, curl, psql, the shell). */
-const NOT_OURS = new Set(['heap-growing-percent', 'trace-gc', 'single-threaded-gc', 'import', 'experimental-strip-types', 'no-warnings', 'enable-source-maps', 'max-old-space-size', 'expose-gc', 'project', 'save-exact', 'omit', 'rm', 'env-file', 'dry-run-npm', 'run', 'reporter', 'network', 'name', 'get-yargs-completions', 'silent', 'prefix', 'workspace', 'filter', 'config', 'ignore-scripts', 'no-save', 'build-arg', 'tag', 'target', 'volume', 'entrypoint', 'user', 'data-binary', 'fail', 'header', 'request', 'location', 'max-time', 'cpu-prof', 'heap-prof', 'inspect', 'watch', 'test', 'grep', 'exclude', 'include', 'help-all', 'max-semi-space-size', 'stack-size', 'input-type', 'eval', 'print', 'require', 'loader']);
+const NOT_OURS = new Set(['no-install', 'heap-growing-percent', 'trace-gc', 'single-threaded-gc', 'import', 'experimental-strip-types', 'no-warnings', 'enable-source-maps', 'max-old-space-size', 'expose-gc', 'project', 'save-exact', 'omit', 'rm', 'env-file', 'dry-run-npm', 'run', 'reporter', 'network', 'name', 'get-yargs-completions', 'silent', 'prefix', 'workspace', 'filter', 'config', 'ignore-scripts', 'no-save', 'build-arg', 'tag', 'target', 'volume', 'entrypoint', 'user', 'data-binary', 'fail', 'header', 'request', 'location', 'max-time', 'cpu-prof', 'heap-prof', 'inspect', 'watch', 'test', 'grep', 'exclude', 'include', 'help-all', 'max-semi-space-size', 'stack-size', 'input-type', 'eval', 'print', 'require', 'loader']);
 
 /** Words written `word:` in texts that are no configuration key (URLs, headers, log fields, labels). */
 const NOT_KEYS = new Set(['http', 'https', 'note', 'hint', 'fix', 'error', 'warning', 'e', 'g', 'i', 'file', 'line', 'row', 'column', 'value', 'sheet', 'msg', 'level', 'time', 'code', 'status', 'x', 'run', 'on', 'jobs', 'steps', 'uses', 'with', 'env', 'services', 'image', 'ports', 'command', 'volumes', 'environment', 'depends_on', 'healthcheck', 'test', 'interval', 'retries', 'schedule', 'cron', 'runs', 'inputs', 'outputs', 'description', 'required', 'default', 'node', 'shell', 'if', 'permissions', 'contents', 'name_or_id']);

@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningEmulator } from '../../src/emulator/server.js';
+import { copyTracked } from '../support/tracked-copy.js';
 import { ROOT, writeFieldsFile } from '../validate/helpers.js';
 import { cli, emulator } from '../support/project.js';
 
@@ -26,7 +27,7 @@ let fields: string;
 beforeAll(async () => {
   emu = await emulator();
   work = mkdtempSync(join(tmpdir(), 'rostersync-differential-'));
-  for (const folder of ['pipelines', 'mappings', 'samples']) cpSync(join(ROOT, folder), join(work, folder), { recursive: true });
+  copyTracked(ROOT, ['pipelines', 'mappings', 'samples'], work);
   fields = writeFieldsFile(work);
 });
 afterAll(async () => {
