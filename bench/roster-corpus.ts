@@ -15,7 +15,7 @@ import { resolve } from 'node:path';
 import iconv from 'iconv-lite';
 import { judge, loadCases, type CorpusCase, type Outcome, type ReadResult } from '../test/fixtures/roster-corpus/cases.js';
 import { ROSTERS } from '../test/fixtures/roster-corpus/names.js';
-import { detectLegacyEncoding, ACCEPT_RATIO } from '../src/sources/csv-detect.js';
+import { detectLegacyEncoding, ACCEPT_NATS } from '../src/sources/csv-detect.js';
 import { encodingOfLabel, iconvCodec } from '../src/sources/encodings.js';
 
 const ROOT = resolve(import.meta.dirname, '..');
@@ -96,6 +96,6 @@ if (argv.includes('--sweep')) {
     }
   }
   const total = sweep.right + sweep.refused + sweep.wrong;
-  out.push('', `Detector on ${total} random rosters (1-8 rows of the corpus's names, one legacy encoding each, accept ratio ${ACCEPT_RATIO}): right ${sweep.right} (${((100 * sweep.right) / total).toFixed(1)} %), refused ${sweep.refused} (${((100 * sweep.refused) / total).toFixed(1)} %), wrong ${sweep.wrong}.`);
+  out.push('', `Detector on ${total} random rosters (1-8 rows of the corpus's names, one legacy encoding each, accept margin ${ACCEPT_NATS} nats): right ${sweep.right} (${((100 * sweep.right) / total).toFixed(1)} %), refused ${sweep.refused} (${((100 * sweep.refused) / total).toFixed(1)} %), wrong ${sweep.wrong}.`);
 }
 process.stdout.write(`${out.join('\n')}\n`);

@@ -64,7 +64,7 @@ export async function openCsv({ path, file, options, signal, packRows }: CsvOpen
   const headerSample = headerOffset === 0 ? sample : (await readSample(path, CSV_SAMPLE_BYTES, headerOffset)).sample;
   const sampleIsWholeFile = headerOffset + headerSample.length >= size;
   const requested = options?.encoding ?? 'auto';
-  const encoding = await chooseEncoding(requested, bomLength > 0, headerSample, notes, { file, firstLine: headerRow });
+  const encoding = await chooseEncoding(requested, bomLength > 0, headerSample, notes, { file, firstLine: headerRow, path, offset: headerOffset });
   const requestedDelimiter = options?.delimiter ?? 'auto';
   if (sep && requestedDelimiter !== 'auto' && requestedDelimiter !== sep) {
     throw new SourceError(
