@@ -7,7 +7,7 @@
  * reading that cannot be what someone typed (control characters, a symbol glued to a letter as in
  * "£ukasz", a lowercase run turning uppercase as in "дМИТРИЙ", two scripts in a word) rules its
  * encoding out. The best reading is taken only when its likelihood beats every reading that
- * differs from it by ACCEPT_NATS, and when no word of the file reads clearly better in another
+ * differs from it by `TUNING.acceptNats`, and when no word of the file reads clearly better in another
  * encoding than in the chosen one; otherwise the file is refused with the candidates, best first,
  * and the names each way: a wrong guess would put misspelt names into the service.
  *
@@ -64,13 +64,18 @@ const PREFERENCE = [
   'windows-1255', 'windows-1256', 'windows-874', 'Shift_JIS', 'gb18030', 'Big5', 'EUC-KR', 'EUC-JP',
 ];
 
-/**
- * How much likelier (natural log) the best reading of the whole file must be than the next
- * different one: e^10, about 22,000 to 1. Chosen on the corpus (bench/encoding-detectors.ts).
- */
-export const ACCEPT_NATS = 10;
-/** A word that reads this much likelier in another plausible encoding contradicts the choice. */
-export const CONTRADICT_NATS = 12;
+export interface DetectorTuning {
+  /** How much likelier (natural log) the best reading of the whole file must be than the next different one. */
+  acceptNats: number;
+  /** A word that reads this much likelier in another encoding, as someone could have typed it, contradicts the choice. */
+  contradictNats: number;
+  /** Weight of "each letter on its own" in a pair's probability: how rare, not impossible, a pair the text never showed is. */
+  unseenPairShare: number;
+}
+
+/** Chosen on the corpus, then checked on held-out rosters (bench/encoding-detectors.ts, docs/mapping.md). */
+export const TUNING: DetectorTuning = { acceptNats: 10, contradictNats: 12, unseenPairShare: 0.1 };
+export const ACCEPT_NATS = TUNING.acceptNats;
 
 export interface Reading {
   encoding: string;
@@ -106,7 +111,7 @@ export function detectLegacyEncoding(sample: Buffer): Detection {
 }
 
 /** Detects the encoding of a file from the tally of its non-ASCII words. */
-export function detectFromTally(tally: WordTally): Detection {
+export function detectFromTally(tally: WordTally, tuning: DetectorTuning = TUNING): Detection {
   const words = [...tally.words.values()];
   if (words.length === 0) return { kind: 'none' };
   // One decode per candidate: the words joined by line feeds, which no candidate reads otherwise.
@@ -126,7 +131,7 @@ export function detectFromTally(tally: WordTally): Detection {
     // Each word in the language it reads likeliest in, among those of every encoding that reads it so: a roster mixes names.
     const models = languages.map(profile);
     const scores = wordScores.get(reading) ?? new Float64Array(texts.length).fill(-Infinity);
-    for (let i = 0; i < texts.length; i++) for (const model of models) scores[i] = Math.max(scores[i]!, wordScore(texts[i]!, model));
+    for (let i = 0; i < texts.length; i++) for (const model of models) scores[i] = Math.max(scores[i]!, wordScore(texts[i]!, model, tuning.unseenPairShare));
     reading.score = scores.reduce((sum, score, i) => sum + score * weight(words[i]!), 0);
     wordScores.set(reading, scores);
   }
@@ -142,30 +147,34 @@ export function detectFromTally(tally: WordTally): Detection {
   const [best, next] = readings;
   if (!best || best.ruledOut) return { kind: readings.length > 0 ? 'ambiguous' : 'none', readings: readings.slice(0, 4) };
   const rivals = readings.slice(1);
-  if (next !== undefined && !next.ruledOut && best.score - next.score < ACCEPT_NATS) return { kind: 'ambiguous', readings: readings.filter((r) => !r.ruledOut).slice(0, 4) };
-  const contradiction = contradictionOf(best, readings, words, wordScores);
+  if (next !== undefined && !next.ruledOut && best.score - next.score < tuning.acceptNats) return { kind: 'ambiguous', readings: readings.filter((r) => !r.ruledOut).slice(0, 4) };
+  const contradiction = contradictionOf(best, readings, words, wordScores, tuning.contradictNats);
   if (contradiction) return { kind: 'ambiguous', readings: [best, ...rivals.filter((r) => r.encoding === contradiction.other.encoding)], contradiction };
   return { kind: 'accepted', reading: best, rivals };
 }
 
 const NEWLINE = Buffer.from('\n');
+const MULTI_BYTE = new Set(['Shift_JIS', 'EUC-JP', 'gb18030', 'Big5', 'EUC-KR']);
 
 /** A word repeated many times (an affiliation on every row) counts, but does not drown the names. */
 const weight = (word: TalliedWord): number => Math.min(word.count, 4);
 
 /**
- * The first word, in the file's order, that a plausible rival reads likelier by CONTRADICT_NATS
- * than the chosen reading: bytes of another encoding among the chosen one's (a 1252 "Søren" in a
- * 1250 file would be "Sřren").
+ * The first word, in the file's order, that a rival reads likelier by `contradictNats`, as someone
+ * could have typed it, than the chosen reading: bytes of another encoding among the chosen one's
+ * (a 1252 "Søren" in a 1250 file would be "Sřren").
  */
-function contradictionOf(best: Reading, readings: readonly Reading[], words: readonly TalliedWord[], wordScores: Map<Reading, Float64Array>): Contradiction | undefined {
+function contradictionOf(best: Reading, readings: readonly Reading[], words: readonly TalliedWord[], wordScores: Map<Reading, Float64Array>, contradictNats: number): Contradiction | undefined {
   const chosen = wordScores.get(best)!;
   let found: Contradiction | undefined;
+  const multiByte = MULTI_BYTE.has(best.encoding);
   for (const rival of readings) {
-    if (rival === best || rival.ruledOut) continue;
+    // One file does not mix single-byte and double-byte encodings, whose scores weigh alike only roughly.
+    if (rival === best || MULTI_BYTE.has(rival.encoding) !== multiByte) continue;
+    // A rival ruled out by other words may still read this one as someone typed it.
     const theirs = wordScores.get(rival)!;
     for (let i = 0; i < words.length; i++) {
-      if (theirs[i]! - chosen[i]! < CONTRADICT_NATS || (found && found.word.line <= words[i]!.line)) continue;
+      if (theirs[i]! - chosen[i]! < contradictNats || (found && found.word.line <= words[i]!.line) || !looksLikeText(rival.texts[i]!)) continue;
       found = { word: words[i]!, chosen: { encoding: best.encoding, text: best.texts[i]! }, other: { encoding: rival.encoding, text: rival.texts[i]! } };
     }
   }
@@ -190,7 +199,7 @@ function parseCounts(packed: string, width: number): Map<string, number> {
   return counts;
 }
 
-function profile(language: string): Model {
+export function profile(language: string): Model {
   let model = models.get(language);
   if (!model) {
     const table = LETTER_PROFILES[language] as LetterProfile;
@@ -206,10 +215,10 @@ const UNSEEN_LETTERS = 2000;
 const singleP = (model: Model, char: string): number => ((model.singles.get(char) ?? 0) + 0.1) / (model.singleTotal + 0.1 * UNSEEN_LETTERS);
 
 /** A pair's probability, interpolated with its letters' own so an unseen pair of common letters is rare, not impossible. */
-function pairP(model: Model, a: string, b: string): number {
+function pairP(model: Model, a: string, b: string, unseenShare: number): number {
   const pa = a === '_' ? 0.15 : singleP(model, a);
   const pb = b === '_' ? 0.15 : singleP(model, b);
-  return (0.9 * (model.pairs.get(a + b) ?? 0)) / model.pairTotal + 0.1 * pa * pb;
+  return ((1 - unseenShare) * (model.pairs.get(a + b) ?? 0)) / model.pairTotal + unseenShare * pa * pb;
 }
 
 const LETTER = /\p{L}|\p{M}/u;
@@ -222,11 +231,11 @@ function lowerLetter(char: string): string {
 }
 
 /**
- * Log-likelihood of a word's non-ASCII characters in a language group: for each, the pairs it
- * forms with its neighbours (or, for ideographs and syllables, the character itself, twice, so
- * both kinds weigh each character by two terms).
+ * Log-likelihood of a word's non-ASCII characters in a language: for each letter, the pairs it
+ * forms with its neighbours; an ideograph or syllable (two bytes in the encodings that hold them)
+ * counts as itself four times, so each byte weighs alike whatever the script.
  */
-export function wordScore(text: string, model: Model): number {
+export function wordScore(text: string, model: Model, unseenShare = TUNING.unseenPairShare): number {
   const raw = [...text];
   const chars = raw.map(lowerLetter);
   let score = 0;
@@ -234,29 +243,31 @@ export function wordScore(text: string, model: Model): number {
     if ((raw[i]!.codePointAt(0) ?? 0) < 0x80) continue;
     const char = chars[i]!;
     if (char === '_' || !model.pairsKnown) {
-      // A symbol, or a character of a group scored by characters alone.
-      score += 2 * Math.log(singleP(model, char === '_' ? raw[i]! : char));
+      // A symbol, or an ideograph or syllable: the latter takes two bytes, each weighed as a letter is (two terms).
+      score += (model.pairsKnown ? 2 : 4) * Math.log(singleP(model, char === '_' ? raw[i]! : char));
       continue;
     }
-    score += Math.log(pairP(model, chars[i - 1] ?? '_', char)) + Math.log(pairP(model, char, chars[i + 1] ?? '_'));
+    score += Math.log(pairP(model, chars[i - 1] ?? '_', char, unseenShare)) + Math.log(pairP(model, char, chars[i + 1] ?? '_', unseenShare));
   }
   return score;
 }
 
 const CONTROL = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F-\u009F\uFFFD\p{Co}\p{Cn}]/u;
-/** A non-ASCII symbol or punctuation mark touching a letter ("£ukasz", "Ã©"), quotes and dashes aside. */
-const GLUED_SYMBOL = /\p{L}[^\p{L}\p{N}\p{Z}\p{M}\p{Pi}\p{Pf}\p{Ps}\p{Pe}\p{Pd}\u0000-\u007F\u2019]|[^\p{L}\p{N}\p{Z}\p{M}\p{Pi}\p{Pf}\p{Ps}\p{Pe}\p{Pd}\u0000-\u007F\u2019]\p{L}/u;
+/** A non-ASCII symbol, punctuation mark or fraction touching a letter ("£ukasz", "Ã©", "¼hlen"), quotes and dashes aside. */
+const GLUED_SYMBOL = /\p{L}[^\p{L}\p{Nd}\p{Z}\p{M}\p{Pi}\p{Pf}\p{Ps}\p{Pe}\p{Pd}\u0000-\u007F\u2019]|[^\p{L}\p{Nd}\p{Z}\p{M}\p{Pi}\p{Pf}\p{Ps}\p{Pe}\p{Pd}\u0000-\u007F\u2019]\p{L}/u;
+/** A full-width letter beside an ASCII one ("ｓdzka"): a double-byte reading of single-byte text. */
+const FULLWIDTH_BESIDE_ASCII = /[\uff21-\uff3a\uff41-\uff5a][A-Za-z]|[A-Za-z][\uff21-\uff3a\uff41-\uff5a]/u;
 /** Within a word, a lowercase letter then an uppercase one, either of them non-ASCII ("дМ", "JosÈ"). */
 const CASE_FLIP = /\p{Ll}[^\P{Lu}A-Z]|[^\P{Ll}a-z]\p{Lu}/u;
-/** Letters of two scripts in one word ("Ðóññ", "Ωρ" next to Latin). */
-const SCRIPTS = [/\p{Script=Latin}/u, /\p{Script=Cyrillic}/u, /\p{Script=Greek}/u, /\p{Script=Hebrew}/u, /\p{Script=Arabic}/u, /\p{Script=Thai}/u, /\p{Script=Hangul}/u];
+/** Letters of two scripts in one word ("Ðóññ", "Ωρ" next to Latin, "N唫ez"); Japanese mixes kanji and kana. */
+const SCRIPTS = [/\p{Script=Latin}/u, /\p{Script=Cyrillic}/u, /\p{Script=Greek}/u, /\p{Script=Hebrew}/u, /\p{Script=Arabic}/u, /\p{Script=Thai}/u, /\p{Script=Hangul}/u, /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}]/u];
 
 /** False when a reading of the sample cannot be what someone typed. */
 export function looksLikeText(text: string): boolean {
   if (CONTROL.test(text)) return false;
   for (const word of text.split(/[\s,;|"'()[\]{}<>@.:/\\=+*#&!?]+/)) {
     if (word.length < 2 || /^[\u0000-\u007F]*$/.test(word)) continue;
-    if (GLUED_SYMBOL.test(word) || CASE_FLIP.test(word)) return false;
+    if (GLUED_SYMBOL.test(word) || CASE_FLIP.test(word) || FULLWIDTH_BESIDE_ASCII.test(word)) return false;
     let scripts = 0;
     for (const script of SCRIPTS) if (script.test(word)) scripts++;
     if (scripts > 1) return false;
