@@ -39,7 +39,6 @@ function textOf(code: string): string {
 }
 
 const isLetter = (char: string): boolean => /\p{L}|\p{M}/u.test(char);
-const nonAscii = (char: string): boolean => char.charCodeAt(0) > 0x7f;
 
 const lines: string[] = [];
 for (const code of LANGUAGES) {
@@ -59,7 +58,7 @@ for (const code of LANGUAGES) {
       const next = chars[i + 1];
       if (next === undefined || (char === '_' && next === '_')) continue;
       pairTotal++;
-      if (nonAscii(char) || nonAscii(next)) pairs.set(char + next, (pairs.get(char + next) ?? 0) + 1);
+      pairs.set(char + next, (pairs.get(char + next) ?? 0) + 1);
     }
   }
   const keepSingles = [...singles].filter(([, n]) => n >= 2).sort((a, b) => b[1] - a[1]).slice(0, 3000);
@@ -81,7 +80,7 @@ const out = `/**
  * are the OHCHR's, free of copyright): do not edit by hand.
  *
  * \`singles\`: each letter (lower case, NFC) and its count; \`pairs\`: each pair of neighbours in a
- * word with a non-ASCII letter in it ("_" is a word's start or end) and its count. Pairs seen once
+ * word ("_" is a word's start or end) and its count. Pairs seen once
  * are left out, and languages written in ideographs or syllables have no pairs.
  */
 export interface LetterProfile {

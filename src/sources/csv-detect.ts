@@ -6,8 +6,8 @@
  * non-ASCII letter, occurs in the Universal Declaration of Human Rights in those languages). A
  * reading that cannot be what someone typed (control characters, a symbol glued to a letter as in
  * "£ukasz", a lowercase run turning uppercase as in "дМИТРИЙ", two scripts in a word) rules its
- * encoding out. The best reading is taken only when its likelihood beats every reading that
- * differs from it by `TUNING.acceptNats`, and when no word of the file reads clearly better in another
+ * encoding out. The best reading is taken only when the evidence for it over every plausible
+ * reading that differs from it reaches `TUNING.acceptNats` (each word's say capped), and when no word of the file reads clearly better in another
  * encoding than in the chosen one; otherwise the file is refused with the candidates, best first,
  * and the names each way: a wrong guess would put misspelt names into the service.
  *
@@ -71,10 +71,14 @@ export interface DetectorTuning {
   contradictNats: number;
   /** Weight of "each letter on its own" in a pair's probability: how rare, not impossible, a pair the text never showed is. */
   unseenPairShare: number;
+  /** What a word costs for being in another language than the file's main one. */
+  switchNats: number;
+  /** The most one word (times its weight) may add to the evidence for a reading over another. */
+  wordCapNats: number;
 }
 
 /** Chosen on the corpus, then checked on held-out rosters (bench/encoding-detectors.ts, docs/mapping.md). */
-export const TUNING: DetectorTuning = { acceptNats: 10, contradictNats: 12, unseenPairShare: 0.1 };
+export const TUNING: DetectorTuning = { acceptNats: 10, contradictNats: 8, unseenPairShare: 0.3, switchNats: 1, wordCapNats: 4 };
 export const ACCEPT_NATS = TUNING.acceptNats;
 
 export interface Reading {
@@ -128,12 +132,13 @@ export function detectFromTally(tally: WordTally, tuning: DetectorTuning = TUNIN
       if (bad !== -1) reading.ruledOut = { word: words[bad]!, reading: texts[bad]! };
       readings.push(reading);
     }
-    // Each word in the language it reads likeliest in, among those of every encoding that reads it so: a roster mixes names.
-    const models = languages.map(profile);
-    const scores = wordScores.get(reading) ?? new Float64Array(texts.length).fill(-Infinity);
-    for (let i = 0; i < texts.length; i++) for (const model of models) scores[i] = Math.max(scores[i]!, wordScore(texts[i]!, model, tuning.unseenPairShare));
-    reading.score = scores.reduce((sum, score, i) => sum + score * weight(words[i]!), 0);
-    wordScores.set(reading, scores);
+    const perLanguage = languages.map((language) => Float64Array.from(texts, (text) => wordScore(text, profile(language), tuning.unseenPairShare)));
+    const previous = wordScores.get(reading);
+    const { score, scores } = fileScore(previous ? [previous, ...perLanguage] : perLanguage, words, tuning.switchNats);
+    if (score > reading.score) {
+      reading.score = score;
+      wordScores.set(reading, scores);
+    }
   }
   for (const reading of readings) {
     // Name the group by Excel's default among the encodings that read the file alike.
@@ -144,17 +149,67 @@ export function detectFromTally(tally: WordTally, tuning: DetectorTuning = TUNIN
   }
   // Plausible readings first, then by likelihood.
   readings.sort((a, b) => Number(a.ruledOut !== undefined) - Number(b.ruledOut !== undefined) || b.score - a.score);
-  const [best, next] = readings;
+  const [best] = readings;
   if (!best || best.ruledOut) return { kind: readings.length > 0 ? 'ambiguous' : 'none', readings: readings.slice(0, 4) };
   const rivals = readings.slice(1);
-  if (next !== undefined && !next.ruledOut && best.score - next.score < tuning.acceptNats) return { kind: 'ambiguous', readings: readings.filter((r) => !r.ruledOut).slice(0, 4) };
+  const beats = (rival: Reading): boolean => evidenceFor(wordScores.get(best)!, wordScores.get(rival)!, words, tuning.wordCapNats) >= tuning.acceptNats;
+  if (rivals.some((rival) => !rival.ruledOut && !beats(rival))) return { kind: 'ambiguous', readings: readings.filter((r) => !r.ruledOut).slice(0, 4) };
   const contradiction = contradictionOf(best, readings, words, wordScores, tuning.contradictNats);
   if (contradiction) return { kind: 'ambiguous', readings: [best, ...rivals.filter((r) => r.encoding === contradiction.other.encoding)], contradiction };
   return { kind: 'accepted', reading: best, rivals };
 }
 
+/**
+ * The likelihood of the file's words read one way: a roster has a main language and names from
+ * others, so each word is weighed in the main language, or in another for `switchNats` more; the
+ * main language is the one that makes the file likeliest. Returns each word's score under it.
+ */
+function fileScore(perLanguage: readonly Float64Array[], words: readonly TalliedWord[], switchNats: number): { score: number; scores: Float64Array } {
+  const anyLanguage = Float64Array.from(words, (_, i) => Math.max(...perLanguage.map((scores) => scores[i]!)));
+  let best = { score: -Infinity, scores: anyLanguage };
+  for (const scores of perLanguage) {
+    const mixed = Float64Array.from(scores, (score, i) => Math.max(score, anyLanguage[i]! - switchNats));
+    const total = mixed.reduce((sum, score, i) => sum + score * weight(words[i]!), 0);
+    if (total > best.score) best = { score: total, scores: mixed };
+  }
+  return best;
+}
+
 const NEWLINE = Buffer.from('\n');
 const MULTI_BYTE = new Set(['Shift_JIS', 'EUC-JP', 'gb18030', 'Big5', 'EUC-KR']);
+
+/**
+ * How much likelier one reading makes the file than another, each word's say capped at `cap`:
+ * the letter statistics come from a few pages of text per language, so no single word (one "Høgh"
+ * against one "Hřgh") may decide alone; it takes several that agree.
+ */
+function evidenceFor(mine: Float64Array, theirs: Float64Array, words: readonly TalliedWord[], cap: number): number {
+  let sum = 0;
+  for (let i = 0; i < words.length; i++) sum += weight(words[i]!) * Math.max(-cap, Math.min(cap, mine[i]! - theirs[i]!));
+  return sum;
+}
+
+/** Languages of a reading: those of every encoding that reads the file so. */
+const languagesOf = (reading: Reading): string[] => [reading.encoding, ...reading.same].flatMap((encoding) => CANDIDATES.find(([name]) => name === encoding)?.[1] ?? []);
+
+/** The fewest letter pairs of a word that one of the reading's languages never shows. */
+function unseenPairs(text: string, reading: Reading): number {
+  const raw = [...text];
+  const chars = raw.map(lowerLetter);
+  let fewest = Infinity;
+  for (const language of languagesOf(reading)) {
+    const model = profile(language);
+    if (!model.pairsKnown) return 0;
+    let unseen = 0;
+    for (let i = 0; i < chars.length; i++) {
+      if ((raw[i]!.codePointAt(0) ?? 0) < 0x80 || chars[i] === '_') continue;
+      if (!model.pairs.has((chars[i - 1] ?? '_') + chars[i])) unseen++;
+      if (!model.pairs.has(chars[i]! + (chars[i + 1] ?? '_'))) unseen++;
+    }
+    fewest = Math.min(fewest, unseen);
+  }
+  return fewest;
+}
 
 /** A word repeated many times (an affiliation on every row) counts, but does not drown the names. */
 const weight = (word: TalliedWord): number => Math.min(word.count, 4);
@@ -167,14 +222,19 @@ const weight = (word: TalliedWord): number => Math.min(word.count, 4);
 function contradictionOf(best: Reading, readings: readonly Reading[], words: readonly TalliedWord[], wordScores: Map<Reading, Float64Array>, contradictNats: number): Contradiction | undefined {
   const chosen = wordScores.get(best)!;
   let found: Contradiction | undefined;
-  const multiByte = MULTI_BYTE.has(best.encoding);
+  // Letter pairs tell single-byte encodings of one script apart; ideographs, read alone, do not.
+  if (MULTI_BYTE.has(best.encoding)) return undefined;
   for (const rival of readings) {
-    // One file does not mix single-byte and double-byte encodings, whose scores weigh alike only roughly.
-    if (rival === best || MULTI_BYTE.has(rival.encoding) !== multiByte) continue;
-    // A rival ruled out by other words may still read this one as someone typed it.
+    if (rival === best || MULTI_BYTE.has(rival.encoding)) continue;
+    // A rival ruled out by other words may still read this one as someone typed it, in the same script.
     const theirs = wordScores.get(rival)!;
     for (let i = 0; i < words.length; i++) {
-      if (theirs[i]! - chosen[i]! < contradictNats || (found && found.word.line <= words[i]!.line) || !looksLikeText(rival.texts[i]!)) continue;
+      if (theirs[i]! - chosen[i]! < contradictNats || (found && found.word.line <= words[i]!.line)) continue;
+      const mine = best.texts[i]!;
+      const other = rival.texts[i]!;
+      if (other === mine || scriptOf(other) !== scriptOf(mine) || !looksLikeText(other)) continue;
+      // Only a word the chosen reading makes of letter pairs its languages never show, where the rival's are all usual.
+      if (unseenPairs(mine, best) < 2 || unseenPairs(other, rival) > 0) continue;
       found = { word: words[i]!, chosen: { encoding: best.encoding, text: best.texts[i]! }, other: { encoding: rival.encoding, text: rival.texts[i]! } };
     }
   }
@@ -184,9 +244,21 @@ function contradictionOf(best: Reading, readings: readonly Reading[], words: rea
 export interface Model {
   singles: Map<string, number>;
   pairs: Map<string, number>;
+  /** Pairs of base letters (accents taken off: "è" is "e"), and each base letter's count. */
+  basePairs: Map<string, number>;
+  baseSingles: Map<string, number>;
   singleTotal: number;
   pairTotal: number;
   pairsKnown: boolean;
+}
+
+/** A letter without its accents ("è" → "e", "ł" stays "ł"). */
+const baseOf = (char: string): string => char.normalize('NFD')[0] ?? char;
+
+function sumBy(counts: Map<string, number>, key: (item: string) => string): Map<string, number> {
+  const sums = new Map<string, number>();
+  for (const [item, n] of counts) sums.set(key(item), (sums.get(key(item)) ?? 0) + n);
+  return sums;
 }
 const models = new Map<string, Model>();
 
@@ -203,7 +275,10 @@ export function profile(language: string): Model {
   let model = models.get(language);
   if (!model) {
     const table = LETTER_PROFILES[language] as LetterProfile;
-    model = { singles: parseCounts(table.singles, 1), pairs: parseCounts(table.pairs, 2), singleTotal: table.singleTotal, pairTotal: table.pairTotal, pairsKnown: table.pairs.length > 0 };
+    const singles = parseCounts(table.singles, 1);
+    const pairs = parseCounts(table.pairs, 2);
+    const basePairs = sumBy(pairs, (pair) => [...pair].map(baseOf).join(''));
+    model = { singles, pairs, basePairs, baseSingles: sumBy(singles, baseOf), singleTotal: table.singleTotal, pairTotal: table.pairTotal, pairsKnown: table.pairs.length > 0 };
     models.set(language, model);
   }
   return model;
@@ -214,11 +289,24 @@ const UNSEEN_LETTERS = 2000;
 
 const singleP = (model: Model, char: string): number => ((model.singles.get(char) ?? 0) + 0.1) / (model.singleTotal + 0.1 * UNSEEN_LETTERS);
 
-/** A pair's probability, interpolated with its letters' own so an unseen pair of common letters is rare, not impossible. */
+/** How often a letter is this accented form of its base letter ("è" among all e's). */
+function accentShare(model: Model, char: string): number {
+  if (char === '_') return 1;
+  const base = model.baseSingles.get(baseOf(char)) ?? 0;
+  return ((model.singles.get(char) ?? 0) + 0.1) / (base + 1);
+}
+
+/**
+ * A pair's probability. A pair the text never showed backs off to its base letters' pair and
+ * each letter's share of its base ("nè" to "ne" times how often an e is "è"), then to its
+ * letters' own: rare, not impossible.
+ */
 function pairP(model: Model, a: string, b: string, unseenShare: number): number {
   const pa = a === '_' ? 0.15 : singleP(model, a);
   const pb = b === '_' ? 0.15 : singleP(model, b);
-  return ((1 - unseenShare) * (model.pairs.get(a + b) ?? 0)) / model.pairTotal + unseenShare * pa * pb;
+  const seen = (model.pairs.get(a + b) ?? 0) / model.pairTotal;
+  const base = ((model.basePairs.get(baseOf(a) + baseOf(b)) ?? 0) / model.pairTotal) * accentShare(model, a) * accentShare(model, b);
+  return (1 - unseenShare) * seen + unseenShare * (0.9 * base + 0.1 * pa * pb);
 }
 
 const LETTER = /\p{L}|\p{M}/u;
@@ -226,8 +314,8 @@ const LETTER = /\p{L}|\p{M}/u;
 /** A character as the profiles count it: a letter in lower case (one code point), anything else "_". */
 function lowerLetter(char: string): string {
   if (!LETTER.test(char)) return '_';
-  const lower = char.toLowerCase();
-  return lower.length === char.length ? lower : char;
+  // "İ" lowers to "i" and a combining dot: the letter is "i".
+  return String.fromCodePoint(char.toLowerCase().codePointAt(0)!);
 }
 
 /**
@@ -261,6 +349,9 @@ const FULLWIDTH_BESIDE_ASCII = /[\uff21-\uff3a\uff41-\uff5a][A-Za-z]|[A-Za-z][\u
 const CASE_FLIP = /\p{Ll}[^\P{Lu}A-Z]|[^\P{Ll}a-z]\p{Lu}/u;
 /** Letters of two scripts in one word ("Ðóññ", "Ωρ" next to Latin, "N唫ez"); Japanese mixes kanji and kana. */
 const SCRIPTS = [/\p{Script=Latin}/u, /\p{Script=Cyrillic}/u, /\p{Script=Greek}/u, /\p{Script=Hebrew}/u, /\p{Script=Arabic}/u, /\p{Script=Thai}/u, /\p{Script=Hangul}/u, /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}]/u];
+
+/** The first script of SCRIPTS a text has letters of (-1 for none). */
+const scriptOf = (text: string): number => SCRIPTS.findIndex((script) => script.test(text));
 
 /** False when a reading of the sample cannot be what someone typed. */
 export function looksLikeText(text: string): boolean {
