@@ -115,10 +115,10 @@ out.push(row('B. letter statistics', 'corpus', tally(corpus, (bytes) => lettersA
 out.push(row('B. letter statistics', 'held-out', tally(heldOut, (bytes) => lettersAnswer(bytes), misses)));
 if (argv.includes('--sweep')) {
   // The settings around the chosen ones, on the corpus (tuning on held-out rosters would make them no longer held out).
-  for (const unseenPairShare of [0.1, 0.3, 0.6]) {
+  for (const acceptNats of [6, 8, 10]) {
     for (const switchNats of [1, 3]) {
-      for (const wordCapNats of [3, 4, 6]) {
-        const tuning = { ...TUNING, unseenPairShare, switchNats, wordCapNats };
+      for (const wordCapNats of [4, 6]) {
+        const tuning = { ...TUNING, acceptNats, switchNats, wordCapNats };
         out.push(row(`B ${JSON.stringify(tuning)}`, 'corpus', tally(corpus, (bytes) => lettersAnswer(bytes, tuning))));
       }
     }

@@ -78,7 +78,7 @@ export interface DetectorTuning {
 }
 
 /** Chosen on the corpus, then checked on held-out rosters (bench/encoding-detectors.ts, docs/mapping.md). */
-export const TUNING: DetectorTuning = { acceptNats: 10, contradictNats: 8, unseenPairShare: 0.3, switchNats: 1, wordCapNats: 4 };
+export const TUNING: DetectorTuning = { acceptNats: 8, contradictNats: 8, unseenPairShare: 0.3, switchNats: 3, wordCapNats: 6 };
 export const ACCEPT_NATS = TUNING.acceptNats;
 
 export interface Reading {
@@ -224,7 +224,8 @@ function contradictionOf(best: Reading, readings: readonly Reading[], words: rea
   let found: Contradiction | undefined;
   // Letter pairs tell single-byte encodings of one script apart; ideographs, read alone, do not.
   if (MULTI_BYTE.has(best.encoding)) return undefined;
-  for (const rival of readings) {
+  const rank = (reading: Reading): number => PREFERENCE.indexOf(reading.encoding) >>> 0;
+  for (const rival of [...readings].sort((a, b) => rank(a) - rank(b))) {
     if (rival === best || MULTI_BYTE.has(rival.encoding)) continue;
     // A rival ruled out by other words may still read this one as someone typed it, in the same script.
     const theirs = wordScores.get(rival)!;
@@ -232,7 +233,8 @@ function contradictionOf(best: Reading, readings: readonly Reading[], words: rea
       if (theirs[i]! - chosen[i]! < contradictNats || (found && found.word.line <= words[i]!.line)) continue;
       const mine = best.texts[i]!;
       const other = rival.texts[i]!;
-      if (other === mine || scriptOf(other) !== scriptOf(mine) || !looksLikeText(other)) continue;
+      // A letter read as another letter of the same script: not a letter read as a quote or a symbol.
+      if (other === mine || scriptOf(other) !== scriptOf(mine) || letters(other) !== letters(mine) || !looksLikeText(other)) continue;
       // Only a word the chosen reading makes of letter pairs its languages never show, where the rival's are all usual.
       if (unseenPairs(mine, best) < 2 || unseenPairs(other, rival) > 0) continue;
       found = { word: words[i]!, chosen: { encoding: best.encoding, text: best.texts[i]! }, other: { encoding: rival.encoding, text: rival.texts[i]! } };
@@ -349,6 +351,8 @@ const FULLWIDTH_BESIDE_ASCII = /[\uff21-\uff3a\uff41-\uff5a][A-Za-z]|[A-Za-z][\u
 const CASE_FLIP = /\p{Ll}[^\P{Lu}A-Z]|[^\P{Ll}a-z]\p{Lu}/u;
 /** Letters of two scripts in one word ("Ðóññ", "Ωρ" next to Latin, "N唫ez"); Japanese mixes kanji and kana. */
 const SCRIPTS = [/\p{Script=Latin}/u, /\p{Script=Cyrillic}/u, /\p{Script=Greek}/u, /\p{Script=Hebrew}/u, /\p{Script=Arabic}/u, /\p{Script=Thai}/u, /\p{Script=Hangul}/u, /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}]/u];
+
+const letters = (text: string): number => text.match(/\p{L}/gu)?.length ?? 0;
 
 /** The first script of SCRIPTS a text has letters of (-1 for none). */
 const scriptOf = (text: string): number => SCRIPTS.findIndex((script) => script.test(text));

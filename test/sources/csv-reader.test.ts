@@ -37,12 +37,23 @@ describe('CSV reader: encodings', () => {
     ]);
   });
 
-  it('without a declaration, refuses a file whose legacy encoding is not certain, showing the names each way', async () => {
-    const error = (await openError({ file: 'cp1252.csv' })) as SourceError;
+  it('without a declaration, reads a Western export (Windows-1252) right and says it detected it', async () => {
+    const { rows, source } = await readFixture({ file: 'cp1252.csv' });
+    expect(rows.map((row) => [row.values.Name, row.values.City, row.values.Notes])).toEqual([
+      ['José Müller', 'Düsseldorf', '“Prefers email”'],
+      ['Anna Groß', 'Straße 5', 'Budget 100 €'],
+      ['Zoë O’Brien', 'Köln', '‘quoted’'],
+    ]);
+    expect(source.notes.join('\n')).toContain('Encoding: windows-1252 (detected');
+  });
+
+  it('without a declaration, refuses a file whose legacy encoding is not certain, the likeliest first and Cyrillic named', async () => {
+    // One short Russian name in KOI8-R: the Cyrillic encodings read it as other letters each.
+    const error = (await openError({ file: 'koi8-one-name.csv' })) as SourceError;
     expect(error).toBeInstanceOf(SourceError);
-    expect(error.message).toMatch(/is not UTF-8, and its bytes do not say for sure/);
-    expect(error.message).toContain('as windows-1252: "Zoë"');
-    expect(error.hint).toContain('encoding: windows-1252');
+    expect(error.message).toMatch(/is not UTF-8, and its bytes do not say for sure which encoding it was saved in \(likeliest first\)/);
+    expect(error.hint).toContain('for example "encoding: koi8-r"');
+    expect(error.message).toContain('as KOI8-R: "Юрий"');
   });
 
   it('a byte-order mark wins over a declared encoding, and the notes say so', async () => {
