@@ -289,6 +289,11 @@ export class CsvDecoder extends Transform {
   }
 
   override _transform(chunk: Buffer, _encoding: BufferEncoding, callback: TransformCallback): void {
+    // UTF-16 holds NUL bytes and byte pairs that look like UTF-8: its decoder alone judges it.
+    if (this.encoding === 'UTF-16LE' || this.encoding === 'UTF-16BE') {
+      callback(null, this.decode(chunk));
+      return;
+    }
     // The sample check (checkNotCsv) sees only the start of the file: a NUL byte anywhere later is
     // a binary or damaged part, refused too rather than read into a cell.
     const nul = chunk.indexOf(0);
