@@ -12,6 +12,7 @@
  */
 import { execFileSync, spawnSync } from 'node:child_process';
 import { resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import iconv from 'iconv-lite';
 import { judge, loadCases, type CorpusCase, type Outcome, type ReadResult } from '../test/fixtures/roster-corpus/cases.js';
 import { ROSTERS } from '../test/fixtures/roster-corpus/names.js';
@@ -24,11 +25,10 @@ const distArg = argv.find((arg) => arg.startsWith('--dist='))?.slice('--dist='.l
 const dist = resolve(distArg ?? resolve(ROOT, 'dist'));
 if (distArg === undefined) execFileSync(process.execPath, [resolve(ROOT, 'scripts', 'build.mjs')], { cwd: ROOT, stdio: 'ignore' });
 
-/** Labels a build's pipeline schema accepts for source.csv.encoding (the previous one took two). */
+/** Whether the build's own pipeline schema accepts the case's source.csv options (older builds took fewer encoding labels). */
+const { csvOptionsSchema } = (await import(pathToFileURL(resolve(dist, 'sources', 'options.js')).href)) as { csvOptionsSchema: { safeParse(input: unknown): { success: boolean } } };
 function labelAccepted(entry: CorpusCase): boolean {
-  const label = entry.options?.csv?.encoding;
-  if (label === undefined || distArg === undefined) return true;
-  return ['auto', 'utf-8', 'windows-1252'].includes(String(label));
+  return entry.options?.csv === undefined || csvOptionsSchema.safeParse(entry.options.csv).success;
 }
 
 function run(entry: CorpusCase): { outcome: Outcome; why?: string } {
