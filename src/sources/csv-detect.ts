@@ -78,7 +78,7 @@ export interface DetectorTuning {
 }
 
 /** Chosen on the corpus, then checked on held-out rosters (bench/encoding-detectors.ts, docs/mapping.md). */
-export const TUNING: DetectorTuning = { acceptNats: 8, contradictNats: 8, unseenPairShare: 0.3, switchNats: 3, wordCapNats: 6 };
+export const TUNING: DetectorTuning = { acceptNats: 6, contradictNats: 8, unseenPairShare: 0.3, switchNats: 3, wordCapNats: 6 };
 export const ACCEPT_NATS = TUNING.acceptNats;
 
 export interface Reading {
@@ -147,13 +147,14 @@ export function detectFromTally(tally: WordTally, tuning: DetectorTuning = TUNIN
     reading.same = names.filter((name) => name !== preferred);
     reading.encoding = preferred;
   }
-  // Plausible readings first, then by likelihood.
-  readings.sort((a, b) => Number(a.ruledOut !== undefined) - Number(b.ruledOut !== undefined) || b.score - a.score);
+  // Plausible readings first, each by its weakest lead over another plausible one, then by likelihood.
+  const plausible = readings.filter((reading) => !reading.ruledOut);
+  const lead = new Map(plausible.map((reading) => [reading, Math.min(Infinity, ...plausible.filter((other) => other !== reading).map((other) => evidenceFor(reading, other, wordScores, words, tuning.wordCapNats)))]));
+  readings.sort((a, b) => Number(a.ruledOut !== undefined) - Number(b.ruledOut !== undefined) || (lead.get(b) ?? 0) - (lead.get(a) ?? 0) || b.score - a.score);
   const [best] = readings;
   if (!best || best.ruledOut) return { kind: readings.length > 0 ? 'ambiguous' : 'none', readings: readings.slice(0, 4) };
   const rivals = readings.slice(1);
-  const beats = (rival: Reading): boolean => evidenceFor(wordScores.get(best)!, wordScores.get(rival)!, words, tuning.wordCapNats) >= tuning.acceptNats;
-  if (rivals.some((rival) => !rival.ruledOut && !beats(rival))) return { kind: 'ambiguous', readings: readings.filter((r) => !r.ruledOut).slice(0, 4) };
+  if (lead.get(best)! < tuning.acceptNats) return { kind: 'ambiguous', readings: plausible.sort((a, b) => lead.get(b)! - lead.get(a)!).slice(0, 4) };
   const contradiction = contradictionOf(best, readings, words, wordScores, tuning.contradictNats);
   if (contradiction) return { kind: 'ambiguous', readings: [best, ...rivals.filter((r) => r.encoding === contradiction.other.encoding)], contradiction };
   return { kind: 'accepted', reading: best, rivals };
@@ -179,13 +180,19 @@ const NEWLINE = Buffer.from('\n');
 const MULTI_BYTE = new Set(['Shift_JIS', 'EUC-JP', 'gb18030', 'Big5', 'EUC-KR']);
 
 /**
- * How much likelier one reading makes the file than another, each word's say capped at `cap`:
+ * How much likelier one reading makes the file than another, on the words they read differently
+ * (a word read alike says nothing of the encoding, only of the languages each is used for: "Maël"
+ * is no evidence for Windows-1250 because Albanian writes "ë"), each word's say capped at `cap`:
  * the letter statistics come from a few pages of text per language, so no single word (one "Høgh"
  * against one "Hřgh") may decide alone; it takes several that agree.
  */
-function evidenceFor(mine: Float64Array, theirs: Float64Array, words: readonly TalliedWord[], cap: number): number {
+function evidenceFor(reading: Reading, other: Reading, wordScores: Map<Reading, Float64Array>, words: readonly TalliedWord[], cap: number): number {
+  const mine = wordScores.get(reading)!;
+  const theirs = wordScores.get(other)!;
   let sum = 0;
-  for (let i = 0; i < words.length; i++) sum += weight(words[i]!) * Math.max(-cap, Math.min(cap, mine[i]! - theirs[i]!));
+  for (let i = 0; i < words.length; i++) {
+    if (reading.texts[i] !== other.texts[i]) sum += weight(words[i]!) * Math.max(-cap, Math.min(cap, mine[i]! - theirs[i]!));
+  }
   return sum;
 }
 
