@@ -37,14 +37,13 @@ describe('CSV reader: encodings', () => {
     ]);
   });
 
-  it('without a declaration, reads a Western export (Windows-1252) right and says it detected it', async () => {
-    const { rows, source } = await readFixture({ file: 'cp1252.csv' });
-    expect(rows.map((row) => [row.values.Name, row.values.City, row.values.Notes])).toEqual([
-      ['José Müller', 'Düsseldorf', '“Prefers email”'],
-      ['Anna Groß', 'Straße 5', 'Budget 100 €'],
-      ['Zoë O’Brien', 'Köln', '‘quoted’'],
-    ]);
-    expect(source.notes.join('\n')).toContain('Encoding: windows-1252 (detected');
+  it('without a declaration, refuses a file whose only telling word reads as two encodings, showing the names each way', async () => {
+    // "Zoë" is the one word Windows-1252 and Windows-1257 ("Zoė") read differently: one word decides nothing.
+    const error = (await openError({ file: 'cp1252.csv' })) as SourceError;
+    expect(error).toBeInstanceOf(SourceError);
+    expect(error.message).toMatch(/is not UTF-8, and its bytes do not say for sure/);
+    expect(error.message).toContain('as windows-1252: "Zoë"');
+    expect(error.hint).toContain('encoding: windows-1252');
   });
 
   it('without a declaration, refuses a file whose legacy encoding is not certain, the likeliest first and Cyrillic named', async () => {
