@@ -155,7 +155,7 @@ const cases: BadCase[] = [
   { name: 'empty CSV', files: { 'roster.csv': 'rosters/empty.csv' }, argv: sync, exit: EXIT.usage, says: [/roster\.csv is empty/] },
   { name: 'CSV holding only a BOM', files: { 'roster.csv': 'rosters/bom-only.csv' }, argv: validate, exit: EXIT.usage, says: [/roster\.csv is empty/] },
   { name: 'CSV of blank lines only', files: { 'roster.csv': 'rosters/blank-lines-only.csv' }, argv: sync, exit: EXIT.usage, says: [/roster\.csv has no header row: from line 1 on it holds only blank lines/] },
-  { name: 'UTF-16 CSV', files: { 'roster.csv': 'rosters/utf16.csv' }, argv: sync, exit: EXIT.usage, says: [/roster\.csv is encoded as UTF-16/, /hint: .*UTF-8/] },
+  { name: 'UTF-32 CSV', files: { 'roster.csv': 'rosters/utf32.csv' }, argv: sync, exit: EXIT.usage, says: [/roster\.csv is encoded as UTF-32/, /hint: .*UTF-8/] },
   { name: 'mixed UTF-8 and Windows-1252 rows', files: { 'roster.csv': 'rosters/mixed-encodings.csv' }, argv: sync, exit: EXIT.usage, says: [/roster\.csv mixes encodings: .*from line \d+/, /hint: Re-save the whole file in one encoding/] },
   { name: 'binary file named .csv', files: { 'roster.csv': 'rosters/binary.csv' }, argv: validate, exit: EXIT.usage, says: [/roster\.csv contains NUL bytes/] },
   { name: 'workbook named .csv', files: { 'roster.csv': 'rosters/xlsx-renamed.csv' }, argv: sync, exit: EXIT.usage, says: [/roster\.csv is a zip file/] },

@@ -136,6 +136,7 @@ export function compileMapping(
     clientId,
     nfc: mapping.unicode === 'nfc',
     formulaLike: mapping.formula_like,
+    emailLookalikes: mapping.email_lookalikes,
     filters: mapping.skip_rows.map((filter, index) => ({ matches: compileFilter(filter, mapping.unicode === 'nfc'), reason: describeFilter(filter, index) })),
   };
   const managedFields = plans.map((p) => p.key);

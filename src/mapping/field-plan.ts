@@ -35,8 +35,20 @@ export interface FieldPlan {
 
 export const LIST_KINDS: ReadonlySet<ValueKind> = new Set(['list', 'multi_option']);
 
+/**
+ * Text with nothing visible: white space and characters Unicode says are ignored when shown (zero-width
+ * space, word joiner, BOM, directional marks, the Hangul fillers). A name of only these is no name.
+ */
+const INVISIBLE_ONLY = /^[\p{White_Space}\p{Default_Ignorable_Code_Point}]*$/u;
+
+export function isBlank(text: string): boolean {
+  const trimmed = text.trim();
+  // An invisible character is never ASCII: most cells are decided by their first character.
+  return trimmed === '' || (trimmed.charCodeAt(0) > 0x7f && INVISIBLE_ONLY.test(trimmed));
+}
+
 export function isEmptyCell(cell: CellValue | undefined): cell is null | undefined {
-  return cell === null || cell === undefined || (typeof cell === 'string' && cell.trim() === '');
+  return cell === null || cell === undefined || (typeof cell === 'string' && isBlank(cell));
 }
 
 export function cellText(cell: CellValue): string {

@@ -5,8 +5,8 @@
 import type { CellValue, SourceRow } from '../sources/types.js';
 import type { ClientIdPlan } from './client-id.js';
 import { truncate } from '../sources/headers.js';
-import { cellText, coerceValue, isEmptyCell, LIST_KINDS, textOfCell, type FieldPlan } from './field-plan.js';
-import { applyTransform, dedupe, looksLikeFormula, splitValue } from './transforms.js';
+import { cellText, coerceValue, isBlank, isEmptyCell, LIST_KINDS, textOfCell, type FieldPlan } from './field-plan.js';
+import { applyTransform, dedupe, looksLikeFormula, splitValue, trimValue } from './transforms.js';
 import type { DesiredRecord, FieldValue, RowProblem } from './types.js';
 
 export type MapRowResult =
@@ -28,6 +28,8 @@ export interface RowRules {
   /** Text cells in Unicode NFC (the mapping's `unicode: nfc`). */
   nfc: boolean;
   formulaLike: 'warn' | 'reject';
+  /** Addresses with mixed-script domain labels or full-width characters (the mapping's `email_lookalikes`). */
+  emailLookalikes: 'warn' | 'reject';
   filters: readonly { matches: (values: Record<string, CellValue>) => boolean; reason: string }[];
 }
 
@@ -103,7 +105,19 @@ const FORMULA_LIKE = {
 /** Said only where it is true: with `formula_like: reject` the value is refused already. */
 const FORMULA_LIKE_WARNED_HINT = `${FORMULA_LIKE.hint.slice(0, -1)} (set \`formula_like: reject\` in the mapping to refuse such values).`;
 
+/** A formula-like text value: rejected, or synced as written (never transformed) with a warning. */
+function formulaLike(rules: RowRules, plan: FieldPlan, value: string, row: SourceRow, notes: RowNotes, problems: RowProblem[]): string | null {
+  if (rules.formulaLike === 'reject') {
+    problems.push(problemFor(plan, row, value, FORMULA_LIKE));
+    return null;
+  }
+  warn(notes, problemFor(plan, row, value, { ...FORMULA_LIKE, message: `${FORMULA_LIKE.message}; synced as written`, hint: FORMULA_LIKE_WARNED_HINT }));
+  return value;
+}
+
 function runTransforms(rules: RowRules, plan: FieldPlan, value: string, row: SourceRow, notes: RowNotes, problems: RowProblem[]): string | null {
+  // A formula is not reordered or recased: "=HYPERLINK(…)" split at its comma is neither a name nor the formula.
+  if (plan.text && plan.transforms.length > 0 && looksLikeFormula(trimValue(value))) return formulaLike(rules, plan, value, row, notes, problems);
   let current = value;
   for (const t of plan.transforms) {
     const result = applyTransform(t, current);
@@ -111,16 +125,14 @@ function runTransforms(rules: RowRules, plan: FieldPlan, value: string, row: Sou
       problems.push(problemFor(plan, row, value, result));
       return null;
     }
+    if (result.warning?.code === 'email_lookalike' && rules.emailLookalikes === 'reject') {
+      problems.push(problemFor(plan, row, value, { ...result.warning, code: 'invalid_email' }));
+      return null;
+    }
     if (result.warning) warn(notes, problemFor(plan, row, value, result.warning));
     current = result.value;
   }
-  if (plan.text && looksLikeFormula(current)) {
-    if (rules.formulaLike === 'reject') {
-      problems.push(problemFor(plan, row, value, FORMULA_LIKE));
-      return null;
-    }
-    warn(notes, problemFor(plan, row, value, { ...FORMULA_LIKE, message: `${FORMULA_LIKE.message}; synced as written`, hint: FORMULA_LIKE_WARNED_HINT }));
-  }
+  if (plan.text && looksLikeFormula(current)) return formulaLike(rules, plan, current, row, notes, problems);
   return current;
 }
 
@@ -145,7 +157,7 @@ function mapField(rules: RowRules, plan: FieldPlan, row: SourceRow, notes: RowNo
       const pieces = plan.split ? splitValue(text, plan.split) : [text];
       for (const piece of pieces) {
         const transformed = runTransforms(rules, plan, piece, row, notes, problems);
-        if (transformed === null || transformed.trim() === '') continue;
+        if (transformed === null || isBlank(transformed)) continue;
         if (plan.kind === 'multi_option') {
           const option = coerceValue(plan, transformed);
           if (option.ok) items.push(String(option.value));
@@ -168,7 +180,7 @@ function mapField(rules: RowRules, plan: FieldPlan, row: SourceRow, notes: RowNo
         ? only
         : cells.map((cell) => textOfCell(cell, rules.nfc)).join(plan.join);
     const transformed = typeof raw === 'string' ? runTransforms(rules, plan, raw, row, notes, problems) : raw;
-    if (transformed !== null && !(typeof transformed === 'string' && transformed.trim() === '')) {
+    if (transformed !== null && !(typeof transformed === 'string' && isBlank(transformed))) {
       const coerced = coerceValue(plan, transformed);
       if (coerced.ok) result = coerced.value;
       else problems.push(problemFor(plan, row, cellText(raw!), coerced));

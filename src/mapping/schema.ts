@@ -262,5 +262,14 @@ export const mappingFileSchema = z.strictObject({
     .enum(['warn', 'reject'])
     .default('warn')
     .describe('Text values that start like a spreadsheet formula: synced with a warning (warn), or invalid (reject).'),
+  /**
+   * Email addresses that look like another one: a domain label mixing scripts (`exаmple` with a
+   * Cyrillic "а"), full-width characters (`ｊａｎｅ@…`). `warn` syncs them with a warning naming
+   * the characters; `reject` makes them invalid values (see `on_invalid`).
+   */
+  email_lookalikes: z
+    .enum(['warn', 'reject'])
+    .default('warn')
+    .describe('Email addresses with a mixed-script domain label or full-width characters: synced with a warning (warn), or invalid (reject).'),
 });
 export type MappingFile = z.infer<typeof mappingFileSchema>;

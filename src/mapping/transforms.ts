@@ -139,6 +139,9 @@ function withSuffixes(name: string, suffixes: readonly string[]): string {
  */
 export function lastFirst(value: string): TransformResult {
   if (!COMMA.test(value)) return { ok: true, value };
+  if (looksLikeFormula(trimValue(value))) {
+    return { ok: true, value, warning: nameLeftAsWritten('it starts like a spreadsheet formula, and a formula is not a name') };
+  }
   if (FAMILY_FIRST_SCRIPT.test(value) && !GIVEN_FIRST_SCRIPT.test(value)) {
     return { ok: true, value: collapseWhitespace(value.replace(COMMAS, '')) };
   }
@@ -163,13 +166,24 @@ export function lastFirst(value: string): TransformResult {
     return leave(names.length > 2 ? 'more than two of its parts are names' : 'it does not start with a surname');
   }
   const surname = words(parts[0]!);
+  const honorifics = leadingHonorifics(surname);
   const given = words(parts[names[1]!]!);
   const suffixes = trailingSuffixes(surname, false);
   const givenSuffixes = trailingSuffixes(given, true);
   const last = given[given.length - 1]!;
   if (given.length > 1 && doubtful(last, mixedCase)) return leave(`"${last}" may be a degree or initials, or a name`);
   for (let i = 1; i < parts.length; i++) suffixes.push(...(i === names[1] ? givenSuffixes : suffixItems(parts[i]!)));
-  return { ok: true, value: withSuffixes(`${given.join(' ')} ${surname.join(' ')}`, suffixes) };
+  return { ok: true, value: withSuffixes([...honorifics, ...given, ...surname].join(' '), suffixes) };
+}
+
+/** Titles written before a name ("Prof. Dr. Müller, Hans"): they stay in front of it. */
+const HONORIFIC = /^(?:prof|professor|dr|doctor|mr|mrs|ms|miss|mx|sir|dame|rev|revd|fr|herr|frau|mme|mlle|dott|dott\.ssa|ing|dipl\.-ing|dr\.-ing|dr\.\s?med|prof\.\s?dr|hon|lord|lady)\.?$/i;
+
+/** Removes the honorifics that start `ws` (never its last word) and returns them in order. */
+function leadingHonorifics(ws: string[]): string[] {
+  const taken: string[] = [];
+  while (ws.length > 1 && HONORIFIC.test(ws[0]!)) taken.push(ws.shift()!);
+  return taken;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -308,7 +322,60 @@ export function checkEmail(value: string): TransformResult {
   if (Buffer.byteLength(local) > 64 || local.length + 1 + ascii.length > 254) {
     return invalidEmail('not a valid email address (longer than 64 octets before @ or 254 in all)');
   }
-  return { ok: true, value: address };
+  const lookalike = emailLookalike(value, unicodeDomain);
+  return lookalike === undefined ? { ok: true, value: address } : { ok: true, value: address, warning: lookalike };
+}
+
+/** Scripts a domain label's letters are told apart by (Common and Inherited characters belong to none). */
+const LABEL_SCRIPTS = ['Latin', 'Cyrillic', 'Greek', 'Armenian', 'Georgian', 'Hebrew', 'Arabic', 'Devanagari', 'Thai', 'Han', 'Hiragana', 'Katakana', 'Hangul', 'Bopomofo'].map(
+  (script) => ({ script, pattern: new RegExp(`\\p{Script=${script}}`, 'u') }),
+);
+/** Script sets one label may mix (UTS #39's "highly restrictive" level): Japanese, Chinese and Korean writing with Latin. */
+const ALLOWED_MIXES = [['Latin', 'Han', 'Hiragana', 'Katakana'], ['Latin', 'Han', 'Bopomofo'], ['Latin', 'Han', 'Hangul']];
+/** Full-width forms of ASCII (U+FF01 to U+FF5E): UTS #46 maps them in a domain, a mail system does not in a local part. */
+const FULLWIDTH = /[\uff01-\uff5e]/gu;
+
+const codePoint = (char: string): string => `U+${(char.codePointAt(0) ?? 0).toString(16).toUpperCase().padStart(4, '0')}`;
+
+/** "а (U+0430, Cyrillic)" for each distinct character, a few at most. */
+function describeChars(chars: readonly string[], what: (char: string) => string): string {
+  const distinct = [...new Set(chars)];
+  const shown = distinct.slice(0, 6).map((char) => `"${char}" (${codePoint(char)}, ${what(char)})`);
+  return distinct.length > 6 ? `${shown.join(', ')} and ${distinct.length - 6} more` : shown.join(', ');
+}
+
+/** The script of a letter, among LABEL_SCRIPTS. */
+const scriptOf = (char: string): string | undefined => LABEL_SCRIPTS.find(({ pattern }) => pattern.test(char))?.script;
+
+/**
+ * An address that looks like another one: a domain label mixing scripts (`exаmple` with a Cyrillic
+ * "а") or full-width letters (`ｊａｎｅ`). It may be a typing accident or a spoof; either way the
+ * mail goes elsewhere than the reader thinks, so the characters are named.
+ */
+export function emailLookalike(written: string, unicodeDomain: string): ValueIssue | undefined {
+  const fullwidth = written.match(FULLWIDTH);
+  if (fullwidth) {
+    return {
+      code: 'email_lookalike',
+      message: `the address holds full-width characters ${describeChars(fullwidth, () => 'full-width')}`,
+      hint: 'Retype the address with ordinary (half-width) characters; set `email_lookalikes: reject` in the mapping to refuse such addresses.',
+    };
+  }
+  for (const label of unicodeDomain.split('.')) {
+    const letters = [...label].filter((char) => scriptOf(char) !== undefined);
+    const scripts = new Set(letters.map((char) => scriptOf(char)!));
+    if (scripts.size < 2 || ALLOWED_MIXES.some((mix) => [...scripts].every((script) => mix.includes(script)))) continue;
+    // Name the letters of the rarer scripts: they are the ones that look like the others.
+    const counts = [...scripts].map((script) => ({ script, n: letters.filter((char) => scriptOf(char) === script).length }));
+    const main = counts.reduce((a, b) => (b.n > a.n ? b : a)).script;
+    const odd = letters.filter((char) => scriptOf(char) !== main);
+    return {
+      code: 'email_lookalike',
+      message: `the domain label "${label}" mixes ${main} with ${describeChars(odd, (char) => scriptOf(char)!)}`,
+      hint: `Retype the domain in one script; set \`email_lookalikes: reject\` in the mapping to refuse such addresses.`,
+    };
+  }
+  return undefined;
 }
 
 // ---------------------------------------------------------------------------------------------

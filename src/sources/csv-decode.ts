@@ -14,7 +14,8 @@ import { open } from 'node:fs/promises';
 import { Transform, type TransformCallback } from 'node:stream';
 import { isAscii, isUtf8 } from 'node:buffer';
 import iconv from 'iconv-lite';
-import { detectLegacyEncoding, namesEachWay, type Detection } from './csv-detect.js';
+import { detectFromTally, detectLegacyEncoding, namesEachWay, type Detection, type Reading } from './csv-detect.js';
+import { tallyFile } from './word-tally.js';
 import { encodingOfLabel, iconvCodec } from './encodings.js';
 import { firstInvalidUtf8Index, incompleteUtf8Tail, lineBreaksIn } from './csv-sniff.js';
 import { SourceError } from './source-error.js';
@@ -30,6 +31,9 @@ export interface SampleWhere {
   file: string;
   /** Line number of the sample's first line. */
   firstLine: number;
+  /** The file on disk, and the byte offset of the sample in it: detection weighs the whole file from there. */
+  path: string;
+  offset: number;
 }
 
 /** Lines of a sample that are clean UTF-8 with letters beyond ASCII, and lines that are not UTF-8. */
@@ -69,30 +73,47 @@ const quoted = (words: readonly string[]): string => words.map((word) => `"${per
 /** The line to add to the pipeline for an encoding (every WHATWG name, lower-cased, is a label). */
 export const encodingLine = (encoding: string): string => `encoding: ${encoding.toLowerCase()}`;
 
+/** Up to `count` words, at the same places, that the readings disagree on (addresses aside). */
+function wordsEachWay(readings: readonly Reading[], count = 4): Array<{ encoding: string; names: string[] }> {
+  const first = readings[0]?.texts ?? [];
+  const positions: number[] = [];
+  for (let i = 0; i < first.length && positions.length < count; i++) {
+    if (!first[i]!.includes('@') && readings.some((reading) => reading.texts[i] !== first[i])) positions.push(i);
+  }
+  return readings.map((reading) => ({ encoding: reading.encoding, names: positions.map((i) => reading.texts[i] ?? '') }));
+}
+
+const hexBytes = (bytes: Buffer): string => [...bytes.subarray(0, 24)].map((byte) => byte.toString(16).toUpperCase().padStart(2, '0')).join(' ') + (bytes.length > 24 ? ' …' : '');
+
 /**
  * A file (or the part from `line` on) that is not UTF-8 and whose encoding the detector cannot
- * name for sure: the likely encodings, the same names read in each, and the line to add.
+ * name for sure: the likely encodings, best first, the same names read in each, and the line to
+ * add; or, when one word of the file reads clearly otherwise than the rest, that word.
  */
-function undetectedError(where: SampleWhere, sample: Buffer, detection: Detection, fromLine?: string): SourceError {
+function undetectedError(where: SampleWhere, detection: Detection, fromLine?: string): SourceError {
   const from = fromLine === undefined ? '' : ` from ${fromLine} on`;
   if (detection.kind !== 'ambiguous') {
+    return new SourceError(where.file, `${where.file} is not UTF-8${from}, and no encoding known to rostersync reads it as text.`, {
+      hint: 'Re-save the file as "CSV UTF-8", or set source.csv.encoding to the encoding it was saved in (a label of the WHATWG Encoding Standard).',
+    });
+  }
+  const ways = wordsEachWay(detection.readings);
+  const lines = ways.map((way) => `  ${encodingLine(way.encoding)}`).join('\n');
+  const hint = `Say which one is right in the pipeline, under source.csv (for example "${encodingLine(ways[0]?.encoding ?? 'windows-1252')}"):\n${lines}\nor re-save the file as "CSV UTF-8".`;
+  const contradiction = detection.contradiction;
+  if (contradiction) {
+    const { word, chosen, other } = contradiction;
     return new SourceError(
       where.file,
-      `${where.file} is not UTF-8${from}, and no encoding known to rostersync reads it as text.`,
-      { hint: `Re-save the file as "CSV UTF-8", or set source.csv.encoding to the encoding it was saved in (a label of the WHATWG Encoding Standard, e.g. ${encodingLine('windows-1250')}).` },
+      `${where.file} is not UTF-8${from}. Most of it reads as ${chosen.encoding}, but line ${word.line} has the bytes ${hexBytes(word.bytes)}, which read as "${chosen.text}" in ${chosen.encoding} and as "${other.text}" in ${other.encoding}: the file may mix encodings, and either way some names would be misspelt.`,
+      { hint: `If the whole file is in one encoding, say which in the pipeline, under source.csv:\n  ${encodingLine(chosen.encoding)}\n  ${encodingLine(other.encoding)}\nelse re-save the whole file in one encoding ("CSV UTF-8" in Excel).` },
     );
   }
-  const ways = namesEachWay(sample, detection.readings.map((reading) => reading.encoding));
   const readings = ways.map((way) => `  as ${way.encoding}: ${quoted(way.names)}`).join('\n');
   return new SourceError(
     where.file,
-    `${where.file} is not UTF-8${from}, and its bytes do not say for sure which encoding it was saved in. The same names read:\n${readings}`,
-    {
-      hint:
-        `Say which one is right in the pipeline, under source.csv (for example "${encodingLine(ways[0]?.encoding ?? 'windows-1252')}"):\n` +
-        ways.map((way) => `  ${encodingLine(way.encoding)}`).join('\n') +
-        '\nor re-save the file as "CSV UTF-8".',
-    },
+    `${where.file} is not UTF-8${from}, and its bytes do not say for sure which encoding it was saved in (likeliest first). The same names read:\n${readings}`,
+    { hint },
   );
 }
 
@@ -112,7 +133,7 @@ export const BOM = 'bom';
 const declaredBy = (requested: string): string => (requested === BOM ? 'its byte-order mark says it is' : 'source.csv.encoding says it is');
 
 async function notUtf8Error(where: SampleWhere, sample: Buffer, line: string, requested: string): Promise<SourceError> {
-  const detection = await detectLegacyEncoding(sample);
+  const detection = detectLegacyEncoding(sample);
   const bad = sample[firstInvalidUtf8Index(sample)] ?? 0;
   let looks = '';
   let fix = 'set source.csv.encoding to the encoding it was saved in';
@@ -175,8 +196,8 @@ export async function chooseEncoding(requested: string, hasBom: boolean, sample:
     return UTF8;
   }
   if (evidence.utf8) throw mixedError(where.file, lineOf(where, evidence.invalid.line));
-  const detection = await detectLegacyEncoding(sample);
-  if (detection.kind !== 'accepted') throw undetectedError(where, sample, detection);
+  const detection = detectFromTally(await tallyFile(where.path, where.offset, where.firstLine));
+  if (detection.kind !== 'accepted') throw undetectedError(where, detection);
   notes.push(detectedNote(detection.reading.encoding, detection.reading.same));
   return detection.reading.encoding;
 }
@@ -257,7 +278,7 @@ export class CsvDecoder extends Transform {
 
   /** Where a chunk sits, for `chooseEncoding`'s messages: its first line's number in the file. */
   private async whereOf(chunkOffset: number): Promise<SampleWhere> {
-    return { file: this.file, firstLine: await this.lineAt(chunkOffset).catch(() => 0) };
+    return { file: this.file, path: this.path, offset: chunkOffset, firstLine: await this.lineAt(chunkOffset).catch(() => 0) };
   }
 
   /** Runs `work`, handing its value, or the error it throws, to the stream's callback. */
@@ -269,6 +290,11 @@ export class CsvDecoder extends Transform {
   }
 
   override _transform(chunk: Buffer, _encoding: BufferEncoding, callback: TransformCallback): void {
+    // UTF-16 holds NUL bytes and byte pairs that look like UTF-8: its decoder alone judges it.
+    if (this.encoding === 'UTF-16LE' || this.encoding === 'UTF-16BE') {
+      callback(null, this.decode(chunk));
+      return;
+    }
     // The sample check (checkNotCsv) sees only the start of the file: a NUL byte anywhere later is
     // a binary or damaged part, refused too rather than read into a cell.
     const nul = chunk.indexOf(0);
@@ -334,9 +360,10 @@ export class CsvDecoder extends Transform {
     if (this.requested !== 'auto') throw await notUtf8Error(where, buf, lineOf(where, utf8Evidence(buf).invalid?.line ?? 1), this.requested);
     const evidence = utf8Evidence(buf);
     if (this.sawNonAscii || evidence.utf8) throw mixedError(this.file, lineOf(where, evidence.invalid?.line ?? 1));
-    const detection = await detectLegacyEncoding(buf);
+    // Everything before was ASCII: the rest of the file, weighed whole, decides.
+    const detection = detectFromTally(await tallyFile(this.path, start, where.firstLine));
     const first = lineOf(where, evidence.invalid?.line ?? 1);
-    if (detection.kind !== 'accepted') throw undetectedError(where, buf, detection, first);
+    if (detection.kind !== 'accepted') throw undetectedError(where, detection, first);
     this.encoding = detection.reading.encoding;
     this.decoder = iconv.getDecoder(iconvCodec(this.encoding));
     this.note(`Encoding: switched to ${this.encoding} at ${first} (everything before was plain ASCII). ${detectedNote(this.encoding, detection.reading.same)}`);

@@ -152,9 +152,12 @@ export class RosterCsvParser extends Transform {
         undefined,
       );
     }
-    if (info.multiLine !== -1 && (info.textAfterQuote !== -1 || record.length > this.headers.length || this.swallowedLine(record[info.multiLine] as string))) {
+    if (info.multiLine !== -1 && (info.textAfterQuote !== -1 || record.length > this.headers.length)) {
       // A quote that was never closed where it should have been: the lines up to some later quote
-      // were read as one cell (they hold delimiters like rows of their own, or the cell ends oddly).
+      // were read as one cell, which then ends oddly (text after its closing quote, where RFC 4180
+      // has none and Excel and Python read on in their own ways) or leaves too many cells. A
+      // multi-line cell closed as RFC 4180 says is read as written, even when its lines look like
+      // rows: Excel and Python read it so too.
       return this.errorItem(
         row,
         `Lines ${row}–${end} were read as one row because a quote (") opened on line ${row} ` +
@@ -226,18 +229,12 @@ export class RosterCsvParser extends Transform {
     return { kind: 'row', row: this.packRows ? new PackedRow(text, provenance, headers) : { values, provenance } };
   }
 
-  /** A line of a multi-line cell that holds as many delimiters as a row: a row swallowed by an open quote. */
-  private swallowedLine(cell: string): boolean {
-    const needed = Math.max(1, this.headers.length - 1);
-    for (const line of cell.split(/\r\n|\n|\r/).slice(1)) if (line.split(this.delimiter).length - 1 >= needed) return true;
-    return false;
-  }
-
   private acceptHeader(record: string[], line: number, info: Readonly<CsvRecordInfo>): void {
     this.headerDone = true;
     this.headerLine = line;
-    const bad = info.unclosed ? record.length - 1 : info.strayQuote !== -1 ? info.strayQuote : info.textAfterQuote !== -1 ? info.textAfterQuote : info.multiLine;
-    if (bad !== -1 && (info.unclosed || info.strayQuote !== -1 || info.textAfterQuote !== -1 || record[bad]?.includes(this.delimiter))) {
+    const bad = info.unclosed ? record.length - 1 : info.strayQuote !== -1 ? info.strayQuote : info.textAfterQuote;
+    // A quoted header cell holding delimiters and line breaks, closed as RFC 4180 says, is a column name like any other.
+    if (bad !== -1) {
       // Column names decide where every value goes: a header whose quoting is malformed is refused
       // rather than read one way among several.
       const cause = info.unclosed

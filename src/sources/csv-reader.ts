@@ -19,6 +19,7 @@ import { decodeAs } from './csv-detect.js';
 import { RosterCsvParser } from './csv-parser.js';
 import { checkNotCsv, chooseDelimiter, countLines, DELIMITERS, DELIMITER_NAMES, detectBom, lineStartOffset, type CsvDelimiter } from './csv-sniff.js';
 import { SourceError } from './source-error.js';
+import { encodingOfLabel } from './encodings.js';
 
 export type CsvOptions = z.input<typeof csvOptionsSchema>;
 
@@ -43,8 +44,10 @@ export async function openCsv({ path, file, options, signal, packRows }: CsvOpen
   const notes: string[] = [];
 
   const { sample, size } = await readSample(path, CSV_SAMPLE_BYTES);
-  checkNotCsv(sample, file);
   const bom = detectBom(sample);
+  const utf16 = utf16Of(sample, bom, options?.encoding ?? 'auto', file);
+  if (utf16) return openUtf16({ path, file, options, signal, packRows }, sample, size, utf16);
+  checkNotCsv(sample, file);
   if (bom && bom.bom !== 'utf-8') {
     throw new SourceError(file, `${file} is encoded as ${bom.bom.toUpperCase()}, which rostersync does not read.`, {
       hint: 'Re-save it as UTF-8: in Excel choose "CSV UTF-8 (Comma delimited)"; in other editors pick the UTF-8 encoding.',
@@ -64,7 +67,7 @@ export async function openCsv({ path, file, options, signal, packRows }: CsvOpen
   const headerSample = headerOffset === 0 ? sample : (await readSample(path, CSV_SAMPLE_BYTES, headerOffset)).sample;
   const sampleIsWholeFile = headerOffset + headerSample.length >= size;
   const requested = options?.encoding ?? 'auto';
-  const encoding = await chooseEncoding(requested, bomLength > 0, headerSample, notes, { file, firstLine: headerRow });
+  const encoding = await chooseEncoding(requested, bomLength > 0, headerSample, notes, { file, firstLine: headerRow, path, offset: headerOffset });
   const requestedDelimiter = options?.delimiter ?? 'auto';
   if (sep && requestedDelimiter !== 'auto' && requestedDelimiter !== sep) {
     throw new SourceError(
@@ -84,6 +87,16 @@ export async function openCsv({ path, file, options, signal, packRows }: CsvOpen
     startLine: headerRow,
     note: (note) => notes.push(note),
   });
+  return streamRows({ path, file, signal, packRows }, decoder, { delimiter, headerOffset, headerRow }, notes);
+}
+
+/** Streams the file from the header line through the decoder and the record reader. */
+async function streamRows(
+  { path, file, signal, packRows }: Omit<CsvOpenArgs, 'options'>,
+  decoder: CsvDecoder,
+  { delimiter, headerOffset, headerRow }: { delimiter: CsvDelimiter; headerOffset: number; headerRow: number },
+  notes: string[],
+): Promise<OpenedSource> {
   const parser = new RosterCsvParser({ file, delimiter, lineOffset: headerRow - 1, headerRow, packRows, note: (note) => notes.push(note) });
   const input = createReadStream(path, { start: headerOffset, highWaterMark: CSV_SAMPLE_BYTES });
   if (signal) addAbortSignal(signal, input);
@@ -115,6 +128,59 @@ export async function openCsv({ path, file, options, signal, packRows }: CsvOpen
     notes,
     items: { [Symbol.asyncIterator]: () => parser[Symbol.asyncIterator]() as AsyncIterator<SourceItem> },
   };
+}
+
+/**
+ * Whether a file is UTF-16, and which byte order: its byte-order mark, the pipeline's
+ * `encoding: utf-16le` / `utf-16be`, or, with neither, an unambiguous pattern of NUL bytes (text
+ * of mostly Latin letters in UTF-16 has a NUL in every other byte, on the same side throughout).
+ * A file with NUL bytes in no such pattern is refused, with the line to add if it is UTF-16.
+ */
+function utf16Of(sample: Buffer, bom: ReturnType<typeof detectBom>, requested: string, file: string): { encoding: 'UTF-16LE' | 'UTF-16BE'; by: string; start: number } | undefined {
+  if (bom?.bom === 'utf-16le' || bom?.bom === 'utf-16be') return { encoding: bom.bom === 'utf-16le' ? 'UTF-16LE' : 'UTF-16BE', by: 'byte-order mark', start: bom.length };
+  if (bom !== undefined) return undefined;
+  const declared = requested === 'auto' ? undefined : encodingOfLabel(requested);
+  if (declared === 'UTF-16LE' || declared === 'UTF-16BE') return { encoding: declared, by: 'set in the pipeline', start: 0 };
+  // A workbook (zip, or legacy .xls) holds NULs too: checkNotCsv names it.
+  const magic = sample.length >= 4 ? sample.readUInt32BE(0) : 0;
+  if (!sample.includes(0) || magic === 0x504b0304 || magic === 0xd0cf11e0) return undefined;
+  const nuls = [0, 0];
+  for (let i = 0; i < sample.length; i++) if (sample[i] === 0) nuls[i % 2]!++;
+  const half = Math.floor(sample.length / 2);
+  const [even, odd] = nuls as [number, number];
+  if (odd >= half * 0.3 && even === 0) return { encoding: 'UTF-16LE', by: 'detected: a NUL after each Latin letter, no byte-order mark', start: 0 };
+  if (even >= half * 0.3 && odd === 0) return { encoding: 'UTF-16BE', by: 'detected: a NUL before each Latin letter, no byte-order mark', start: 0 };
+  throw new SourceError(file, `${file} contains NUL bytes: it is UTF-16 text without a byte-order mark in no clear byte order, or a binary file, not a CSV file.`, {
+    hint: 'If it is UTF-16 text, say which under source.csv in the pipeline ("encoding: utf-16le", Windows\' usual order, or "encoding: utf-16be"); else re-save it as UTF-8 CSV (in Excel: "CSV UTF-8 (Comma delimited)").',
+  });
+}
+
+/**
+ * A UTF-16 file (Excel's "Unicode Text" is UTF-16LE with a BOM and tabs): sniffed on its decoded
+ * start, then streamed through a UTF-16 decoder. The header line's byte offset is two bytes per
+ * UTF-16 code unit before it.
+ */
+async function openUtf16(args: CsvOpenArgs, sample: Buffer, size: number, utf16: NonNullable<ReturnType<typeof utf16Of>>): Promise<OpenedSource> {
+  const { path, file, options } = args;
+  const notes = [`Encoding: ${utf16.encoding} (${utf16.by}).`];
+  const body = sample.subarray(utf16.start, utf16.start + ((sample.length - utf16.start) & ~1));
+  if (body.length === 0) throw emptyFile(file);
+  const text = decodeAs(body, utf16.encoding);
+  const asUtf8 = Buffer.from(text);
+  const sep = sepLine(asUtf8, 0, file);
+  const headerRow = sep ? Math.max(options?.header_row ?? 1, 2) : (options?.header_row ?? 1);
+  const lineStart = headerRow === 1 ? 0 : lineStartOffset(asUtf8, headerRow, 0);
+  if (lineStart === undefined || lineStart >= asUtf8.length) {
+    throw new SourceError(file, `${file}: header_row is ${headerRow}, but no such line was found in the first ${CSV_SAMPLE_BYTES} bytes.`, {
+      hint: 'Set csv.header_row to the line holding the column names (1 = first line).',
+    });
+  }
+  const headerOffset = utf16.start + 2 * asUtf8.subarray(0, lineStart).toString('utf8').length;
+  if (sep) notes.push(`Line 1 is Excel's "sep=${sep}" line: the delimiter it names is used, and the header is read from line ${headerRow}.`);
+  const sampleIsWholeFile = sample.length >= size;
+  const delimiter = sep ?? chooseDelimiter(options?.delimiter ?? 'auto', text.slice(asUtf8.subarray(0, lineStart).toString('utf8').length), sampleIsWholeFile, notes);
+  const decoder = new CsvDecoder({ file, path, encoding: utf16.encoding, requested: utf16.encoding, startOffset: headerOffset, startLine: headerRow, note: (note) => notes.push(note) });
+  return streamRows(args, decoder, { delimiter, headerOffset, headerRow }, notes);
 }
 
 /** The delimiter named by an Excel `sep=X` first line, if the file has one. */

@@ -4,15 +4,15 @@
  * decodes it the way the standard does. Labels are matched as the standard says: ASCII
  * case-insensitively, after trimming ASCII whitespace.
  *
- * Left out, with the reason given when a pipeline names them (`UNSUPPORTED_LABELS`): UTF-16 (the
- * reader refuses UTF-16 files: they hold NUL bytes; Excel's "CSV UTF-8" is the fix),
- * ISO-2022-JP (iconv-lite has no decoder for it), `replacement` (the standard's sink for
+ * Left out, with the reason given when a pipeline names them (`UNSUPPORTED_LABELS`): ISO-2022-JP (iconv-lite has no decoder for it), `replacement` (the standard's sink for
  * ISO-2022-KR/CN and HZ, which decode to nothing) and `x-user-defined` (not a text encoding).
  */
 
 /** Encoding name (as the standard spells it) → its labels. */
 const LABELS: ReadonlyArray<readonly [string, readonly string[]]> = [
   ["UTF-8", ["unicode-1-1-utf-8", "unicode11utf8", "unicode20utf8", "utf-8", "utf8", "x-unicode20utf8"]],
+  ["UTF-16LE", ["csunicode", "iso-10646-ucs-2", "ucs-2", "unicode", "unicodefeff", "utf-16", "utf-16le"]],
+  ["UTF-16BE", ["unicodefffe", "utf-16be"]],
   ["IBM866", ["866", "cp866", "csibm866", "ibm866"]],
   ["ISO-8859-2", ["csisolatin2", "iso-8859-2", "iso-ir-101", "iso8859-2", "iso88592", "iso_8859-2", "iso_8859-2:1987", "l2", "latin2"]],
   ["ISO-8859-3", ["csisolatin3", "iso-8859-3", "iso-ir-109", "iso8859-3", "iso88593", "iso_8859-3", "iso_8859-3:1988", "l3", "latin3"]],
@@ -56,6 +56,8 @@ const LABELS: ReadonlyArray<readonly [string, readonly string[]]> = [
  */
 const ICONV: Readonly<Record<string, string>> = {
   'UTF-8': 'utf8',
+  'UTF-16LE': 'utf16le',
+  'UTF-16BE': 'utf16be',
   IBM866: 'cp866',
   'ISO-8859-8-I': 'iso-8859-8',
   'KOI8-R': 'koi8-r',
@@ -71,8 +73,6 @@ const ICONV: Readonly<Record<string, string>> = {
 };
 
 const UNSUPPORTED_LABELS: Readonly<Record<string, string>> = {
-  'utf-16': 'UTF-16', 'utf-16le': 'UTF-16', 'utf-16be': 'UTF-16', unicode: 'UTF-16', unicodefeff: 'UTF-16', unicodefffe: 'UTF-16',
-  csunicode: 'UTF-16', 'iso-10646-ucs-2': 'UTF-16', 'ucs-2': 'UTF-16',
   'iso-2022-jp': 'ISO-2022-JP', csiso2022jp: 'ISO-2022-JP',
   'iso-2022-kr': 'ISO-2022-KR', csiso2022kr: 'ISO-2022-KR', 'iso-2022-cn': 'ISO-2022-CN', 'iso-2022-cn-ext': 'ISO-2022-CN',
   'hz-gb-2312': 'HZ-GB-2312', replacement: 'replacement', 'x-user-defined': 'x-user-defined',
@@ -95,9 +95,7 @@ export function encodingOfLabel(label: string): string | undefined {
 export function unsupportedLabelReason(label: string): string | undefined {
   const name = UNSUPPORTED_LABELS[normalizeLabel(label)];
   if (name === undefined) return undefined;
-  return name === 'UTF-16'
-    ? 'UTF-16 files are not read (they hold NUL bytes); re-save the file as "CSV UTF-8"'
-    : `${name} has no decoder here; re-save the file as "CSV UTF-8"`;
+  return `${name} has no decoder here; re-save the file as "CSV UTF-8"`;
 }
 
 /** The iconv-lite codec of an encoding name returned by `encodingOfLabel`. */

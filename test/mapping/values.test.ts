@@ -166,6 +166,49 @@ describe('formula-like values', () => {
   });
 });
 
+describe('a formula-like cell is never transformed', () => {
+  it('last_first does not reorder it at its comma: synced as written with a warning', () => {
+    const formula = '=HYPERLINK("http://x","Doe")';
+    const result = record(compile(BASE).mapRow(row({ ID: '1', Name: formula })));
+    expect(result.record.fields.name).toBe(formula);
+    expect(result.warnings?.map((w) => w.code)).toEqual(['formula_like']);
+  });
+
+  it('is rejected under `formula_like: reject`', () => {
+    const result = compile({ ...BASE, formula_like: 'reject' }).mapRow(row({ ID: '1', Name: '=HYPERLINK("http://x","Doe")' }));
+    expect(result.kind === 'rejected' && result.problems.map((p) => p.code)).toEqual(['formula_like']);
+  });
+});
+
+describe('a name of only invisible characters', () => {
+  it.each(['\u200b', ' \u200b\u2060 ', '\ufeff', '\u3164'])('%j is an empty name: the row is rejected as missing its name', (name) => {
+    const result = compile(BASE).mapRow(row({ ID: '1', Name: name }));
+    expect(result.kind === 'rejected' && result.problems.map((p) => p.code)).toEqual(['missing_required']);
+  });
+
+  it('a zero-width space is no name even without trimming transforms', () => {
+    const plain = compile({ ...BASE, fields: { ...BASE.fields, name: { column: 'Name' } } });
+    const result = plain.mapRow(row({ ID: '1', Name: '\u200b' }));
+    expect(result.kind === 'rejected' && result.problems.map((p) => p.code)).toEqual(['missing_required']);
+  });
+});
+
+describe('email addresses that look like another', () => {
+  const cells = { ID: '1', Name: 'Jane', Email: 'jane@exаmple.org' };
+
+  it('are synced with a warning naming the character', () => {
+    const result = record(compile(BASE).mapRow(row(cells)));
+    expect(result.record.fields.emails).toEqual(['jane@exаmple.org']);
+    expect(result.warnings?.[0]).toMatchObject({ column: 'Email', code: 'email_lookalike' });
+    expect(result.warnings?.[0]?.message).toContain('U+0430');
+  });
+
+  it('are invalid under `email_lookalikes: reject`', () => {
+    const result = compile({ ...BASE, email_lookalikes: 'reject' }).mapRow(row({ ...cells, Email: 'ｊａｎｅ@example.org' }));
+    expect(result.kind === 'rejected' && result.problems.map((p) => [p.code, p.column])).toEqual([['invalid_email', 'Email']]);
+  });
+});
+
 describe('last_first in a row', () => {
   it('a name it leaves as written is a warning naming the cell', () => {
     const result = record(compile(BASE).mapRow(row({ ID: '1', Name: 'Smith, John and Jane' }, 4)));

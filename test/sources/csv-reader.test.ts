@@ -38,12 +38,22 @@ describe('CSV reader: encodings', () => {
     ]);
   });
 
-  it('without a declaration, refuses a file whose legacy encoding is not certain, showing the names each way', async () => {
+  it('without a declaration, refuses a file whose only telling word reads as two encodings, showing the names each way', async () => {
+    // "Zoë" is the one word Windows-1252 and Windows-1257 ("Zoė") read differently: one word decides nothing.
     const error = (await openError({ file: 'cp1252.csv' })) as SourceError;
     expect(error).toBeInstanceOf(SourceError);
     expect(error.message).toMatch(/is not UTF-8, and its bytes do not say for sure/);
     expect(unmarked(error.message)).toContain('as windows-1252: "Zoë"');
     expect(error.hint).toContain('encoding: windows-1252');
+  });
+
+  it('without a declaration, refuses a file whose legacy encoding is not certain, the likeliest first and Cyrillic named', async () => {
+    // One short Russian name in KOI8-R: the Cyrillic encodings read it as other letters each.
+    const error = (await openError({ file: 'koi8-one-name.csv' })) as SourceError;
+    expect(error).toBeInstanceOf(SourceError);
+    expect(error.message).toMatch(/is not UTF-8, and its bytes do not say for sure which encoding it was saved in \(likeliest first\)/);
+    expect(error.hint).toContain('for example "encoding: koi8-r"');
+    expect(error.message).toContain('as KOI8-R: "Юрий"');
   });
 
   it('a byte-order mark wins over a declared encoding, and the notes say so', async () => {

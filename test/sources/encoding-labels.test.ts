@@ -28,7 +28,7 @@ describe('encoding labels', () => {
     expect(csvOptionsSchema.parse({ encoding: 'Shift_JIS' }).encoding).toBe('Shift_JIS');
     expect(csvOptionsSchema.parse({}).encoding).toBe('auto');
     expect(() => csvOptionsSchema.parse({ encoding: 'klingon' })).toThrow(/not an encoding label of the WHATWG Encoding Standard/);
-    expect(() => csvOptionsSchema.parse({ encoding: 'utf-16le' })).toThrow(/UTF-16 files are not read/);
+    expect(csvOptionsSchema.parse({ encoding: 'utf-16le' }).encoding).toBe('utf-16le');
     expect(() => csvOptionsSchema.parse({ encoding: 'iso-2022-jp' })).toThrow(/ISO-2022-JP has no decoder here/);
   });
 });

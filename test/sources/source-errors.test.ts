@@ -18,7 +18,7 @@ const badFiles: BadFile[] = [
   { name: 'a directory', config: { file: '.', format: 'csv' }, message: ['is not a file'], hint: 'roster file itself' },
   { name: 'empty (0 bytes)', config: { file: 'empty.csv' }, message: ['empty.csv is empty (0 bytes)'], hint: 'header row' },
   { name: 'only blank lines', config: { file: 'blank-lines-only.csv' }, message: ['blank-lines-only.csv', 'header row'], hint: 'header_row' },
-  { name: 'UTF-16 with BOM', config: { file: 'utf16.csv' }, message: ['utf16.csv is encoded as UTF-16LE'], hint: 'CSV UTF-8' },
+  { name: 'UTF-16 without a BOM, in no clear byte order', config: { file: 'utf16-no-bom-mixed.csv' }, message: ['utf16-no-bom-mixed.csv contains NUL bytes', 'in no clear byte order'], hint: '"encoding: utf-16le"' },
   {
     name: 'duplicate CSV header',
     config: { file: 'duplicate-header.csv' },
