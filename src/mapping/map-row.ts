@@ -116,8 +116,18 @@ function formulaLike(rules: RowRules, plan: FieldPlan, value: string, row: Sourc
 }
 
 function runTransforms(rules: RowRules, plan: FieldPlan, value: string, row: SourceRow, notes: RowNotes, problems: RowProblem[]): string | null {
-  // A formula is not reordered or recased: "=HYPERLINK(…)" split at its comma is neither a name nor the formula.
-  if (plan.text && plan.transforms.length > 0 && looksLikeFormula(trimValue(value))) return formulaLike(rules, plan, value, row, notes, problems);
+  // A formula is not reordered or recased: "=HYPERLINK(…)" split at its comma is neither a name nor
+  // the formula. It is still checked: "=1+1" is no email address, whatever it looks like.
+  if (plan.text && plan.transforms.length > 0 && looksLikeFormula(trimValue(value))) {
+    for (const t of plan.transforms.filter((name) => name === 'email' || name === 'orcid')) {
+      const checked = applyTransform(t, trimValue(value));
+      if (!checked.ok) {
+        problems.push(problemFor(plan, row, value, checked));
+        return null;
+      }
+    }
+    return formulaLike(rules, plan, value, row, notes, problems);
+  }
   let current = value;
   for (const t of plan.transforms) {
     const result = applyTransform(t, current);

@@ -53,7 +53,7 @@ describe('CSV reader: encodings', () => {
     expect(error).toBeInstanceOf(SourceError);
     expect(error.message).toMatch(/is not UTF-8, and its bytes do not say for sure which encoding it was saved in \(likeliest first\)/);
     expect(error.hint).toContain('for example "encoding: koi8-r"');
-    expect(error.message).toContain('as KOI8-R: "Юрий"');
+    expect(unmarked(error.message)).toContain('as KOI8-R: "Юрий"');
   });
 
   it('a byte-order mark wins over a declared encoding, and the notes say so', async () => {
