@@ -202,13 +202,20 @@ function revertsOf(store: StateBackend, runId: string, history: readonly Journal
   return new Set([...runs].filter((id) => store.findRun(id)?.sourceSha256 === revertSource(runId)));
 }
 
-/** The run id `last` stands for: the latest run that journaled a write (a revert included: `last` twice undoes the undo). */
+/**
+ * The run id `last` stands for: the latest run that journaled a write. A revert that finished is
+ * such a run (`last` twice undoes the undo); a revert that did not finish (killed, stopped, a
+ * record failed) stands for the run it was undoing, so the same command again finishes the job
+ * instead of undoing half of it. Its own id still names it.
+ */
 export const LAST_RUN = 'last';
 
 function lastWritingRun(store: StateBackend, pipeline: string): string {
   const found = store.lastWritingRun();
   if (!found) throw new UserFacingError(`pipeline "${pipeline}" has no run that wrote anything: nothing to undo.`, { exitCode: EXIT.usage });
-  return found.id;
+  const undoing = found.sourceSha256?.startsWith(revertSource('')) ? found.sourceSha256.slice(revertSource('').length) : undefined;
+  const finished = found.finishedAt !== null && found.outcome === 'success';
+  return undoing !== undefined && !finished ? undoing : found.id;
 }
 
 /** Field names for the diff and which fields are sets; a mapping that no longer compiles only costs the names. */

@@ -105,3 +105,29 @@ describe('revert of a run killed while its create-if-absent read was in flight',
     expect(undone.code).toBe(1);
   });
 });
+
+describe('a revert killed part-way, run again as it was typed', () => {
+  it('`revert last` finishes undoing the run, never undoes the half-done revert', { timeout: 90_000 }, async () => {
+    const project = await makeProject(people(30), { driftSample: 0, maxRps: 40, concurrency: 2, guards: { max_deletes: 100, max_delete_percent: 100 } });
+    const first = await cli(emu, project.dir, ['sync', project.pipeline, '--create-group']);
+    expect(first.code, first.stderr).toBe(0);
+    const before = structuredClone(groupRecords(emu));
+    await project.writeRoster([...people(20).map((row) => ({ ...row, name: `${row.name} (migrated)` })), ...people(20, 31)]);
+    const migrated = await cli(emu, project.dir, ['sync', project.pipeline, '--allow-deletes', '50']);
+    expect(migrated.code, migrated.stderr).toBe(0);
+
+    const child = pool.take();
+    await child.ready;
+    const base = writesSoFar();
+    await child.run(['revert', project.pipeline, 'last', '--yes', '--allow-deletes', '50'], project.dir, emulatorEnv(emu) as Record<string, string>);
+    for (let waited = 0; writesSoFar() - base < 15 && waited < 20_000; waited += 5) await sleep(5);
+    child.kill();
+    expect((await child.exited).signal).toBe('SIGKILL');
+    expect(writesSoFar() - base).toBeLessThan(50);
+    expect(groupRecords(emu)).not.toEqual(before);
+
+    const again = await cli(emu, project.dir, ['revert', project.pipeline, 'last', '--yes', '--allow-deletes', '50']);
+    expect(again.code, again.stderr).toBe(0);
+    expect(groupRecords(emu)).toEqual(before);
+  });
+});
