@@ -10,7 +10,7 @@
  *   at least NAME_SIMILARITY, computed by the `fastest-levenshtein` package), or an initial for a
  *   given name ("J. Smith", "John Smith") when one full name only fits the initials there.
  *   Evidence against a name pair drops it: two different ORCID iDs, or different emails at one
- *   domain for a common name (carried by COMMON_NAME_ROWS rows or more): at a large institute,
+ *   domain for a common name (COMMON_WORD_ROWS): at a large institute,
  *   wang.wei@ and wang.wei2@ are two people. Figures on a labelled corpus: docs/mapping.md.
  *
  * Blocking, not all pairs: records are only compared inside a block (an ORCID, an email; for names,
@@ -91,12 +91,12 @@ const NEIGHBOURS = 25;
 /** Rows sharing an ORCID iD or email past this many are each paired with the first row only. */
 export const KEY_ALL_PAIRS = 50;
 /**
- * A name carried by this many rows (with an affiliation) or more is common: different emails at
- * one domain are then two people, not one. Tuned on the tuning half of the labelled corpus
- * (bench/duplicate-corpus.ts): 2 would drop every name pair at one domain, more lets look-alikes
- * at a large institute through.
+ * A name is common when each of its words is carried by at least this many rows of the roster (a
+ * common given name with a common family name: "Wei Wang", "Heitor Oliveira"; "Zhongying Ning" is
+ * not). Different emails at one domain for a common name are two people, not one. Tuned on the
+ * tuning half of the labelled corpus (test/fixtures/duplicate-people/, bench/duplicate-people.ts).
  */
-export const COMMON_NAME_ROWS = 3;
+export const COMMON_WORD_ROWS = 5;
 /** The strength of an initials match ("J. Smith" for "John Smith"): below a typo's. */
 const INITIALS_STRENGTH = 0.8;
 
@@ -109,8 +109,12 @@ interface Person {
   /** The name's two blocks: its longest word, and its other words ('' for a one-word name). */
   longest: string;
   others: string;
-  /** The name with every word but the longest cut to its initial, sorted; '' for a one-word name. */
-  initials: string;
+  /**
+   * The initials blocks: a name with an initial ("j smith") is one; a full name ("john smith") is
+   * one per word kept whole, the others cut to their initial ("j smith", "john s"). None for a
+   * one-word name or past four words.
+   */
+  initials: string[];
   /** The name has a one-letter word (an initial). */
   abbreviated: boolean;
   /** The characters of the name, one bit per character code modulo 32: a quick bound on the distance. */
@@ -158,7 +162,14 @@ export class DuplicatePeopleFinder {
   /** Blocks the last search compared in part only, as they were past their cap. */
   partialBlocks: PartialBlock[] = [];
 
-  constructor(private readonly maxRows = DUPLICATE_PEOPLE_MAX_ROWS) {}
+  /**
+   * `commonWordRows` is COMMON_WORD_ROWS but for the corpus's tuning (bench/duplicate-people.ts),
+   * which measures the alternatives on the tuning half.
+   */
+  constructor(
+    private readonly maxRows = DUPLICATE_PEOPLE_MAX_ROWS,
+    private readonly commonWordRows = COMMON_WORD_ROWS,
+  ) {}
 
   add(record: { clientId: string; fields: Fields; provenance?: Provenance }): void {
     if (this.overflowed) return;
@@ -302,27 +313,33 @@ export class DuplicatePeopleFinder {
   /** Names: grouped by affiliation first (an array index, nothing hashed), then by name part. */
   private sameNames(emit: (pair: DuplicatePair) => void): void {
     const groups: Array<number[] | undefined> = [];
-    const rowsByName = new Map<string, number>();
+    const rowsByWord = new Map<string, number>();
     this.people.forEach((person, i) => {
       if (person.name === '') return;
       (groups[person.affiliation] ??= []).push(i);
-      rowsByName.set(person.name, (rowsByName.get(person.name) ?? 0) + 1);
+      for (const word of person.name.split(' ')) rowsByWord.set(word, (rowsByWord.get(word) ?? 0) + 1);
     });
-    const names = new NameJudge(emit, rowsByName, this.affiliations);
+    const names = new NameJudge(emit, new Commonness(rowsByWord, this.commonWordRows), this.affiliations);
     for (const group of groups) {
       if (group === undefined || group.length < 2) continue;
       const byLongest = new Blocks();
       const byOthers = new Blocks();
       const byInitials = new Blocks();
+      names.rowsHere = new Map();
+      for (const i of group) {
+        const name = this.people[i]!.name;
+        names.rowsHere.set(name, (names.rowsHere.get(name) ?? 0) + 1);
+      }
       for (const i of group) {
         const person = this.people[i]!;
         byLongest.add(person.longest, i);
         if (person.others !== '') byOthers.add(person.others, i);
-        if (person.initials !== '') byInitials.add(person.initials, i);
+        for (const key of person.initials) byInitials.add(key, i);
       }
       for (const [part, members] of byLongest.shared()) this.sameName(names, part, members.map((i) => this.people[i]!), 'longest');
       for (const [part, members] of byOthers.shared()) this.sameName(names, part, members.map((i) => this.people[i]!), 'others');
       for (const [, members] of byInitials.shared()) names.initials(members.map((i) => this.people[i]!));
+      names.endAffiliation();
     }
   }
 
@@ -367,6 +384,7 @@ export class DuplicatePeopleFinder {
     let letters = 0;
     for (let i = 0; i < name.length; i++) letters |= 1 << (name.charCodeAt(i) & 31);
     const others = words.filter((_, i) => i !== longest);
+    const abbreviated = words.some((word) => word.length === 1);
     return {
       clientId,
       provenance,
@@ -374,8 +392,8 @@ export class DuplicatePeopleFinder {
       letters,
       longest: words[longest] ?? '',
       others: others.join(' '),
-      initials: others.length === 0 ? '' : [words[longest]!, ...others.map((word) => word[0]!)].sort().join(' '),
-      abbreviated: others.some((word) => word.length === 1),
+      initials: words.length < 2 || words.length > 4 ? [] : abbreviated ? [name] : words.map((_, kept) => words.map((word, i) => (i === kept ? word : word[0]!)).sort().join(' ')),
+      abbreviated,
       affiliation,
       orcids: listOf(fields.orcids),
       emails: emailsOf(fields),
@@ -398,19 +416,29 @@ export class DuplicatePeopleFinder {
   }
 }
 
-/** Decides name pairs: similar or initialled names, unless a stronger tier or evidence against. */
+/**
+ * Decides name pairs: the same, a very similar or an initialled name, only where it is not
+ * ambiguous at the affiliation and nothing says two people.
+ */
 class NameJudge {
+  /** Rows by name at the affiliation being compared (set per affiliation). */
+  rowsHere = new Map<string, number>();
+  /** The affiliation's pairs of similar or initialled names, decided at its end. */
+  private fuzzy: Array<{ p: Person; q: Person; how: string; strength: number }> = [];
+
   constructor(
     private readonly emit: (pair: DuplicatePair) => void,
-    private readonly rowsByName: ReadonlyMap<string, number>,
+    private readonly commonness: Commonness,
     private readonly affiliations: readonly string[],
   ) {}
 
   similar(p: Person, q: Person): void {
+    // An initial is compared as an initial (initials below): "j smith" is not a typo of "k smith".
+    if (p.name !== q.name && (p.abbreviated || q.abbreviated)) return;
     const similarity = nameSimilarity(p.name, q.name);
     if (similarity < NAME_SIMILARITY) return;
-    const how = similarity === 1 ? 'the same name' : `very similar names (${Math.round(similarity * 100)} %)`;
-    this.pair(p, q, how, similarity);
+    if (similarity === 1) this.pair(p, q, 'the same name', 1);
+    else this.fuzzy.push({ p, q, how: `very similar names (${Math.round(similarity * 100)} %)`, strength: similarity });
   }
 
   /**
@@ -426,23 +454,62 @@ class NameJudge {
       if (!p.abbreviated) continue;
       for (const q of block) {
         if (q.name !== name || nameSimilarity(p.name, q.name) >= NAME_SIMILARITY) continue;
-        this.pair(p, q, 'the same initials', INITIALS_STRENGTH);
+        this.fuzzy.push({ p, q, how: 'the same initials', strength: INITIALS_STRENGTH });
       }
     }
   }
 
+  /**
+   * The affiliation's similar and initialled names, once all are known: a name that fits more
+   * than one other there (a typo of "lei liu" is as near "lei lin") says nothing about which.
+   */
+  endAffiliation(): void {
+    const partners = new Map<string, number>();
+    const count = (clientId: string) => partners.set(clientId, (partners.get(clientId) ?? 0) + 1);
+    for (const { p, q } of this.fuzzy) {
+      if (strongestKeyTier(p, q) !== undefined || this.against(p, q)) continue;
+      count(p.clientId);
+      count(q.clientId);
+    }
+    for (const { p, q, how, strength } of this.fuzzy) if (partners.get(p.clientId) === 1 && partners.get(q.clientId) === 1) this.pair(p, q, how, strength);
+    this.fuzzy = [];
+  }
+
   private pair(p: Person, q: Person, how: string, strength: number): void {
-    if (p.clientId === q.clientId || strongestKeyTier(p, q) !== undefined || this.against(p, q)) return;
+    if (p.clientId === q.clientId || strongestKeyTier(p, q) !== undefined || this.ambiguous(p, q) || this.against(p, q)) return;
     const [a, b] = p.clientId < q.clientId ? [p, q] : [q, p];
     this.emit({ tier: 'name', a: side(a), b: side(b), evidence: `${how}, "${p.name}" and "${q.name}", at the same affiliation "${this.affiliations[p.affiliation]}"`, strength });
   }
 
-  /** Evidence that the two are different people: two ORCID iDs, or one domain's two emails for a common name. */
+  /**
+   * A name that fits more than one other row at the affiliation says nothing about which: the same
+   * name on three rows or more there, or a similar name that another row there also carries.
+   */
+  private ambiguous(p: Person, q: Person): boolean {
+    const here = (person: Person) => this.rowsHere.get(person.name) ?? 0;
+    return p.name === q.name ? here(p) > 2 : here(p) > 1 || here(q) > 1;
+  }
+
+  /**
+   * Evidence that the two are different people: two ORCID iDs; or different emails at one domain
+   * (both addresses were given out by the same institution) when the names differ or are common.
+   */
   private against(p: Person, q: Person): boolean {
     if (orcidsConflict(p, q)) return true;
-    if (p.emails.length === 0 || q.emails.length === 0) return false;
-    const common = Math.max(this.rowsByName.get(p.name) ?? 0, this.rowsByName.get(q.name) ?? 0) >= COMMON_NAME_ROWS;
-    return common && firstShared(p.emails.map(domainOf), q.emails.map(domainOf)) !== undefined;
+    if (p.emails.length === 0 || q.emails.length === 0 || firstShared(p.emails.map(domainOf), q.emails.map(domainOf)) === undefined) return false;
+    return p.name !== q.name || this.commonness.isCommon(p.name);
+  }
+}
+
+/** Whether a name is common in the roster: each of its words on COMMON_WORD_ROWS rows or more. */
+class Commonness {
+  constructor(
+    private readonly rowsByWord: ReadonlyMap<string, number>,
+    private readonly threshold: number,
+  ) {}
+
+  isCommon(name: string): boolean {
+    return name.split(' ').every((word) => (this.rowsByWord.get(word) ?? 0) >= this.threshold);
   }
 }
 
