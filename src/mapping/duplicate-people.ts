@@ -156,7 +156,6 @@ export class DuplicatePeopleFinder {
   private readonly affiliationByRaw = new Map<string, number>();
   private readonly affiliationByText = new Map<string, number>();
   private readonly affiliations: string[] = [];
-  private known: string[] = [];
   /** More rows than `maxRows` were added: nothing is checked. */
   overflowed = false;
   /** Blocks the last search compared in part only, as they were past their cap. */
@@ -173,7 +172,7 @@ export class DuplicatePeopleFinder {
 
   add(record: { clientId: string; fields: Fields; provenance?: Provenance }): void {
     if (this.overflowed) return;
-    if (this.people.length + this.known.length >= this.maxRows && !this.index.has(record.clientId)) return this.overflow();
+    if (this.people.length >= this.maxRows && !this.index.has(record.clientId)) return this.overflow();
     const person = this.personOf(record.clientId, record.fields, record.provenance);
     // Duplicate policy `last`: a later row of the same client_id replaces the earlier one.
     const at = this.index.get(record.clientId);
@@ -183,27 +182,9 @@ export class DuplicatePeopleFinder {
     } else this.people[at] = person;
   }
 
-  /**
-   * A row the plan's fast path did not map (its record is the inventory's, unchanged): counted
-   * against the cap, and added by the caller from the inventory when new rows need it (`knownIds`).
-   */
-  addKnown(clientId: string): void {
-    if (this.overflowed) return;
-    if (this.people.length + this.known.length >= this.maxRows) return this.overflow();
-    this.known.push(clientId);
-  }
-
-  /** The client_ids given to addKnown and not added since, emptied once read. */
-  takeKnownIds(): string[] {
-    const ids = this.known.filter((clientId) => !this.index.has(clientId));
-    this.known = [];
-    return ids;
-  }
-
   private overflow(): void {
     this.overflowed = true;
     this.people.length = 0;
-    this.known = [];
     this.index.clear();
     this.affiliationByRaw.clear();
     this.affiliationByText.clear();

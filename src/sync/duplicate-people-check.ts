@@ -26,14 +26,14 @@ export function checkDuplicatePeople(input: {
   maxStoredRejected?: number;
 }): { notes: string[]; pendingRenames: ReadonlyMap<string, DuplicatePair> } {
   const { people, store, roster } = input;
-  const known = people.takeKnownIds();
+  // Rows the plan's fast path did not map are the inventory's records, unchanged: added from it,
+  // so the roster's rows are compared whichever path read them (`validate` maps every row).
   const anyNew = input.newIds ? [...input.newIds].some((clientId) => !input.keepAsIs.has(clientId)) : true;
-  if (store && anyNew && known.length > 0) {
-    for (let at = 0; at < known.length; at += store.lookupBatch) {
-      for (const [clientId, fields] of store.lastApplied(known.slice(at, at + store.lookupBatch))) {
-        const row = roster.firstRowById.get(clientId);
-        people.add({ clientId, fields, ...(row !== undefined ? { provenance: { file: input.sourceFile, row } } : {}) });
-      }
+  if (store && anyNew) {
+    for (const [clientId, fields] of ownedFields(store)) {
+      if (people.overflowed) break;
+      const row = roster.firstRowById.get(clientId);
+      if (row !== undefined && !people.has(clientId)) people.add({ clientId, fields, provenance: { file: input.sourceFile, row } });
     }
   }
   const { pendingRenames } = decideDuplicatePeople({

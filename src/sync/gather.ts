@@ -159,7 +159,6 @@ export async function gatherPlanInput(input: {
           ownedCount,
           rewrite: unfinished,
           onKnown: (clientId) => {
-            people.addKnown(clientId);
             if (pending.length === 0) classifier.addUnchanged(clientId);
             else if (pending.push(clientId) >= store.lookupBatch) classifyPending();
           },
