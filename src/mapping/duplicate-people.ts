@@ -106,15 +106,6 @@ interface Person {
   provenance?: Provenance;
   /** Normalised, words sorted; '' without an affiliation (the name tier needs one) or a name. */
   name: string;
-  /** The name's two blocks: its longest word, and its other words ('' for a one-word name). */
-  longest: string;
-  others: string;
-  /**
-   * The initials blocks: a name with an initial ("j smith") is one; a full name ("john smith") is
-   * one per word kept whole, the others cut to their initial ("j smith", "john s"). None for a
-   * one-word name or past four words.
-   */
-  initials: string[];
   /** The name has a one-letter word (an initial). */
   abbreviated: boolean;
   /** The characters of the name, one bit per character code modulo 32: a quick bound on the distance. */
@@ -313,9 +304,11 @@ export class DuplicatePeopleFinder {
       }
       for (const i of group) {
         const person = this.people[i]!;
-        byLongest.add(person.longest, i);
-        if (person.others !== '') byOthers.add(person.others, i);
-        for (const key of person.initials) byInitials.add(key, i);
+        // The name's two blocks (computed here, not kept: a row's identity stays small).
+        const { longest, others } = namePartsOf(person.name);
+        byLongest.add(longest, i);
+        if (others !== '') byOthers.add(others, i);
+        for (const key of initialsOf(person)) byInitials.add(key, i);
       }
       for (const [part, members] of byLongest.shared()) this.sameName(names, part, members.map((i) => this.people[i]!), 'longest');
       for (const [part, members] of byOthers.shared()) this.sameName(names, part, members.map((i) => this.people[i]!), 'others');
@@ -330,7 +323,7 @@ export class DuplicatePeopleFinder {
    */
   private sameName(names: NameJudge, part: string, block: Person[], by: 'longest' | 'others'): void {
     const consider = (p: Person, q: Person) => {
-      if (by === 'others' && p.longest === q.longest) return;
+      if (by === 'others' && namePartsOf(p.name).longest === namePartsOf(q.name).longest) return;
       // The evidence names them in sorted order, whichever block found them.
       if (q.name < p.name) names.similar(q, p);
       else names.similar(p, q);
@@ -359,21 +352,15 @@ export class DuplicatePeopleFinder {
   private personOf(clientId: string, fields: Fields, provenance: Provenance | undefined): Person {
     const affiliation = this.affiliationOf(listOf(fields.affiliations)[0]);
     const words = affiliation < 0 ? [] : nameWords(textOf(fields.name));
-    let longest = 0;
-    for (let i = 1; i < words.length; i++) if (words[i]!.length > words[longest]!.length) longest = i;
     const name = words.join(' ');
     let letters = 0;
     for (let i = 0; i < name.length; i++) letters |= 1 << (name.charCodeAt(i) & 31);
-    const others = words.filter((_, i) => i !== longest);
     const abbreviated = words.some((word) => word.length === 1);
     return {
       clientId,
       provenance,
       name,
       letters,
-      longest: words[longest] ?? '',
-      others: others.join(' '),
-      initials: words.length < 2 || words.length > 4 ? [] : abbreviated ? [name] : words.map((_, kept) => words.map((word, i) => (i === kept ? word : word[0]!)).sort().join(' ')),
       abbreviated,
       affiliation,
       orcids: listOf(fields.orcids),
@@ -494,6 +481,26 @@ class Commonness {
   }
 }
 
+/** A name's longest word (the first of the longest), and its other words ('' for a one-word name). */
+function namePartsOf(name: string): { longest: string; others: string } {
+  const words = name.split(' ');
+  let longest = 0;
+  for (let i = 1; i < words.length; i++) if (words[i]!.length > words[longest]!.length) longest = i;
+  return { longest: words[longest]!, others: words.filter((_, i) => i !== longest).join(' ') };
+}
+
+/**
+ * A name's initials blocks (computed when compared, not kept): a name with an initial ("j smith")
+ * is one; a full name ("john smith") is one per word kept whole, the others cut to their initial
+ * ("j smith", "john s"). None for a one-word name or past four words.
+ */
+function initialsOf(person: Person): string[] {
+  const words = person.name.split(' ');
+  if (words.length < 2 || words.length > 4) return [];
+  if (person.abbreviated) return [person.name];
+  return words.map((_, kept) => words.map((word, i) => (i === kept ? word : word[0]!)).sort().join(' '));
+}
+
 /** Pairs listed in reports, at most: the strongest first; the rest are counted by tier. */
 export const MAX_LISTED_PAIRS = 500;
 
@@ -612,8 +619,11 @@ function textOf(value: FieldValue | undefined): string {
   return typeof value === 'string' ? value : '';
 }
 
+/** One empty list for every row without a value: a row's identity keeps no array of its own for it. */
+const NONE: string[] = [];
+
 function listOf(value: FieldValue | undefined): string[] {
-  if (!Array.isArray(value)) return [];
+  if (!Array.isArray(value) || value.length === 0) return NONE;
   // Mapped lists hold no empty strings already: copy only when one slipped in.
   return value.every((item) => item !== '') ? value : value.filter((item) => item !== '');
 }
