@@ -298,6 +298,7 @@ export class DuplicatePeopleFinder {
       const byOthers = new Blocks();
       const byInitials = new Blocks();
       names.rowsHere = new Map();
+      const longestOf = new Map<Person, string>();
       for (const i of group) {
         const name = this.people[i]!.name;
         names.rowsHere.set(name, (names.rowsHere.get(name) ?? 0) + 1);
@@ -306,24 +307,26 @@ export class DuplicatePeopleFinder {
         const person = this.people[i]!;
         // The name's two blocks (computed here, not kept: a row's identity stays small).
         const { longest, others } = namePartsOf(person.name);
+        longestOf.set(person, longest);
         byLongest.add(longest, i);
         if (others !== '') byOthers.add(others, i);
         for (const key of initialsOf(person)) byInitials.add(key, i);
       }
-      for (const [part, members] of byLongest.shared()) this.sameName(names, part, members.map((i) => this.people[i]!), 'longest');
-      for (const [part, members] of byOthers.shared()) this.sameName(names, part, members.map((i) => this.people[i]!), 'others');
+      for (const [part, members] of byLongest.shared()) this.sameName(names, part, members.map((i) => this.people[i]!));
+      for (const [part, members] of byOthers.shared()) this.sameName(names, part, members.map((i) => this.people[i]!), longestOf);
       for (const [, members] of byInitials.shared()) names.initials(members.map((i) => this.people[i]!));
       names.endAffiliation();
     }
   }
 
   /**
-   * One name block (one affiliation, one name part), its members in row order. The `others` block
-   * leaves to the `longest` one the pairs that share their longest word too, so each pair is found once.
+   * One name block (one affiliation, one name part), its members in row order. An `others` block
+   * (given `longestOf`) leaves to the `longest` one the pairs that share their longest word too,
+   * so each pair is found once.
    */
-  private sameName(names: NameJudge, part: string, block: Person[], by: 'longest' | 'others'): void {
+  private sameName(names: NameJudge, part: string, block: Person[], longestOf?: ReadonlyMap<Person, string>): void {
     const consider = (p: Person, q: Person) => {
-      if (by === 'others' && namePartsOf(p.name).longest === namePartsOf(q.name).longest) return;
+      if (longestOf && longestOf.get(p) === longestOf.get(q)) return;
       // The evidence names them in sorted order, whichever block found them.
       if (q.name < p.name) names.similar(q, p);
       else names.similar(p, q);
