@@ -63,7 +63,14 @@ export function decideDuplicatePeople(input: {
     },
   });
   if (list.total === 0) return { pendingRenames };
-  const listed = list.pairs().map((pair) => (pendingRenames.get(pair.a.clientId) === pair || pendingRenames.get(pair.b.clientId) === pair ? { ...pair, pendingRename: true as const } : pair));
+  // Each side marked as the report shows it: owned (in the group already), a pending rename.
+  const sideOf = (person: DuplicatePair['a']) => (isNew(person.clientId) || person.owned ? person : { ...person, owned: true as const });
+  const listed = list.pairs().map((pair) => ({
+    ...pair,
+    a: sideOf(pair.a),
+    b: sideOf(pair.b),
+    ...(pendingRenames.get(pair.a.clientId) === pair || pendingRenames.get(pair.b.clientId) === pair ? { pendingRename: true as const } : {}),
+  }));
   roster.duplicatePeople = listed;
   roster.duplicatePeopleFound = { found: { ...list.found }, listed: listed.length, leftOut: list.total - listed.length };
   return { pendingRenames };

@@ -272,7 +272,7 @@ function filteredSection(report: RunReport): string {
 function duplicatePeopleSection(report: RunReport): string {
   const pairs = report.duplicatePeople ?? [];
   if (pairs.length === 0) return '';
-  const who = (person: (typeof pairs)[number]['a']) => `${person.clientId}${person.provenance ? ` (${formatProvenance(person.provenance)})` : person.owned ? ' (in the group)' : ''}`;
+  const who = (person: (typeof pairs)[number]['a']) => `${person.clientId}${person.provenance ? ` (${formatProvenance(person.provenance)})` : ''}${person.owned ? ' (in the group)' : ''}`;
   const table = renderTable({
     columns: [{ label: 'client_id' }, { label: 'client_id' }, { label: 'tier' }, { label: 'evidence' }],
     rows: pairs,
