@@ -94,7 +94,9 @@ export const KEY_ALL_PAIRS = 50;
  * A name is common when each of its words is carried by at least this many rows of the roster (a
  * common given name with a common family name: "Wei Wang", "Heitor Oliveira"; "Zhongying Ning" is
  * not). Different emails at one domain for a common name are two people, not one. Tuned on the
- * tuning half of the labelled corpus (test/fixtures/duplicate-people/, bench/duplicate-people.ts).
+ * tuning half of the labelled corpus (test/fixtures/duplicate-people/; bench/duplicate-tuning.ts
+ * prints the candidates): 5 is the largest whose name pairs keep a precision of 0.95 (3 misses
+ * recall 0.9 over all pairs; 10 lets look-alikes at large institutes through).
  */
 export const COMMON_WORD_ROWS = 5;
 /** The strength of an initials match ("J. Smith" for "John Smith"): below a typo's. */

@@ -25,7 +25,7 @@ export function duplicatePeopleNotes(input: {
   skippedPast?: number;
 }): string[] {
   const notes: string[] = [];
-  if (input.skippedPast !== undefined) notes.push(`The check for the same person under two client_ids was skipped: more than ${input.skippedPast} rows were mapped in this run.`);
+  if (input.skippedPast !== undefined) notes.push(`The check for the same person under two client_ids was skipped: the roster has more than ${input.skippedPast} rows (its identities are kept in memory; past that the run would not stay within its memory budget).`);
   const partial = describePartialBlocks(input.partialBlocks);
   if (partial) notes.push(partial);
   const found = input.found;
