@@ -206,9 +206,12 @@ export class DuplicatePeopleFinder {
       search.onPair?.(pair);
       list.add(pair);
     };
-    this.sameKey(emit, 'orcid');
-    this.sameKey(emit, 'email');
-    this.sameNames(emit);
+    // Only blocks with a new row can give a pair the search wants (a nightly run adds a few).
+    const newIds = search.newIds;
+    const anyNew = (members: readonly number[]) => newIds === undefined || members.some((i) => newIds.has(this.people[i]!.clientId));
+    this.sameKey(emit, 'orcid', anyNew);
+    this.sameKey(emit, 'email', anyNew);
+    this.sameNames(emit, anyNew);
     if (search.owned) this.againstInventory(emit, search.owned, search.newIds);
     return list;
   }
@@ -259,7 +262,7 @@ export class DuplicatePeopleFinder {
   }
 
   /** Rows sharing an ORCID iD (or an email): every pair, or past KEY_ALL_PAIRS each with the first. */
-  private sameKey(emit: (pair: DuplicatePair) => void, tier: 'orcid' | 'email'): void {
+  private sameKey(emit: (pair: DuplicatePair) => void, tier: 'orcid' | 'email', wanted: (members: readonly number[]) => boolean): void {
     const blocks = new Blocks();
     this.people.forEach((person, i) => {
       for (const key of tier === 'orcid' ? person.orcids : person.emails) blocks.add(key, i);
@@ -274,6 +277,7 @@ export class DuplicatePeopleFinder {
       emit({ tier, a: side(a), b: side(b), evidence: evidence + key, strength: 1 });
     };
     for (const [key, members] of blocks.shared()) {
+      if (!wanted(members)) continue;
       const people = members.map((i) => this.people[i]!);
       if (people.length > KEY_ALL_PAIRS) {
         this.partialBlocks.push({ tier, size: people.length, first: side(people[0]!) });
@@ -285,7 +289,7 @@ export class DuplicatePeopleFinder {
   }
 
   /** Names: grouped by affiliation first (an array index, nothing hashed), then by name part. */
-  private sameNames(emit: (pair: DuplicatePair) => void): void {
+  private sameNames(emit: (pair: DuplicatePair) => void, wanted: (members: readonly number[]) => boolean): void {
     const groups: Array<number[] | undefined> = [];
     const rowsByWord = new Map<string, number>();
     this.people.forEach((person, i) => {
@@ -295,7 +299,7 @@ export class DuplicatePeopleFinder {
     });
     const names = new NameJudge(emit, new Commonness(rowsByWord, this.commonWordRows), this.affiliations);
     for (const group of groups) {
-      if (group === undefined || group.length < 2) continue;
+      if (group === undefined || group.length < 2 || !wanted(group)) continue;
       const byLongest = new Blocks();
       const byOthers = new Blocks();
       const byInitials = new Blocks();
