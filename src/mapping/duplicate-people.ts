@@ -216,7 +216,7 @@ export class DuplicatePeopleFinder {
     return list;
   }
 
-  /** Convenience for tests and `validate`'s callers: every pair, strongest first. */
+  /** Every pair among the rows added, strongest first (tests and library users; commands use find). */
   inRoster(): DuplicatePair[] {
     return this.find({ limit: Number.MAX_SAFE_INTEGER }).pairs();
   }
