@@ -1,5 +1,6 @@
 /**
- * The heaviest run users make: a first `sync --create-group` of a large roster, every row a create.
+ * The heaviest run users make: a first `sync --create-group` of a large roster, every row a create,
+ * its people from the labelled corpus (realistic name frequencies, bench/generate.ts writeCorpusCsv).
  * Measured per run: wall time, the sync process's peak RSS, and the sizes of the report files.
  *
  * The emulator runs in a process of its own (`rostersync emulator`, no rate limit), so its memory
@@ -11,7 +12,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { generateRoster, pipelineYaml } from './generate.js';
+import { pipelineYaml, writeCorpusCsv } from './generate.js';
 import { spread, type Spread } from './stats.js';
 
 const ROOT = resolve(import.meta.dirname, '..');
@@ -133,11 +134,14 @@ function folderSizes(dir: string): Record<string, number> {
 }
 
 export async function firstSyncCase(dataDir: string, rows: number, runs: number, log: (message: string) => void): Promise<FirstSyncCase> {
-  const dir = join(dataDir, `first-sync-${rows}`);
+  // People from the labelled corpus: realistic name frequencies (many share common names and large
+  // institutions), duplicates and look-alikes planted, an affiliation on every row; so the check
+  // for the same person under two client_ids meets what it meets in real rosters.
+  const dir = join(dataDir, `first-sync-corpus-${rows}`);
   const marker = join(dir, '.complete');
   if (!existsSync(marker)) {
     log(`first sync ${rows}: generating the roster`);
-    await generateRoster(dir, { format: 'csv', rows, seed: 42 });
+    await writeCorpusCsv(dir, rows, 42);
     writeFileSync(marker, `${rows}\n`);
   }
   // The emulator has no limit here; a max_rps far above what it serves keeps the client from pacing.

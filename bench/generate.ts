@@ -165,6 +165,34 @@ export async function generateRoster(dir: string, options: RosterOptions): Promi
   return { dir, roster, mapping: join(dir, 'mapping.yaml'), pipeline: join(dir, 'pipeline.yaml'), rows: options.rows };
 }
 
+/** The mapping of a corpus roster (writeCorpusCsv): the standard fields with the affiliation. */
+export const CORPUS_MAPPING_YAML = MAPPING_YAML.replace('  orcids: { column: ORCID, transforms: [orcid] }\n', '  orcids: { column: ORCID, transforms: [orcid] }\n  affiliations: { column: Affiliation }\n');
+
+/**
+ * A roster whose people come from the labelled corpus (test/fixtures/duplicate-people/): names,
+ * institutions and emails with published name frequencies, 2 % planted duplicates and 1 %
+ * look-alikes; the custom fields' columns as makeRows gives them. Same seed, same file.
+ */
+export async function writeCorpusCsv(dir: string, rows: number, seed = 42): Promise<void> {
+  mkdirSync(dir, { recursive: true });
+  const { generateCorpus } = await import('../test/fixtures/duplicate-people/corpus.js');
+  const corpus = generateCorpus(rows, seed);
+  const out = createWriteStream(join(dir, 'roster.csv'));
+  let buffer = `${[...HEADERS, 'Affiliation'].join(',')}\n`;
+  let i = 0;
+  for (const row of makeRows({ rows, format: 'csv', seed })) {
+    const person = corpus.rows[i++]!;
+    buffer += `${person.clientId},${csvCell(person.name)},${csvCell(person.email)},${person.orcid},${row.level},${row.areas},${row.reviews},${row.lastReview.toISOString().slice(0, 10)},${csvCell(person.affiliation)}\n`;
+    if (buffer.length > 1 << 20) {
+      if (!out.write(buffer)) await new Promise<void>((resolve) => out.once('drain', () => resolve()));
+      buffer = '';
+    }
+  }
+  out.write(buffer);
+  await new Promise<void>((resolve, reject) => out.end((error?: Error | null) => (error ? reject(error) : resolve())));
+  writeFileSync(join(dir, 'mapping.yaml'), CORPUS_MAPPING_YAML);
+}
+
 // `tsx bench/generate.ts csv 10000 bench/data/x` for a one-off file.
 if (import.meta.url === `file://${process.argv[1]}`) {
   const [format, rows, dir] = process.argv.slice(2);

@@ -1,20 +1,29 @@
 /**
  * The same person under two client_ids: the classic result of an old database (two person ids for
  * one reviewer, one per email). Pure: records in, pairs with their evidence out. Three tiers, the
- * strongest one a pair meets named:
+ * strongest one a pair meets named (docs/mapping.md, "The same person twice"):
  * - `orcid`: an ORCID iD in common;
- * - `email`: an email in common (case-insensitive);
+ * - `email`: an email in common (case-insensitive), unless each row has ORCID iDs and none is
+ *   shared (a lab's shared mailbox holds two people);
  * - `name`: the same first affiliation, and the same name once normalised (accents, case,
- *   punctuation and word order set aside) or a very similar one (normalised Levenshtein similarity
- *   at least NAME_SIMILARITY, computed by the `fastest-levenshtein` package).
+ *   punctuation and word order set aside), a very similar one (normalised Levenshtein similarity
+ *   at least NAME_SIMILARITY, computed by the `fastest-levenshtein` package), or an initial for a
+ *   given name ("J. Smith", "John Smith") when one full name only fits the initials there.
+ *   Evidence against a name pair drops it: two different ORCID iDs, or different emails at one
+ *   domain for a common name (COMMON_WORD_ROWS): at a large institute,
+ *   wang.wei@ and wang.wei2@ are two people. Figures on a labelled corpus: docs/mapping.md.
  *
  * Blocking, not all pairs: records are only compared inside a block (an ORCID, an email; for names,
- * the affiliation with the name's longest word, and the affiliation with its other words), so the
- * work grows with the roster, not with its square. Names are compared when they share the longest
- * word or all the others: a typo in both is not found (an ORCID or an email in common still is).
+ * the affiliation with the name's longest word, the affiliation with its other words, and the
+ * affiliation with its initials), so the work grows with the roster, not with its square. Names
+ * are compared when they share the longest word or all the others: a typo in both is not found (an
+ * ORCID or an email in common still is).
  *
- * Bounded: a common value must not make the check quadratic, so a block past its cap is compared in
- * part, and listed in `partialBlocks` (the run's notes say so, describePartialBlocks):
+ * Bounded: the finder keeps at most `maxRows` identities (past it the check is skipped and the
+ * run says so), pairs are not kept but handed to a sink as found (the caller keeps the strongest
+ * MAX_LISTED_PAIRS and counts the rest: see PairList), and a common value must not make the check
+ * quadratic, so a block past its cap is compared in part, and listed in `partialBlocks` (the
+ * run's notes say so, describePartialBlocks):
  * - rows sharing one ORCID iD or email (a placeholder such as none@example.org on thousands of
  *   rows) are one group: past KEY_ALL_PAIRS rows each is paired with the group's first row only,
  *   so every row of the group is still in a pair (and held back under `reject`), in linear size;
@@ -45,6 +54,21 @@ export interface DuplicatePair {
   b: DuplicatePerson;
   /** What the two have in common, in words (the ORCID iD, the email, the names and affiliation). */
   evidence: string;
+  /** How strong within its tier, 0 to 1: 1 for an ORCID iD or an email, the names' similarity else. */
+  strength: number;
+  /**
+   * The owned side is gone from the roster and the new side is held back (`reject`): the owned
+   * record is kept, not deleted, until the rows are merged or the policy says `warn`.
+   */
+  pendingRename?: true;
+}
+
+/** How many pairs a check found, by tier, and how many the report lists (the strongest). */
+export interface DuplicatePeopleFound {
+  found: Record<DuplicateTier, number>;
+  listed: number;
+  /** Found but not listed. */
+  leftOut: number;
 }
 
 /** A block too large to compare in full: compared in part (see the top of this file). */
@@ -66,6 +90,17 @@ export const BLOCK_ALL_PAIRS = 500;
 const NEIGHBOURS = 25;
 /** Rows sharing an ORCID iD or email past this many are each paired with the first row only. */
 export const KEY_ALL_PAIRS = 50;
+/**
+ * A name is common when each of its words is carried by at least this many rows of the roster (a
+ * common given name with a common family name: "Wei Wang", "Heitor Oliveira"; "Zhongying Ning" is
+ * not). Different emails at one domain for a common name are two people, not one. Tuned on the
+ * tuning half of the labelled corpus (test/fixtures/duplicate-people/; bench/duplicate-tuning.ts
+ * prints the candidates): 5 is the largest whose name pairs keep a precision of 0.95 (3 misses
+ * recall 0.9 over all pairs; 10 lets look-alikes at large institutes through).
+ */
+export const COMMON_WORD_ROWS = 5;
+/** The strength of an initials match ("J. Smith" for "John Smith"): below a typo's. */
+const INITIALS_STRENGTH = 0.8;
 
 interface Person {
   clientId: string;
@@ -73,9 +108,8 @@ interface Person {
   provenance?: Provenance;
   /** Normalised, words sorted; '' without an affiliation (the name tier needs one) or a name. */
   name: string;
-  /** The name's two blocks: its longest word, and its other words ('' for a one-word name). */
-  longest: string;
-  others: string;
+  /** The name has a one-letter word (an initial). */
+  abbreviated: boolean;
   /** The characters of the name, one bit per character code modulo 32: a quick bound on the distance. */
   letters: number;
   /** Index into the finder's normalised affiliations; -1 for none. */
@@ -84,11 +118,28 @@ interface Person {
   emails: string[];
 }
 
+/** The sides of a pair as the inventory pass sees an owned record: no name, only its keys. */
+type Keys = Pick<Person, 'orcids' | 'emails'>;
+
 /**
- * Rows whose identities are kept for the check, at most: about 200 bytes each, so a million-row
+ * Rows whose identities are kept for the check, at most: about 250 bytes each, so a million-row
  * first run (every row mapped) stays within its memory budget; past it the check is skipped.
  */
 export const DUPLICATE_PEOPLE_MAX_ROWS = 250_000;
+
+/** What a search keeps and tells: see DuplicatePeopleFinder.find. */
+export interface DuplicateSearch {
+  /** A pair is considered only when this accepts it (both ids); every pair without it. */
+  accept?: (a: string, b: string) => boolean;
+  /** The inventory's records (client_id, fields last applied), compared with the roster's new rows. */
+  owned?: Iterable<readonly [string, Fields]>;
+  /** Client_ids the inventory lacks (the inventory pass pairs only these); every row without it. */
+  newIds?: ReadonlySet<string>;
+  /** Called for every pair found, listed or not. */
+  onPair?: (pair: DuplicatePair) => void;
+  /** Pairs listed, the strongest first. @default MAX_LISTED_PAIRS */
+  limit?: number;
+}
 
 /** Collects the roster's records (their identity only) and finds the pairs among them. */
 export class DuplicatePeopleFinder {
@@ -100,22 +151,21 @@ export class DuplicatePeopleFinder {
   private readonly affiliations: string[] = [];
   /** More rows than `maxRows` were added: nothing is checked. */
   overflowed = false;
-  /** Blocks the last `inRoster` compared in part only, as they were past their cap. */
+  /** Blocks the last search compared in part only, as they were past their cap. */
   partialBlocks: PartialBlock[] = [];
 
-  constructor(private readonly maxRows = DUPLICATE_PEOPLE_MAX_ROWS) {}
+  /**
+   * `commonWordRows` is COMMON_WORD_ROWS but for the corpus's tuning (bench/duplicate-people.ts),
+   * which measures the alternatives on the tuning half.
+   */
+  constructor(
+    private readonly maxRows = DUPLICATE_PEOPLE_MAX_ROWS,
+    private readonly commonWordRows = COMMON_WORD_ROWS,
+  ) {}
 
   add(record: { clientId: string; fields: Fields; provenance?: Provenance }): void {
     if (this.overflowed) return;
-    if (this.people.length >= this.maxRows) {
-      this.overflowed = true;
-      this.people.length = 0;
-      this.index.clear();
-      this.affiliationByRaw.clear();
-      this.affiliationByText.clear();
-      this.affiliations.length = 0;
-      return;
-    }
+    if (this.people.length >= this.maxRows && !this.index.has(record.clientId)) return this.overflow();
     const person = this.personOf(record.clientId, record.fields, record.provenance);
     // Duplicate policy `last`: a later row of the same client_id replaces the earlier one.
     const at = this.index.get(record.clientId);
@@ -125,46 +175,62 @@ export class DuplicatePeopleFinder {
     } else this.people[at] = person;
   }
 
+  private overflow(): void {
+    this.overflowed = true;
+    this.people.length = 0;
+    this.index.clear();
+    this.affiliationByRaw.clear();
+    this.affiliationByText.clear();
+    this.affiliations.length = 0;
+  }
+
   get size(): number {
     return this.people.length;
   }
 
-  /** Pairs of different client_ids among the records added, each once, with its strongest tier. */
-  inRoster(): DuplicatePair[] {
-    this.partialBlocks = [];
-    if (this.overflowed) return [];
-    const found = new PairSet();
-    this.sameKey(found, 'orcid', (person) => person.orcids);
-    this.sameKey(found, 'email', (person) => person.emails);
-    // Names: grouped by affiliation first (an array index, nothing hashed), then by name part.
-    const groups: Array<number[] | undefined> = [];
-    this.people.forEach((person, i) => {
-      if (person.name !== '') (groups[person.affiliation] ??= []).push(i);
-    });
-    for (const group of groups) {
-      if (group === undefined || group.length < 2) continue;
-      const byLongest = new Blocks();
-      const byOthers = new Blocks();
-      for (const i of group) {
-        const person = this.people[i]!;
-        byLongest.add(person.longest, i);
-        if (person.others !== '') byOthers.add(person.others, i);
-      }
-      for (const blocks of [byLongest, byOthers]) for (const [part, members] of blocks.shared()) this.sameName(found, part, members.map((i) => this.people[i]!));
-    }
-    return found.pairs();
+  has(clientId: string): boolean {
+    return this.index.has(clientId);
   }
 
   /**
-   * Pairs of a new client_id (one the inventory does not own) with an owned record that has the
-   * same ORCID iD or email. `owned` is read once, in pages: the inventory's client_ids and fields.
+   * Every pair the search accepts, each once with its strongest tier: among the rows added, then
+   * the new rows against the inventory. Returns the strongest `limit` pairs and the counts.
    */
-  againstInventory(newIds: ReadonlySet<string>, owned: Iterable<readonly [string, Fields]>): DuplicatePair[] {
-    if (this.overflowed) return [];
+  find(search: DuplicateSearch = {}): PairList {
+    this.partialBlocks = [];
+    const list = new PairList(search.limit ?? MAX_LISTED_PAIRS);
+    if (this.overflowed) return list;
+    const accept = search.accept ?? (() => true);
+    const emit = (pair: DuplicatePair) => {
+      if (!accept(pair.a.clientId, pair.b.clientId)) return;
+      search.onPair?.(pair);
+      list.add(pair);
+    };
+    // Only blocks with a new row can give a pair the search wants (a nightly run adds a few).
+    const newIds = search.newIds;
+    const anyNew = (members: readonly number[]) => newIds === undefined || members.some((i) => newIds.has(this.people[i]!.clientId));
+    this.sameKey(emit, 'orcid', anyNew);
+    this.sameKey(emit, 'email', anyNew);
+    this.sameNames(emit, anyNew);
+    if (search.owned) this.againstInventory(emit, search.owned, search.newIds);
+    return list;
+  }
+
+  /** Every pair among the rows added, strongest first (tests and library users; commands use find). */
+  inRoster(): DuplicatePair[] {
+    return this.find({ limit: Number.MAX_SAFE_INTEGER }).pairs();
+  }
+
+  /**
+   * A new client_id (one the inventory does not own) with an owned record that has the same ORCID
+   * iD or email as the inventory last applied it. A pair the roster's own rows already gave (the
+   * owned row mapped in this run, with the key in common) is not given twice.
+   */
+  private againstInventory(emit: (pair: DuplicatePair) => void, owned: Iterable<readonly [string, Fields]>, newIds: ReadonlySet<string> | undefined): void {
     const byKey = { orcid: new Map<string, Person[]>(), email: new Map<string, Person[]>() };
     let keys = 0;
     for (const person of this.people) {
-      if (!newIds.has(person.clientId)) continue;
+      if (newIds && !newIds.has(person.clientId)) continue;
       for (const [tier, values] of [['orcid', person.orcids], ['email', person.emails]] as const) {
         for (const value of values) {
           const list = byKey[tier].get(value);
@@ -174,48 +240,108 @@ export class DuplicatePeopleFinder {
         }
       }
     }
-    const found = new PairSet();
-    if (keys === 0) return [];
+    if (keys === 0) return;
     for (const [clientId, fields] of owned) {
-      const other = { clientId, owned: true };
-      for (const [tier, values] of [['orcid', listOf(fields.orcids)], ['email', emailsOf(fields)]] as const) {
-        for (const value of values) {
+      const keysOf: Keys = { orcids: listOf(fields.orcids), emails: emailsOf(fields) };
+      const inRoster = this.index.get(clientId);
+      const rosterSide = inRoster === undefined ? undefined : this.people[inRoster]!;
+      const seen = new Set<string>();
+      for (const tier of ['orcid', 'email'] as const) {
+        for (const value of tier === 'orcid' ? keysOf.orcids : keysOf.emails) {
           for (const person of byKey[tier].get(value) ?? []) {
-            if (person.clientId !== clientId) found.add(tier, person, other, `same ${tier === 'orcid' ? 'ORCID iD' : 'email'} ${value} as the owned record ${clientId}`);
+            if (person.clientId === clientId || seen.has(person.clientId)) continue;
+            seen.add(person.clientId);
+            if (tier === 'email' && orcidsConflict(person, keysOf)) continue;
+            // Found among the roster's rows already (the owned row says the same of this key).
+            if (rosterSide && strongestKeyTier(person, rosterSide) !== undefined) continue;
+            emit({ tier, a: side(person), b: { clientId, owned: true }, evidence: `same ${tier === 'orcid' ? 'ORCID iD' : 'email'} ${value} as the owned record ${clientId}`, strength: 1 });
           }
         }
       }
     }
-    return found.pairs();
   }
 
-  /** Rows sharing an ORCID iD or an email: every pair, or past KEY_ALL_PAIRS each with the first. */
-  private sameKey(found: PairSet, tier: 'orcid' | 'email', keysOf: (person: Person) => string[]): void {
+  /** Rows sharing an ORCID iD (or an email): every pair, or past KEY_ALL_PAIRS each with the first. */
+  private sameKey(emit: (pair: DuplicatePair) => void, tier: 'orcid' | 'email', wanted: (members: readonly number[]) => boolean): void {
     const blocks = new Blocks();
     this.people.forEach((person, i) => {
-      for (const key of keysOf(person)) blocks.add(key, i);
+      for (const key of tier === 'orcid' ? person.orcids : person.emails) blocks.add(key, i);
     });
-    const evidence = (key: string) => `same ${tier === 'orcid' ? 'ORCID iD' : 'email'} ${key}`;
+    const evidence = `same ${tier === 'orcid' ? 'ORCID iD' : 'email'} `;
+    const pair = (p: Person, q: Person, key: string) => {
+      // Each pair once, under its strongest tier and the key of the smallest block it shares
+      // (compared in full when any of them is).
+      if (strongestKeyTier(p, q) !== tier || blocks.smallestShared(tier === 'orcid' ? p.orcids : p.emails, tier === 'orcid' ? q.orcids : q.emails) !== key) return;
+      if (tier === 'email' && orcidsConflict(p, q)) return;
+      const [a, b] = p.clientId < q.clientId ? [p, q] : [q, p];
+      emit({ tier, a: side(a), b: side(b), evidence: evidence + key, strength: 1 });
+    };
     for (const [key, members] of blocks.shared()) {
+      if (!wanted(members)) continue;
       const people = members.map((i) => this.people[i]!);
       if (people.length > KEY_ALL_PAIRS) {
         this.partialBlocks.push({ tier, size: people.length, first: side(people[0]!) });
-        for (let y = 1; y < people.length; y++) found.add(tier, people[0]!, people[y]!, evidence(key));
+        for (let y = 1; y < people.length; y++) pair(people[0]!, people[y]!, key);
         continue;
       }
-      for (let x = 0; x < people.length; x++) {
-        for (let y = x + 1; y < people.length; y++) found.add(tier, people[x]!, people[y]!, evidence(key));
-      }
+      for (let x = 0; x < people.length; x++) for (let y = x + 1; y < people.length; y++) pair(people[x]!, people[y]!, key);
     }
   }
 
-  /** One name block (one affiliation, one name part), its members in row order. */
-  private sameName(found: PairSet, part: string, block: Person[]): void {
+  /** Names: grouped by affiliation first (an array index, nothing hashed), then by name part. */
+  private sameNames(emit: (pair: DuplicatePair) => void, wanted: (members: readonly number[]) => boolean): void {
+    const groups: Array<number[] | undefined> = [];
+    const rowsByWord = new Map<string, number>();
+    this.people.forEach((person, i) => {
+      if (person.name === '') return;
+      (groups[person.affiliation] ??= []).push(i);
+      for (const word of person.name.split(' ')) rowsByWord.set(word, (rowsByWord.get(word) ?? 0) + 1);
+    });
+    const names = new NameJudge(emit, new Commonness(rowsByWord, this.commonWordRows), this.affiliations);
+    for (const group of groups) {
+      if (group === undefined || group.length < 2 || !wanted(group)) continue;
+      const byLongest = new Blocks();
+      const byOthers = new Blocks();
+      const byInitials = new Blocks();
+      names.rowsHere = new Map();
+      const longestOf = new Map<Person, string>();
+      for (const i of group) {
+        const name = this.people[i]!.name;
+        names.rowsHere.set(name, (names.rowsHere.get(name) ?? 0) + 1);
+      }
+      for (const i of group) {
+        const person = this.people[i]!;
+        // The name's two blocks (computed here, not kept: a row's identity stays small).
+        const { longest, others } = namePartsOf(person.name);
+        longestOf.set(person, longest);
+        byLongest.add(longest, i);
+        if (others !== '') byOthers.add(others, i);
+        for (const key of initialsOf(person)) byInitials.add(key, i);
+      }
+      for (const [part, members] of byLongest.shared()) this.sameName(names, part, members.map((i) => this.people[i]!));
+      for (const [part, members] of byOthers.shared()) this.sameName(names, part, members.map((i) => this.people[i]!), longestOf);
+      for (const [, members] of byInitials.shared()) names.initials(members.map((i) => this.people[i]!));
+      names.endAffiliation();
+    }
+  }
+
+  /**
+   * One name block (one affiliation, one name part), its members in row order. An `others` block
+   * (given `longestOf`) leaves to the `longest` one the pairs that share their longest word too,
+   * so each pair is found once.
+   */
+  private sameName(names: NameJudge, part: string, block: Person[], longestOf?: ReadonlyMap<Person, string>): void {
+    const consider = (p: Person, q: Person) => {
+      if (longestOf && longestOf.get(p) === longestOf.get(q)) return;
+      // The evidence names them in sorted order, whichever block found them.
+      if (q.name < p.name) names.similar(q, p);
+      else names.similar(p, q);
+    };
     if (block.length > BLOCK_ALL_PAIRS) {
       this.partialBlocks.push({ tier: 'name', size: block.length, affiliation: this.affiliations[block[0]!.affiliation]!, part, first: side(block[0]!) });
       const sorted = block.sort((p, q) => (p.name < q.name ? -1 : p.name > q.name ? 1 : 0));
       for (let x = 0; x < sorted.length; x++) {
-        for (let y = x + 1; y < Math.min(sorted.length, x + 1 + NEIGHBOURS); y++) this.similarNames(found, sorted[x]!, sorted[y]!);
+        for (let y = x + 1; y < Math.min(sorted.length, x + 1 + NEIGHBOURS); y++) consider(sorted[x]!, sorted[y]!);
       }
       return;
     }
@@ -227,36 +353,24 @@ export class DuplicatePeopleFinder {
       for (let y = x + 1; y < sorted.length; y++) {
         const q = sorted[y]!;
         if (1 - (q.name.length - p.name.length) / q.name.length < NAME_SIMILARITY) break;
-        if (!mayBeSimilar(p, q)) continue;
-        // The evidence names them in sorted order, whichever block found them.
-        if (q.name < p.name) this.similarNames(found, q, p);
-        else this.similarNames(found, p, q);
+        if (mayBeSimilar(p, q)) consider(p, q);
       }
     }
-  }
-
-  private similarNames(found: PairSet, p: Person, q: Person): void {
-    const similarity = nameSimilarity(p.name, q.name);
-    if (similarity < NAME_SIMILARITY) return;
-    const how = similarity === 1 ? 'the same name' : `very similar names (${Math.round(similarity * 100)} %)`;
-    found.add('name', p, q, `${how}, "${p.name}" and "${q.name}", at the same affiliation "${this.affiliations[p.affiliation]}"`);
   }
 
   private personOf(clientId: string, fields: Fields, provenance: Provenance | undefined): Person {
     const affiliation = this.affiliationOf(listOf(fields.affiliations)[0]);
     const words = affiliation < 0 ? [] : nameWords(textOf(fields.name));
-    let longest = 0;
-    for (let i = 1; i < words.length; i++) if (words[i]!.length > words[longest]!.length) longest = i;
     const name = words.join(' ');
     let letters = 0;
     for (let i = 0; i < name.length; i++) letters |= 1 << (name.charCodeAt(i) & 31);
+    const abbreviated = words.some((word) => word.length === 1);
     return {
       clientId,
       provenance,
       name,
       letters,
-      longest: words[longest] ?? '',
-      others: words.length === 2 ? words[1 - longest]! : words.filter((_, i) => i !== longest).join(' '),
+      abbreviated,
       affiliation,
       orcids: listOf(fields.orcids),
       emails: emailsOf(fields),
@@ -277,6 +391,182 @@ export class DuplicatePeopleFinder {
     }
     return id;
   }
+}
+
+/**
+ * Decides name pairs: the same, a very similar or an initialled name, only where it is not
+ * ambiguous at the affiliation and nothing says two people.
+ */
+class NameJudge {
+  /** Rows by name at the affiliation being compared (set per affiliation). */
+  rowsHere = new Map<string, number>();
+  /** The affiliation's pairs of similar or initialled names, decided at its end. */
+  private fuzzy: Array<{ p: Person; q: Person; how: string; strength: number }> = [];
+
+  constructor(
+    private readonly emit: (pair: DuplicatePair) => void,
+    private readonly commonness: Commonness,
+    private readonly affiliations: readonly string[],
+  ) {}
+
+  similar(p: Person, q: Person): void {
+    // An initial is compared as an initial (initials below): "j smith" is not a typo of "k smith".
+    if (p.name !== q.name && (p.abbreviated || q.abbreviated)) return;
+    const similarity = nameSimilarity(p.name, q.name);
+    if (similarity < NAME_SIMILARITY) return;
+    if (similarity === 1) this.pair(p, q, 'the same name', 1);
+    else this.fuzzy.push({ p, q, how: `very similar names (${Math.round(similarity * 100)} %)`, strength: similarity });
+  }
+
+  /**
+   * One initials block ("j smith"): a name with an initial pairs with the one full name there
+   * ("john smith"); with two full names ("john smith", "jane smith") the initial fits either, and
+   * nothing is said. Pairs the similarity found already are not given twice.
+   */
+  initials(block: Person[]): void {
+    const full = new Set(block.filter((person) => !person.abbreviated).map((person) => person.name));
+    if (full.size !== 1) return;
+    const [name] = full;
+    for (const p of block) {
+      if (!p.abbreviated) continue;
+      for (const q of block) {
+        if (q.name !== name || nameSimilarity(p.name, q.name) >= NAME_SIMILARITY) continue;
+        this.fuzzy.push({ p, q, how: 'the same initials', strength: INITIALS_STRENGTH });
+      }
+    }
+  }
+
+  /**
+   * The affiliation's similar and initialled names, once all are known: a name that fits more
+   * than one other there (a typo of "lei liu" is as near "lei lin") says nothing about which.
+   */
+  endAffiliation(): void {
+    const partners = new Map<string, number>();
+    const count = (clientId: string) => partners.set(clientId, (partners.get(clientId) ?? 0) + 1);
+    for (const { p, q } of this.fuzzy) {
+      if (strongestKeyTier(p, q) !== undefined || this.against(p, q)) continue;
+      count(p.clientId);
+      count(q.clientId);
+    }
+    for (const { p, q, how, strength } of this.fuzzy) if (partners.get(p.clientId) === 1 && partners.get(q.clientId) === 1) this.pair(p, q, how, strength);
+    this.fuzzy = [];
+  }
+
+  private pair(p: Person, q: Person, how: string, strength: number): void {
+    if (p.clientId === q.clientId || strongestKeyTier(p, q) !== undefined || this.ambiguous(p, q) || this.against(p, q)) return;
+    const [a, b] = p.clientId < q.clientId ? [p, q] : [q, p];
+    this.emit({ tier: 'name', a: side(a), b: side(b), evidence: `${how}, "${p.name}" and "${q.name}", at the same affiliation "${this.affiliations[p.affiliation]}"`, strength });
+  }
+
+  /**
+   * A name that fits more than one other row at the affiliation says nothing about which: the same
+   * name on three rows or more there, or a similar name that another row there also carries.
+   */
+  private ambiguous(p: Person, q: Person): boolean {
+    const here = (person: Person) => this.rowsHere.get(person.name) ?? 0;
+    return p.name === q.name ? here(p) > 2 : here(p) > 1 || here(q) > 1;
+  }
+
+  /**
+   * Evidence that the two are different people: two ORCID iDs; or different emails at one domain
+   * (both addresses were given out by the same institution) when the names differ or are common.
+   */
+  private against(p: Person, q: Person): boolean {
+    if (orcidsConflict(p, q)) return true;
+    if (p.emails.length === 0 || q.emails.length === 0 || firstShared(p.emails.map(domainOf), q.emails.map(domainOf)) === undefined) return false;
+    return p.name !== q.name || this.commonness.isCommon(p.name);
+  }
+}
+
+/** Whether a name is common in the roster: each of its words on COMMON_WORD_ROWS rows or more. */
+class Commonness {
+  constructor(
+    private readonly rowsByWord: ReadonlyMap<string, number>,
+    private readonly threshold: number,
+  ) {}
+
+  isCommon(name: string): boolean {
+    return name.split(' ').every((word) => (this.rowsByWord.get(word) ?? 0) >= this.threshold);
+  }
+}
+
+/** A name's longest word (the first of the longest), and its other words ('' for a one-word name). */
+function namePartsOf(name: string): { longest: string; others: string } {
+  const words = name.split(' ');
+  let longest = 0;
+  for (let i = 1; i < words.length; i++) if (words[i]!.length > words[longest]!.length) longest = i;
+  return { longest: words[longest]!, others: words.filter((_, i) => i !== longest).join(' ') };
+}
+
+/**
+ * A name's initials blocks (computed when compared, not kept): a name with an initial ("j smith")
+ * is one; a full name ("john smith") is one per word kept whole, the others cut to their initial
+ * ("j smith", "john s"). None for a one-word name or past four words.
+ */
+function initialsOf(person: Person): string[] {
+  const words = person.name.split(' ');
+  if (words.length < 2 || words.length > 4) return [];
+  if (person.abbreviated) return [person.name];
+  return words.map((_, kept) => words.map((word, i) => (i === kept ? word : word[0]!)).sort().join(' '));
+}
+
+/** Pairs listed in reports, at most: the strongest first; the rest are counted by tier. */
+export const MAX_LISTED_PAIRS = 500;
+
+const TIER_RANK: Record<DuplicateTier, number> = { orcid: 0, email: 1, name: 2 };
+
+/** Strongest first: tier, then strength, then client_ids (the same order whichever block found them). */
+export function comparePairs(x: DuplicatePair, y: DuplicatePair): number {
+  const order = (s: string, t: string) => (s < t ? -1 : s > t ? 1 : 0);
+  return TIER_RANK[x.tier] - TIER_RANK[y.tier] || y.strength - x.strength || order(x.a.clientId, y.a.clientId) || order(x.b.clientId, y.b.clientId);
+}
+
+/**
+ * The pairs a search found: every one counted by tier, the strongest `limit` kept (memory bounded
+ * by the limit whatever the roster: the list is cut back to it whenever it reaches twice as many).
+ */
+export class PairList {
+  readonly found: Record<DuplicateTier, number> = { orcid: 0, email: 0, name: 0 };
+  private kept: DuplicatePair[] = [];
+
+  constructor(readonly limit: number) {}
+
+  add(pair: DuplicatePair): void {
+    this.found[pair.tier] += 1;
+    this.kept.push(pair);
+    if (this.kept.length >= 2 * this.limit && this.kept.length > this.limit) this.kept = this.kept.sort(comparePairs).slice(0, this.limit);
+  }
+
+  get total(): number {
+    return this.found.orcid + this.found.email + this.found.name;
+  }
+
+  /** The strongest pairs, at most `limit`. */
+  pairs(): DuplicatePair[] {
+    this.kept = this.kept.sort(comparePairs).slice(0, this.limit);
+    return this.kept;
+  }
+}
+
+/** The tier two rows' keys give: an ORCID iD in common, else an email in common, else none. */
+function strongestKeyTier(p: Keys, q: Keys): 'orcid' | 'email' | undefined {
+  if (firstShared(p.orcids, q.orcids) !== undefined) return 'orcid';
+  if (firstShared(p.emails, q.emails) !== undefined) return 'email';
+  return undefined;
+}
+
+/** Both have ORCID iDs and none in common: two people. */
+function orcidsConflict(p: Keys, q: Keys): boolean {
+  return p.orcids.length > 0 && q.orcids.length > 0 && firstShared(p.orcids, q.orcids) === undefined;
+}
+
+function firstShared(xs: readonly string[], ys: readonly string[]): string | undefined {
+  for (const x of xs) if (ys.includes(x)) return x;
+  return undefined;
+}
+
+function domainOf(email: string): string {
+  return email.slice(email.lastIndexOf('@') + 1);
 }
 
 /**
@@ -312,31 +602,21 @@ class Blocks {
     }
   }
 
+  /** Members of a key (1 for a key seen once, 0 for none). */
+  size(key: string): number {
+    return this.more.get(key)?.length ?? (this.first.has(key) ? 1 : 0);
+  }
+
+  /** The key in both lists with the fewest members (the first of them in `xs` order on a tie). */
+  smallestShared(xs: readonly string[], ys: readonly string[]): string | undefined {
+    let best: string | undefined;
+    for (const x of xs) if (ys.includes(x) && (best === undefined || this.size(x) < this.size(best))) best = x;
+    return best;
+  }
+
   /** The keys with more than one member. */
   shared(): IterableIterator<[string, number[]]> {
     return this.more.entries();
-  }
-}
-
-const TIER_RANK: Record<DuplicateTier, number> = { orcid: 0, email: 1, name: 2 };
-
-/** One entry per pair of client_ids, the strongest tier kept. */
-class PairSet {
-  private readonly byPair = new Map<string, DuplicatePair>();
-
-  add(tier: DuplicateTier, p: DuplicatePerson, q: DuplicatePerson, evidence: string): void {
-    if (p.clientId === q.clientId) return;
-    const [a, b] = p.clientId < q.clientId || q.owned ? [p, q] : [q, p];
-    const key = `${a.clientId}\u0000${b.clientId}`;
-    const known = this.byPair.get(key);
-    if (known && TIER_RANK[known.tier] <= TIER_RANK[tier]) return;
-    this.byPair.set(key, { tier, a: side(a), b: side(b), evidence });
-  }
-
-  /** By tier, then by client_ids: the same order whichever blocks found them first. */
-  pairs(): DuplicatePair[] {
-    const order = (x: string, y: string) => (x < y ? -1 : x > y ? 1 : 0);
-    return [...this.byPair.values()].sort((x, y) => TIER_RANK[x.tier] - TIER_RANK[y.tier] || order(x.a.clientId, y.a.clientId) || order(x.b.clientId, y.b.clientId));
   }
 }
 
@@ -348,8 +628,11 @@ function textOf(value: FieldValue | undefined): string {
   return typeof value === 'string' ? value : '';
 }
 
+/** One empty list for every row without a value: a row's identity keeps no array of its own for it. */
+const NONE: string[] = [];
+
 function listOf(value: FieldValue | undefined): string[] {
-  if (!Array.isArray(value)) return [];
+  if (!Array.isArray(value) || value.length === 0) return NONE;
   // Mapped lists hold no empty strings already: copy only when one slipped in.
   return value.every((item) => item !== '') ? value : value.filter((item) => item !== '');
 }

@@ -21,7 +21,7 @@
 import type { CellValue, OpenedSource, Provenance, SourceItem, SourceRow } from '../sources/types.js';
 import { truncate } from '../sources/headers.js';
 import type { CompiledMapping } from './compile.js';
-import type { DuplicatePair } from './duplicate-people.js';
+import type { DuplicatePair, DuplicatePeopleFound } from './duplicate-people.js';
 import type { MapRowResult } from './map-row.js';
 import type { DesiredRecord, DiscardedRow, FilteredRow, RejectedRow, RowProblem } from './types.js';
 import { FirstRows, type KnownRecords, type RosterIds } from './first-rows.js';
@@ -86,6 +86,8 @@ export interface RosterSummary {
   layers?: LayersSummary;
   /** Rows of different client_ids that are probably one person (set by the caller that looks). */
   duplicatePeople?: DuplicatePair[];
+  /** How many pairs were found by tier, and how many `duplicatePeople` leaves out. */
+  duplicatePeopleFound?: DuplicatePeopleFound;
 }
 
 /** The effect of `source.overlays`: rows replaced, rows added. */

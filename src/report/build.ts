@@ -161,6 +161,7 @@ export function buildRunReport(input: ReportInput): RunReport {
     ...(roster.discarded ? { discardedRows: roster.discarded } : {}),
     ...(roster.counts.filtered > 0 ? { filteredRows: roster.filteredRows ?? [], filteredRowsOmitted: roster.filteredRowsNotStored ?? roster.counts.filtered } : {}),
     ...(roster.duplicatePeople?.length ? { duplicatePeople: roster.duplicatePeople } : {}),
+    ...(roster.duplicatePeopleFound ? { duplicatePeopleFound: roster.duplicatePeopleFound } : {}),
     ...(roster.layers ? { layers: { files: roster.layers.files, replaced: roster.layers.replaced, added: roster.layers.added, addedOmitted: roster.layers.addedNotStored } } : {}),
     notes: [...plan.notes, ...input.notes, ...adoptionNote(adoptions)],
   };

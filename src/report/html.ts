@@ -274,13 +274,17 @@ function filteredSection(report: RunReport): string {
 function duplicatePeopleSection(report: RunReport): string {
   const pairs = report.duplicatePeople ?? [];
   if (pairs.length === 0) return '';
-  const who = (person: (typeof pairs)[number]['a']) => `${person.clientId}${person.provenance ? ` (${formatProvenance(person.provenance)})` : person.owned ? ' (in the group)' : ''}`;
+  const who = (person: (typeof pairs)[number]['a']) => `${person.clientId}${person.provenance ? ` (${formatProvenance(person.provenance)})` : ''}${person.owned ? ' (in the group)' : ''}`;
   const table = renderTable({
     columns: [{ label: 'client_id' }, { label: 'client_id' }, { label: 'tier' }, { label: 'evidence' }],
     rows: pairs,
-    cells: (pair) => [text(who(pair.a)), text(who(pair.b)), text(pair.tier), text(pair.evidence)],
+    cells: (pair) => [text(who(pair.a)), text(who(pair.b)), text(pair.pendingRename ? `${pair.tier}, pending rename` : pair.tier), text(pair.evidence)],
   });
-  return `<section id="duplicate-people"><h2>Probably the same person <span class="n">(${formatCount(pairs.length)})</span></h2><p>Rows of different client_ids with the same ORCID iD, the same email, or the same affiliation with the same or a very similar name. Merge each pair under one client_id; <code>policy.duplicate_people: reject</code> holds the new one back until then.</p>${table}</section>`;
+  const found = report.duplicatePeopleFound;
+  const total = found ? found.listed + found.leftOut : pairs.length;
+  const leftOut = found && found.leftOut > 0 ? `<p class="empty">${formatCount(found.leftOut)} weaker pair(s) are counted but not listed; found by tier: ${formatCount(found.found.orcid)} ORCID iD, ${formatCount(found.found.email)} email, ${formatCount(found.found.name)} name.</p>` : '';
+  const pending = pairs.some((pair) => pair.pendingRename) ? ' A <em>pending rename</em> is an owned record gone from the roster whose new client_id is held back: it is kept, not deleted, until the rows are merged.' : '';
+  return `<section id="duplicate-people"><h2>Probably the same person <span class="n">(${formatCount(total)})</span></h2><p>Rows of different client_ids with the same ORCID iD, the same email, or the same affiliation with the same, a very similar or an initialled name (strongest first). Merge each pair under one client_id; <code>policy.duplicate_people: reject</code> holds the new one back until then.${pending}</p>${leftOut}${table}</section>`;
 }
 
 /** Files layered over the source: which rows they replaced, and which of their rows are new. */

@@ -120,8 +120,9 @@ export function renderMarkdown(report: RunReport): string {
   if (report.layers) push(`| Overlays | ${layersText(report.layers)} |`);
   if (report.duplicatePeople?.length) {
     // Client_ids and tiers only: the evidence holds names and emails, which stay in report.html.
-    const pairs = report.duplicatePeople.slice(0, MARKDOWN_LIMITS.changes).map((pair) => `${code(pair.a.clientId)} = ${code(pair.b.clientId)} (same ${pair.tier})`);
-    const more = report.duplicatePeople.length > pairs.length ? `, and ${report.duplicatePeople.length - pairs.length} more` : '';
+    const pairs = report.duplicatePeople.slice(0, MARKDOWN_LIMITS.changes).map((pair) => `${code(pair.a.clientId)} = ${code(pair.b.clientId)} (same ${pair.tier}${pair.pendingRename ? ', pending rename' : ''})`);
+    const total = report.duplicatePeopleFound ? report.duplicatePeopleFound.listed + report.duplicatePeopleFound.leftOut : report.duplicatePeople.length;
+    const more = total > pairs.length ? `, and ${total - pairs.length} more` : '';
     push(`| Same person? | ${pairs.join(', ')}${more} |`);
   }
   if (report.estimate) push(`| Estimate | ${mdText(report.estimate.text)} |`);

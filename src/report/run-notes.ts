@@ -3,6 +3,7 @@
  * report/, from the facts gather and plan/ hand over.
  */
 import type { PolicyConfig } from '../config/pipeline.js';
+import { describePartialBlocks, type DuplicatePair, type DuplicatePeopleFound, type PartialBlock } from '../mapping/duplicate-people.js';
 
 /** Roster rows and owned records another pipeline owns, left alone. */
 export function foreignNote(foreign: ReadonlyMap<string, string>): string | undefined {
@@ -11,13 +12,37 @@ export function foreignNote(foreign: ReadonlyMap<string, string>): string | unde
   return `${foreign.size} client_id${foreign.size === 1 ? '' : 's'} left alone, as another pipeline owns them: ${shown}${foreign.size > 20 ? ', …' : ''}.`;
 }
 
-export function duplicatePeopleNote(pairs: number, policy: PolicyConfig['duplicate_people']): string | undefined {
-  if (pairs === 0) return undefined;
-  return `${pairs} pair${pairs === 1 ? '' : 's'} of client_ids are probably the same person (policy.duplicate_people: ${policy}); the report lists them with the evidence.`;
-}
-
-export function duplicatePeopleSkippedNote(maxRows: number): string {
-  return `The check for the same person under two client_ids was skipped: more than ${maxRows} rows were mapped in this run.`;
+/**
+ * What the check for the same person under two client_ids found, for every command alike: the
+ * pairs by tier and how many the report leaves out, the owned records kept as pending renames,
+ * and whether the check was skipped or compared some blocks in part.
+ */
+export function duplicatePeopleNotes(input: {
+  found: DuplicatePeopleFound | undefined;
+  policy: PolicyConfig['duplicate_people'];
+  pendingRenames: ReadonlyMap<string, DuplicatePair>;
+  partialBlocks: readonly PartialBlock[];
+  skippedPast?: number;
+}): string[] {
+  const notes: string[] = [];
+  if (input.skippedPast !== undefined) notes.push(`The check for the same person under two client_ids was skipped: the roster has more than ${input.skippedPast} rows (its identities are kept in memory; past that the run would not stay within its memory budget).`);
+  const partial = describePartialBlocks(input.partialBlocks);
+  if (partial) notes.push(partial);
+  const found = input.found;
+  if (found) {
+    const total = found.listed + found.leftOut;
+    const tiers = `${found.found.orcid} by ORCID iD, ${found.found.email} by email, ${found.found.name} by name and affiliation`;
+    const listed = found.leftOut > 0 ? `the report lists the strongest ${found.listed} with the evidence and leaves out ${found.leftOut}` : 'the report lists them with the evidence';
+    notes.push(`${total} pair${total === 1 ? '' : 's'} of client_ids are probably the same person (${tiers}; policy.duplicate_people: ${input.policy}): ${listed}.`);
+  }
+  const renames = [...input.pendingRenames];
+  if (renames.length > 0) {
+    const shown = renames.slice(0, 20).map(([owned, pair]) => `${owned} → ${pair.a.clientId === owned ? pair.b.clientId : pair.a.clientId}`).join(', ');
+    notes.push(
+      `${renames.length} owned record${renames.length === 1 ? ' is' : 's are'} gone from the roster but kept, not deleted: each is probably the same person as a new client_id held back by policy.duplicate_people: reject (a pending rename): ${shown}${renames.length > 20 ? ', …' : ''}. Merge the rows under the owned client_id, or set policy.duplicate_people: warn to rename the record.`,
+    );
+  }
+  return notes;
 }
 
 export const REFRESH_WITHOUT_GROUP_NOTE = '--refresh skipped: the target group does not exist yet.';

@@ -5,7 +5,7 @@
 import type { DiscardedRow, FilteredRow, RejectedRow } from '../mapping/types.js';
 import type { FieldChange, GuardResult, PlanAction, RecordOutcome } from '../plan/types.js';
 import type { Provenance } from '../sources/types.js';
-import type { DuplicatePair } from '../mapping/duplicate-people.js';
+import type { DuplicatePair, DuplicatePeopleFound } from '../mapping/duplicate-people.js';
 
 // The plan owns its vocabulary; the report carries it.
 export type { FieldChange, GuardResult, PlanAction, RecordOutcome };
@@ -113,6 +113,8 @@ export interface RunReport {
   layers?: { files: string[]; replaced: number; added: Array<{ clientId: string; provenance: Provenance }>; addedOmitted: number };
   /** Pairs of client_ids that are probably one person, with the tier and the evidence (`policy.duplicate_people`). */
   duplicatePeople?: DuplicatePair[];
+  /** Pairs found by tier, and how many `duplicatePeople` leaves out (it lists the strongest MAX_LISTED_PAIRS). */
+  duplicatePeopleFound?: DuplicatePeopleFound;
   /** Rows `duplicate_client_ids: first`/`last` set aside, with what they carried that was not synced. */
   discardedRows?: DiscardedRow[];
   notes: string[];

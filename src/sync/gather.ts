@@ -21,20 +21,19 @@ import type { BuildPlanInput } from '../plan/build.js';
 import { RosterClassifier } from '../plan/classify.js';
 import type { RowKeyRepairs } from '../plan/row-key-repairs.js';
 import type { NewRecords } from '../plan/new-records.js';
-import type { Fields } from '../plan/types.js';
 import type { RunReport } from '../report/types.js';
 import { openSource, sha256File } from '../sources/index.js';
 import { overlayOpeners } from '../sources/layers.js';
 import { FAST_PATH_BATCHES_AHEAD, openSourceInWorker, WORKER_READ_MIN_BYTES } from '../sources/read-in-worker.js';
 import { identityChangesOf } from '../plan/identity-changes.js';
-import { DUPLICATE_PEOPLE_MAX_ROWS, DuplicatePeopleFinder, describePartialBlocks } from '../mapping/duplicate-people.js';
+import { DuplicatePeopleFinder } from '../mapping/duplicate-people.js';
 import { checkBinding, GONE_GROUP_META } from '../state/binding.js';
 import type { StateBackend } from '../state/backend.js';
 import { foreignReason, ownMissing } from '../plan/ownership.js';
 import { unfinishedAsMissing } from '../plan/unfinished.js';
-import { decideDuplicatePeople } from '../plan/same-person.js';
 import { guardInputOf } from '../plan/guards.js';
-import { driftCheckSkippedNote, driftNote, duplicatePeopleNote, duplicatePeopleSkippedNote, foreignNote, REFRESH_WITHOUT_GROUP_NOTE } from '../report/run-notes.js';
+import { driftCheckSkippedNote, driftNote, foreignNote, REFRESH_WITHOUT_GROUP_NOTE } from '../report/run-notes.js';
+import { checkDuplicatePeople } from './duplicate-people-check.js';
 import { checkDrift, GroupGoneError, pickDriftReads } from './drift.js';
 import type { DriftWindowState } from './drift-window.js';
 import { groupCheckNote } from './group-check.js';
@@ -198,13 +197,11 @@ export async function gatherPlanInput(input: {
   const keepAsIs = new Set(roster.rejectedClientIds);
   if (compiled.duplicatePolicy === 'reject') for (const clientId of roster.duplicateClientIds) keepAsIs.add(clientId);
   for (const clientId of foreign.keys()) keepAsIs.add(clientId);
-  decideDuplicatePeople({ people, newIds, owned: () => ownedFields(store), roster, keepAsIs, reject: policy.duplicate_people === 'reject' });
-  if (people.overflowed) notes.push(duplicatePeopleSkippedNote(DUPLICATE_PEOPLE_MAX_ROWS));
-  const partial = describePartialBlocks(people.partialBlocks);
-  if (partial) notes.push(partial);
-  const pairsNote = duplicatePeopleNote(roster.duplicatePeople?.length ?? 0, policy.duplicate_people);
-  if (pairsNote) notes.push(pairsNote);
+  const samePerson = checkDuplicatePeople({ people, store, newIds, roster, sourceFile: opened.file, keepAsIs, policy: policy.duplicate_people });
+  notes.push(...samePerson.notes);
   const classification = classifier.finish(roster.firstRowById, { count: ownedCount, ids: () => store.ownedIds() }, keepAsIs);
+  // Never a deletion from a suspicion: an owned record whose new client_id is held back stays.
+  if (samePerson.pendingRenames.size > 0) classification.missing = classification.missing.filter((clientId) => !samePerson.pendingRenames.has(clientId));
   if (shared) classification.missing = ownMissing(classification.missing, store.claimOwners(shared, classification.missing), pipeline.name, foreign);
   const foreignText = foreignNote(foreign);
   if (foreignText) notes.push(foreignText);
@@ -299,20 +296,6 @@ export async function gatherPlanInput(input: {
     optionLabels: new Map(listing.author_from_group.flatMap((field) => (field.options ?? []).map((option) => [option.api_id, option.option] as const))),
     notes,
   };
-}
-
-/** The inventory's records, a page at a time: the fields last applied to each owned client_id. */
-function* ownedFields(store: StateBackend): Iterable<readonly [string, Fields]> {
-  let page: string[] = [];
-  const flush = function* () {
-    yield* store.lastApplied(page);
-    page = [];
-  };
-  for (const clientId of store.ownedIds()) {
-    page.push(clientId);
-    if (page.length >= store.lookupBatch) yield* flush();
-  }
-  yield* flush();
 }
 
 /**

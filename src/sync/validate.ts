@@ -10,7 +10,9 @@ import { overlayOpeners } from '../sources/layers.js';
 import type { OpenedSource } from '../sources/types.js';
 import { compileMapping, type CompiledMapping } from '../mapping/compile.js';
 import { mapRoster, type MapRosterOptions, type RosterSummary } from '../mapping/roster.js';
-import { DuplicatePeopleFinder, describePartialBlocks } from '../mapping/duplicate-people.js';
+import { DuplicatePeopleFinder } from '../mapping/duplicate-people.js';
+import type { StateBackend } from '../state/backend.js';
+import { checkDuplicatePeople, notOwned } from './duplicate-people-check.js';
 
 export interface ValidatePipelineOptions {
   /** The organization's custom fields (from the service, or a saved listing). */
@@ -20,6 +22,11 @@ export interface ValidatePipelineOptions {
   /** Cap on stored rejected rows. @default 10000 */
   maxStoredRejected?: number;
   signal?: AbortSignal;
+  /**
+   * The pipeline's state, when it has one: the check for the same person then compares as the
+   * plan does (new rows with each other and with the owned records), so both give one answer.
+   */
+  store?: StateBackend;
 }
 
 export interface ValidationResult {
@@ -36,22 +43,40 @@ export async function validatePipeline(pipeline: ResolvedPipeline, options: Vali
   const source = await open();
   const overlays = overlayOpeners(pipeline.source.overlays, { baseDir: pipeline.dir, ...(options.signal ? { signal: options.signal } : {}) });
   const people = new DuplicatePeopleFinder();
+  const { store } = options;
+  // With a state: which mapped rows the inventory lacks, looked up a batch at a time as in a plan.
+  const newIds = store ? new Set<string>() : undefined;
+  const batch: string[] = [];
+  const lookUp = () => {
+    if (store && newIds) for (const clientId of notOwned(store, batch)) newIds.add(clientId);
+    batch.length = 0;
+  };
   const summary = await mapRoster(source, compiled, {
     reopen: open,
     ...(overlays.openers.length > 0 ? { overlays: overlays.openers } : {}),
     onRecord: (record) => {
       people.add(record);
+      if (store && batch.push(record.clientId) >= store.lookupBatch) lookUp();
       return options.onRecord?.(record);
     },
     ...(options.maxStoredRejected !== undefined ? { maxStoredRejected: options.maxStoredRejected } : {}),
     ...(options.signal ? { signal: options.signal } : {}),
   });
-  // The same person under two client_ids, among the rows (validate has no inventory to look in).
-  const dropped = new Set([...summary.duplicateClientIds, ...summary.rejectedClientIds]);
-  const pairs = people.inRoster().filter((pair) => !dropped.has(pair.a.clientId) && !dropped.has(pair.b.clientId));
-  if (pairs.length > 0) summary.duplicatePeople = pairs;
+  lookUp();
+  // The same person under two client_ids: the plan's decision (src/plan/same-person.ts), on the
+  // same rows set aside (rejected for their values; duplicated ids under `reject`).
+  const keepAsIs = new Set(summary.rejectedClientIds);
+  if (compiled.duplicatePolicy === 'reject') for (const clientId of summary.duplicateClientIds) keepAsIs.add(clientId);
+  const samePerson = checkDuplicatePeople({
+    people,
+    ...(store && newIds ? { store, newIds } : {}),
+    roster: summary,
+    sourceFile: source.file,
+    keepAsIs,
+    policy: pipeline.config.policy.duplicate_people,
+    ...(options.maxStoredRejected !== undefined ? { maxStoredRejected: options.maxStoredRejected } : {}),
+  });
   const { file, format, sheet, headers } = source;
-  const partial = describePartialBlocks(people.partialBlocks);
-  const notes = [...source.notes, ...overlays.notes(), ...(partial ? [partial] : [])];
+  const notes = [...source.notes, ...overlays.notes(), ...samePerson.notes];
   return { source: { file, format, ...(sheet !== undefined ? { sheet } : {}), headers, notes }, compiled, summary };
 }

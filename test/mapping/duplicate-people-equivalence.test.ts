@@ -2,17 +2,17 @@
  * The blocked, filtered check (src/mapping/duplicate-people.ts) finds exactly the pairs of its
  * definition, computed here the slow way: every pair of client_ids, every tier, no blocking, no
  * filter. Rosters are generated (seeded) to be awkward: accents, word order, case and punctuation,
- * one- and three-word names, typos, shared and upper-case emails, spelling variants of one
+ * one- and three-word names, initials, typos, shared and upper-case emails, addresses at one domain, spelling variants of one
  * affiliation, rows with no affiliation, and client_ids repeated (the later row counts).
  */
 import { describe, expect, it } from 'vitest';
-import { DuplicatePeopleFinder, NAME_SIMILARITY, nameSimilarity, type DuplicatePair } from '../../src/mapping/duplicate-people.js';
+import { COMMON_WORD_ROWS, DuplicatePeopleFinder, NAME_SIMILARITY, nameSimilarity, type DuplicatePair } from '../../src/mapping/duplicate-people.js';
 import { seededRandom } from '../../src/seeded-random.js';
 
 type Fields = Record<string, string | string[] | null>;
 type Row = { clientId: string; fields: Fields; provenance: { file: string; row: number } };
 
-const FIRST = ['Ann', 'Anna', 'Zoë', 'Zoe', 'Łukasz', 'Jonathan', 'Jonathon', 'Li', 'Wei', 'María José', 'Jean-Luc', 'O', 'Bo', 'Nguyễn Văn'];
+const FIRST = ['A.', 'J', 'Ann', 'Anna', 'Zoë', 'Zoe', 'Łukasz', 'Jonathan', 'Jonathon', 'Li', 'Wei', 'María José', 'Jean-Luc', 'O', 'Bo', 'Nguyễn Văn'];
 const LAST = ['Lee', 'Müller', 'Muller', 'Pemberton', 'Pembertan', 'Wang', 'García-López', 'Garcia Lopez', "O'Neil", 'Oneil', 'Smith', 'Smyth', 'Ab'];
 const AFFILIATIONS = [['Univ. of Oslo', 'UNIV OF OSLO', 'univ of oslo'], ['Universität Wien', 'Universitat Wien'], ['MIT'], ['École Polytechnique', 'Ecole polytechnique'], ['—']];
 const EMAILS = ['ann@x.org', 'Ann@X.org', 'shared@lab.org', 'b@y.org', 'c@z.org', 'SHARED@lab.org'];
@@ -35,7 +35,9 @@ function roster(seed: number, rows: number): Row[] {
     if (random() < 0.25) name = typo(name);
     const fields: Fields = { name: random() < 0.05 ? null : name };
     if (random() < 0.85) fields.affiliations = [pick(pick(AFFILIATIONS))];
-    fields.emails = random() < 0.15 ? [pick(EMAILS), `p${i}@own.org`] : [`p${i}@own.org`];
+    // Own addresses at one shared domain now and then (evidence against a name pair), else apart.
+    const own = `p${i}@${random() < 0.3 ? 'uni.org' : `d${i}.org`}`;
+    fields.emails = random() < 0.1 ? [] : random() < 0.15 ? [pick(EMAILS), own] : [own];
     fields.orcids = random() < 0.08 ? [pick(ORCIDS)] : [];
     // Now and then a client_id seen before: its later row replaces the earlier one.
     const clientId = i > 10 && random() < 0.05 ? `c${Math.floor(random() * i)}` : `c${i}`;
@@ -54,7 +56,7 @@ const normaliseText = (text: string) =>
     .trim();
 const normaliseName = (name: string) => normaliseText(name).split(' ').filter(Boolean).sort().join(' ');
 
-/** The definition, every pair: the strongest tier each pair of client_ids meets. */
+/** The definition, every pair: the strongest tier each pair of client_ids meets (docs/mapping.md). */
 function slowPairs(rows: Row[]): Array<{ tier: string; a: string; b: string; evidence: string[] }> {
   const last = new Map<string, Row>();
   for (const row of rows) last.set(row.clientId, row);
@@ -62,28 +64,63 @@ function slowPairs(rows: Row[]): Array<{ tier: string; a: string; b: string; evi
     const list = (value: unknown) => (Array.isArray(value) ? (value as string[]).filter((item) => item !== '') : []);
     const affiliation = normaliseText(list(row.fields.affiliations)[0] ?? '');
     const name = affiliation === '' ? '' : normaliseName(typeof row.fields.name === 'string' ? row.fields.name : '');
-    const words = name.split(' ');
+    const words = name === '' ? [] : name.split(' ');
     let longest = 0;
     for (let i = 1; i < words.length; i++) if (words[i]!.length > words[longest]!.length) longest = i;
     const others = words.filter((_, i) => i !== longest).join(' ');
-    return { clientId: row.clientId, orcids: list(row.fields.orcids), emails: list(row.fields.emails).map((email) => email.toLowerCase()), affiliation, name, longest: words[longest]!, others };
+    const abbreviated = words.some((word) => word.length === 1);
+    // The initials forms a full name can be written in: one word kept whole, the others cut.
+    const forms = words.length < 2 || words.length > 4 || abbreviated ? [] : words.map((_, kept) => words.map((word, i) => (i === kept ? word : word[0]!)).sort().join(' '));
+    return { clientId: row.clientId, orcids: list(row.fields.orcids), emails: list(row.fields.emails).map((email) => email.toLowerCase()), affiliation, name, longest: words[longest] ?? '', others, abbreviated, forms };
   });
+  type P = (typeof people)[number];
+  const rowsByWord = new Map<string, number>();
+  for (const p of people) if (p.name !== '') for (const word of p.name.split(' ')) rowsByWord.set(word, (rowsByWord.get(word) ?? 0) + 1);
+  const isCommon = (name: string) => name.split(' ').every((word) => (rowsByWord.get(word) ?? 0) >= COMMON_WORD_ROWS);
+  const rowsHere = (p: P, name: string) => people.filter((o) => o.affiliation === p.affiliation && o.name === name).length;
+  const shared = (xs: string[], ys: string[]) => xs.filter((x) => ys.includes(x));
+  const orcidsConflict = (p: P, q: P) => p.orcids.length > 0 && q.orcids.length > 0 && shared(p.orcids, q.orcids).length === 0;
+  const domains = (p: P) => p.emails.map((email) => email.slice(email.lastIndexOf('@') + 1));
+  const against = (p: P, q: P) =>
+    orcidsConflict(p, q) || (p.emails.length > 0 && q.emails.length > 0 && shared(domains(p), domains(q)).length > 0 && (p.name !== q.name || isCommon(p.name)));
+  const evidence = (how: string, p: P, q: P) => [`${how}, "${p.name}" and "${q.name}", at the same affiliation "${p.affiliation}"`, `${how}, "${q.name}" and "${p.name}", at the same affiliation "${p.affiliation}"`];
   const out: Array<{ tier: string; a: string; b: string; evidence: string[] }> = [];
+  const fuzzy: Array<{ p: P; q: P; how: string }> = [];
   for (const p of people) {
     for (const q of people) {
       if (!(p.clientId < q.clientId)) continue;
-      const orcids = p.orcids.filter((orcid) => q.orcids.includes(orcid));
-      const emails = p.emails.filter((email) => q.emails.includes(email));
+      const orcids = shared(p.orcids, q.orcids);
+      const emails = shared(p.emails, q.emails);
       if (orcids.length > 0) out.push({ tier: 'orcid', a: p.clientId, b: q.clientId, evidence: orcids.map((orcid) => `same ORCID iD ${orcid}`) });
-      else if (emails.length > 0) out.push({ tier: 'email', a: p.clientId, b: q.clientId, evidence: emails.map((email) => `same email ${email}`) });
-      else if (p.name !== '' && q.name !== '' && p.affiliation === q.affiliation && (p.longest === q.longest || (p.others !== '' && p.others === q.others))) {
+      else if (emails.length > 0) {
+        if (!orcidsConflict(p, q)) out.push({ tier: 'email', a: p.clientId, b: q.clientId, evidence: emails.map((email) => `same email ${email}`) });
+      } else if (p.name !== '' && q.name !== '' && p.affiliation === q.affiliation) {
+        if (p.name === q.name) {
+          if (rowsHere(p, p.name) === 2 && !against(p, q)) out.push({ tier: 'name', a: p.clientId, b: q.clientId, evidence: evidence('the same name', p, q) });
+          continue;
+        }
         const similarity = nameSimilarity(p.name, q.name);
-        if (similarity < NAME_SIMILARITY) continue;
-        const [x, y] = q.name < p.name ? [q, p] : [p, q];
-        const how = similarity === 1 ? 'the same name' : `very similar names (${Math.round(similarity * 100)} %)`;
-        out.push({ tier: 'name', a: p.clientId, b: q.clientId, evidence: [`${how}, "${x.name}" and "${y.name}", at the same affiliation "${p.affiliation}"`] });
+        const blocked = p.longest === q.longest || (p.others !== '' && p.others === q.others);
+        if (!p.abbreviated && !q.abbreviated && blocked && similarity >= NAME_SIMILARITY) fuzzy.push({ p, q, how: `very similar names (${Math.round(similarity * 100)} %)` });
+        for (const [x, y] of [[p, q], [q, p]] as const) {
+          // x an initialled name that only y's full name fits at the affiliation.
+          if (!x.abbreviated || y.abbreviated || similarity >= NAME_SIMILARITY || !y.forms.includes(x.name)) continue;
+          const full = new Set(people.filter((o) => o.affiliation === x.affiliation && o.forms.includes(x.name)).map((o) => o.name));
+          if (full.size === 1 && x.name.split(' ').length >= 2 && x.name.split(' ').length <= 4) fuzzy.push({ p: x, q: y, how: 'the same initials' });
+        }
       }
     }
+  }
+  // Similar and initialled names: only a name that fits exactly one other at its affiliation.
+  const partners = new Map<string, number>();
+  for (const { p, q } of fuzzy) {
+    if (against(p, q)) continue;
+    for (const id of [p.clientId, q.clientId]) partners.set(id, (partners.get(id) ?? 0) + 1);
+  }
+  for (const { p, q, how } of fuzzy) {
+    if (against(p, q) || partners.get(p.clientId) !== 1 || partners.get(q.clientId) !== 1 || rowsHere(p, p.name) > 1 || rowsHere(q, q.name) > 1) continue;
+    const [a, b] = p.clientId < q.clientId ? [p, q] : [q, p];
+    out.push({ tier: 'name', a: a.clientId, b: b.clientId, evidence: evidence(how, p, q) });
   }
   return out;
 }

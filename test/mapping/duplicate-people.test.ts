@@ -4,7 +4,8 @@
  * in part, and said so) and the row cap.
  */
 import { describe, expect, it } from 'vitest';
-import { BLOCK_ALL_PAIRS, DuplicatePeopleFinder, KEY_ALL_PAIRS, describePartialBlocks, nameSimilarity, normaliseName } from '../../src/mapping/duplicate-people.js';
+import { BLOCK_ALL_PAIRS, DuplicatePeopleFinder, KEY_ALL_PAIRS, describePartialBlocks, nameSimilarity, normaliseName, PairList } from '../../src/mapping/duplicate-people.js';
+import { duplicatePeopleNotes } from '../../src/report/run-notes.js';
 import { seededRandom } from '../../src/seeded-random.js';
 
 const record = (clientId: string, fields: Record<string, string | string[] | null>, row = 2) => ({ clientId, fields, provenance: { file: 'r.csv', row } });
@@ -48,10 +49,12 @@ describe('DuplicatePeopleFinder', () => {
     finder.add(record('old-1', { name: 'Ann Lee', emails: ['ann@x.org'] }));
     const owned: Array<[string, Record<string, string[] | string>]> = [['old-1', { emails: ['ann@x.org'] }], ['old-2', { orcids: ['0000-0002-1825-0097'], emails: [] }]];
     finder.add(record('new-2', { name: 'B', orcids: ['0000-0002-1825-0097'] }));
-    const pairs = finder.againstInventory(new Set(['new-1', 'new-2']), owned);
+    const newIds = new Set(['new-1', 'new-2']);
+    const pairs = finder.find({ newIds, owned, accept: (a, b) => newIds.has(a) !== newIds.has(b) }).pairs();
+    // old-1 is in the roster too: the pair is found among the roster's rows, and given once.
     expect(pairs.map((pair) => [pair.tier, pair.a.clientId, pair.b.clientId, pair.b.owned])).toEqual([
       ['orcid', 'new-2', 'old-2', true],
-      ['email', 'new-1', 'old-1', true],
+      ['email', 'new-1', 'old-1', undefined],
     ]);
   });
 
@@ -102,5 +105,31 @@ describe('DuplicatePeopleFinder', () => {
     expect(normaliseName('Müller-Smith, Zoë')).toBe('muller smith zoe');
     expect(nameSimilarity('jonathan pemberton', 'jonathon pemberton')).toBeGreaterThan(0.9);
     expect(nameSimilarity('ann lee', 'bob lee')).toBeLessThan(0.85);
+  });
+
+  const at = (affiliation: string, name: string, extra: Record<string, string[]> = {}) => ({ name, affiliations: [affiliation], ...extra });
+  it.each([
+    ['two different ORCID iDs: two people, however alike the names', [at('X', 'Ann Lee', { orcids: ['0000-0002-1825-0097'] }), at('X', 'Ann Lee', { orcids: ['0000-0001-5109-3700'] })], []],
+    ['a shared mailbox with two ORCID iDs: two people', [{ name: 'A', emails: ['lab@x.org'], orcids: ['0000-0002-1825-0097'] }, { name: 'B', emails: ['lab@x.org'], orcids: ['0000-0001-5109-3700'] }], []],
+    ['a rare name, a new address elsewhere: one person', [at('X', 'Zhongying Ning', { emails: ['zn@x.edu'] }), at('X', 'Zhongying Ning', { emails: ['zn@gmail.com'] })], ['name p1 p2 the same name']],
+    ['a typo with two addresses at one domain: two people', [at('X', 'Jonathan Pemberton', { emails: ['jp@x.edu'] }), at('X', 'Jonathon Pemberton', { emails: ['jpem@x.edu'] })], []],
+    ['the same name on three rows at the affiliation: which two?', [at('X', 'Ann Lee'), at('X', 'Ann Lee'), at('X', 'Ann Lee')], []],
+    ['an initial that one full name fits', [at('X', 'J. Pemberton'), at('X', 'Pemberton, Jonathan'), at('X', 'Ann Lee')], ['name p1 p2 the same initials']],
+    ['an initial that two full names fit: which one?', [at('X', 'J. Pemberton'), at('X', 'Jonathan Pemberton'), at('X', 'Jane Pemberton')], []],
+    ['a typo as near two names: which one?', [at('X', 'Lei Lii'), at('X', 'Lei Liu'), at('X', 'Lei Lin')], []],
+  ] satisfies Array<[string, Array<Record<string, string | string[]>>, string[]]>)('evidence: %s', (_, rows, expected) => {
+    const finder = new DuplicatePeopleFinder();
+    rows.forEach((fields, i) => finder.add(record(`p${i + 1}`, fields, i + 2)));
+    expect(finder.inRoster().map((pair) => `${pair.tier} ${pair.a.clientId} ${pair.b.clientId} ${pair.evidence.split(',')[0]}`)).toEqual(expected);
+  });
+
+  it('keeps the strongest pairs up to its limit, counts every one, and the note says how many were left out', () => {
+    const list = new PairList(2);
+    const pair = (tier: 'orcid' | 'email' | 'name', a: string, strength = 1) => ({ tier, a: { clientId: a }, b: { clientId: `${a}'` }, evidence: '', strength });
+    for (const p of [pair('name', 'n1', 0.9), pair('name', 'n2', 1), pair('email', 'e1'), pair('name', 'n3', 0.86), pair('orcid', 'o1'), pair('name', 'n4', 0.95)]) list.add(p);
+    expect(list.pairs().map((p) => p.a.clientId)).toEqual(['o1', 'e1']);
+    expect(list.found).toEqual({ orcid: 1, email: 1, name: 4 });
+    const notes = duplicatePeopleNotes({ found: { found: list.found, listed: 2, leftOut: 4 }, policy: 'warn', pendingRenames: new Map(), partialBlocks: [] });
+    expect(notes).toEqual(['6 pairs of client_ids are probably the same person (1 by ORCID iD, 1 by email, 4 by name and affiliation; policy.duplicate_people: warn): the report lists the strongest 2 with the evidence and leaves out 4.']);
   });
 });

@@ -183,4 +183,16 @@ describe('charts and paging in the markup', () => {
     expect(y('deletes', 0) - y('updates', 3)).toBeGreaterThan(0.15 * height);
     expect(renderTrendChart([])).toBe('<p class="empty">No runs yet.</p>');
   });
+
+  it('same person: the pairs found by tier, how many are left out, and a pending rename with both ids', () => {
+    const html = renderHtml(
+      aReport({
+        duplicatePeople: [{ tier: 'email', a: { clientId: 'p100', provenance: { file: 'roster.csv', row: 2 } }, b: { clientId: 'p1', owned: true }, evidence: 'same email as the owned record p1', strength: 1, pendingRename: true }],
+        duplicatePeopleFound: { found: { orcid: 0, email: 1, name: 1200 }, listed: 1, leftOut: 1200 },
+      }),
+    );
+    expect(html).toContain('Probably the same person <span class="n">(1,201)</span>');
+    expect(html).toContain('1,200 weaker pair(s) are counted but not listed; found by tier: 0 ORCID iD, 1 email, 1,200 name.');
+    expect(html).toContain('<td>p100 (roster.csv:2)</td><td>p1 (in the group)</td><td>email, pending rename</td>');
+  });
 });

@@ -86,7 +86,37 @@ describe('duplicate people', () => {
     expect(result.code, result.stderr).toBe(2);
     expect(Object.keys(groupRecords(emu)).sort()).toEqual(['p1', 'p2', 'p3']);
     const report = await reportOf(result.stdout);
-    expect(report.duplicatePeople?.map((pair) => [pair.tier, pair.a.clientId, pair.b.clientId, pair.b.owned])).toEqual([['email', 'p9', 'p3', true]]);
-    expect(report.rejectedRows.map((row) => row.problems[0]?.message)).toEqual(['probably the same person as p3 (already in the group): same email person3@example.org as the owned record p3']);
+    // p3's row is in the roster: the pair is found among the rows, p3 marked as in the group.
+    expect(report.duplicatePeople?.map((pair) => [pair.tier, pair.a.clientId, pair.a.owned, pair.b.clientId, pair.b.owned])).toEqual([['email', 'p3', true, 'p9', undefined]]);
+    expect(report.rejectedRows.map((row) => row.problems[0]?.message)).toEqual(['probably the same person as p3 (already in the group): same email person3@example.org']);
+  });
+
+  it('reject in mirror mode, a person re-keyed (p1 → p100, same name and email): p1 is kept as a pending rename, never deleted', async () => {
+    const project = await makeProject(people(3), { mode: 'mirror' });
+    await withPolicy(project.pipeline, 'reject');
+    expect((await cli(emu, project.dir, ['sync', project.pipeline, '--create-group'])).code).toBe(0);
+    await project.writeRoster([{ ...person(1), id: 'p100' }, person(2), person(3)]);
+    const result = await cli(emu, project.dir, ['sync', project.pipeline]);
+    expect(result.code, result.stderr).toBe(2);
+    // The person stays, and the new id waits for the rows to be merged.
+    expect(Object.keys(groupRecords(emu)).sort()).toEqual(['p1', 'p2', 'p3']);
+    const report = await reportOf(result.stdout);
+    expect(report.counts.delete).toEqual({});
+    expect(report.duplicatePeople?.map((pair) => [pair.tier, pair.a.clientId, pair.b.clientId, pair.pendingRename])).toEqual([['email', 'p100', 'p1', true]]);
+    expect(report.duplicatePeople?.[0]?.evidence).toBe('same email person1@example.org as the owned record p1');
+    expect(report.notes.find((line) => line.includes('pending rename'))).toContain('p1 → p100');
+    expect(report.rejectedRows.map((row) => [row.clientId, row.problems[0]?.code])).toEqual([['p100', 'duplicate_person']]);
+  });
+
+  it('warn in mirror mode, the same re-key: an ordinary rename (p100 created, p1 deleted)', async () => {
+    const project = await makeProject(people(3), { mode: 'mirror' });
+    await withPolicy(project.pipeline, 'warn');
+    expect((await cli(emu, project.dir, ['sync', project.pipeline, '--create-group'])).code).toBe(0);
+    await project.writeRoster([{ ...person(1), id: 'p100' }, person(2), person(3)]);
+    const result = await cli(emu, project.dir, ['sync', project.pipeline, '--allow-deletes', '1']);
+    expect(result.code, result.stderr).toBe(0);
+    expect(Object.keys(groupRecords(emu)).sort()).toEqual(['p100', 'p2', 'p3']);
+    const report = await reportOf(result.stdout);
+    expect(report.duplicatePeople?.map((pair) => [pair.tier, pair.a.clientId, pair.b.clientId, pair.pendingRename])).toEqual([['email', 'p100', 'p1', undefined]]);
   });
 });

@@ -10,6 +10,7 @@ import { loadPipeline } from '../../config/load.js';
 import { EXIT } from '../../errors.js';
 import type { RowProblem } from '../../mapping/types.js';
 import { loadFieldsFile } from '../../config/fields-file.js';
+import { existingState } from '../../state/open.js';
 import { judgeRejects, type RejectsVerdict } from '../../plan/rejects-tolerance.js';
 import { validatePipeline, type ValidationResult } from '../../sync/validate.js';
 import { dialectFor, rejectedCsvRows, writeRejectedCsv } from '../../report/rejected-csv.js';
@@ -22,6 +23,7 @@ interface ValidateArgs extends ServiceArgs {
   pipeline?: string;
   'fields-file'?: string;
   'rejected-out'?: string;
+  'state-dir'?: string;
 }
 
 /** Problems printed per code in the text output; the rest are counted (all are in --rejected-out). */
@@ -38,13 +40,16 @@ export const validateCommand: CommandFactory = (ctx) => ({
         describe: 'Saved custom-fields listing (`rostersync fields --json > fields.json`) instead of asking the service',
       })
       .option('rejected-out', { type: 'string', describe: 'Write rejected rows to this CSV (original columns + error columns), mode 0600' })
+      .option('state-dir', { type: 'string', describe: 'State directory (overrides state_dir): its inventory is read, never written, so the same-person check answers as a plan would' })
       .example('$0 validate pipelines/legacy.yaml --rejected-out rejected.csv', 'explain every rejected row and save them to fix in Excel')
       .example('$0 fields --json > fields.json && $0 validate pipelines/legacy.yaml --fields-file fields.json', 'work offline from a saved listing'),
   handler: action(ctx, async (args: ValidateArgs) => {
     const { io } = ctx;
     const pipeline = loadPipeline(resolve(io.cwd, String(args.pipeline)));
     const customFields = await fetchCustomFields(args, io);
-    const result = await validatePipeline(pipeline, { customFields, ...(io.signal ? { signal: io.signal } : {}) });
+    // The state, when there is one, is only read: new rows are compared as the plan compares them.
+    const store = existingState(pipeline, { ...(args['state-dir'] !== undefined ? { stateDir: args['state-dir'] } : {}), cwd: io.cwd, env: io.env });
+    const result = await validatePipeline(pipeline, { customFields, ...(store ? { store } : {}), ...(io.signal ? { signal: io.signal } : {}) }).finally(() => store?.close());
     const { summary } = result;
 
     let rejectedOut: string | undefined;
@@ -140,11 +145,12 @@ function renderText(name: string, result: ValidationResult, rejectedOut: string 
   }
   const pairs = summary.duplicatePeople ?? [];
   if (pairs.length) {
-    out.push('', `Probably the same person (${pairs.length}; policy.duplicate_people decides what sync does):`);
+    const total = summary.duplicatePeopleFound ? summary.duplicatePeopleFound.listed + summary.duplicatePeopleFound.leftOut : pairs.length;
+    out.push('', `Probably the same person (${total}, the strongest first; policy.duplicate_people decides what sync does):`);
     for (const pair of pairs.slice(0, SHOWN_PER_CODE)) {
       out.push(`    ${pair.a.clientId} (${pair.a.provenance ? where(pair.a.provenance, show) : '?'}) and ${pair.b.clientId} (${pair.b.provenance ? where(pair.b.provenance, show) : '?'}): ${pair.evidence}`);
     }
-    if (pairs.length > SHOWN_PER_CODE) out.push(`    … and ${pairs.length - SHOWN_PER_CODE} more`);
+    if (total > SHOWN_PER_CODE) out.push(`    … and ${total - SHOWN_PER_CODE} more${total > pairs.length ? ` (--json lists the strongest ${pairs.length})` : ''}`);
   }
   if (rejectedOut) out.push('', `Rejected rows written to ${show(rejectedOut)}; fix them there and feed the file back.`);
   out.push('', rejects ? `${rejects.text}.` : 'All rows valid.');
@@ -169,6 +175,7 @@ function toJson(name: string, result: ValidationResult, rejectedOut: string | un
     warnings: summary.warnings,
     ...(summary.layers ? { layers: summary.layers } : {}),
     ...(summary.duplicatePeople ? { duplicatePeople: summary.duplicatePeople } : {}),
+    ...(summary.duplicatePeopleFound ? { duplicatePeopleFound: summary.duplicatePeopleFound } : {}),
     rejectedOut: rejectedOut ?? null,
     ...(rejects ? { rejects } : {}),
     exitCode,

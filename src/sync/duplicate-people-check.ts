@@ -1,0 +1,75 @@
+/**
+ * The check for the same person under two client_ids, run the same way by `validate` and by the
+ * plan of `plan`, `sync --dry-run` and `sync` (src/plan/same-person.ts decides): it completes the
+ * roster's identities with the rows the plan's fast path did not map (their records are the
+ * inventory's, unchanged), hands the inventory to the decision, and words the notes.
+ */
+import type { PolicyConfig } from '../config/pipeline.js';
+import { DUPLICATE_PEOPLE_MAX_ROWS, type DuplicatePair, type DuplicatePeopleFinder } from '../mapping/duplicate-people.js';
+import type { RosterSummary } from '../mapping/roster.js';
+import { decideDuplicatePeople } from '../plan/same-person.js';
+import type { Fields } from '../plan/types.js';
+import { duplicatePeopleNotes } from '../report/run-notes.js';
+import type { StateBackend } from '../state/backend.js';
+
+export function checkDuplicatePeople(input: {
+  people: DuplicatePeopleFinder;
+  /** The state, when there is one (`validate` before a first sync has none). */
+  store?: StateBackend;
+  /** Mapped client_ids the inventory lacks (with a store). */
+  newIds?: ReadonlySet<string>;
+  roster: RosterSummary;
+  /** The roster's file, for the rows the fast path read. */
+  sourceFile: string;
+  keepAsIs: Set<string>;
+  policy: PolicyConfig['duplicate_people'];
+  maxStoredRejected?: number;
+}): { notes: string[]; pendingRenames: ReadonlyMap<string, DuplicatePair> } {
+  const { people, store, roster } = input;
+  // Rows the plan's fast path did not map are the inventory's records, unchanged: added from it,
+  // so the roster's rows are compared whichever path read them (`validate` maps every row).
+  const anyNew = input.newIds ? [...input.newIds].some((clientId) => !input.keepAsIs.has(clientId)) : true;
+  if (store && anyNew) {
+    for (const [clientId, fields] of ownedFields(store)) {
+      if (people.overflowed) break;
+      const row = roster.firstRowById.get(clientId);
+      if (row !== undefined && !people.has(clientId)) people.add({ clientId, fields, provenance: { file: input.sourceFile, row } });
+    }
+  }
+  const { pendingRenames } = decideDuplicatePeople({
+    people,
+    ...(store && input.newIds ? { newIds: input.newIds, owned: () => ownedFields(store) } : {}),
+    roster,
+    keepAsIs: input.keepAsIs,
+    reject: input.policy === 'reject',
+    ...(input.maxStoredRejected !== undefined ? { maxStoredRejected: input.maxStoredRejected } : {}),
+  });
+  const notes = duplicatePeopleNotes({
+    found: roster.duplicatePeopleFound,
+    policy: input.policy,
+    pendingRenames,
+    partialBlocks: people.partialBlocks,
+    ...(people.overflowed ? { skippedPast: DUPLICATE_PEOPLE_MAX_ROWS } : {}),
+  });
+  return { notes, pendingRenames };
+}
+
+/** The inventory's records, a page at a time: the fields last applied to each owned client_id. */
+export function* ownedFields(store: StateBackend): Iterable<readonly [string, Fields]> {
+  let page: string[] = [];
+  const flush = function* () {
+    yield* store.lastApplied(page);
+    page = [];
+  };
+  for (const clientId of store.ownedIds()) {
+    page.push(clientId);
+    if (page.length >= store.lookupBatch) yield* flush();
+  }
+  yield* flush();
+}
+
+/** Of `clientIds`, those the inventory lacks, looked up a batch at a time. */
+export function notOwned(store: StateBackend, clientIds: readonly string[]): string[] {
+  const owned = store.ownedHashesOf(clientIds);
+  return clientIds.filter((clientId) => !owned.has(clientId));
+}
