@@ -63,7 +63,7 @@ export function noticeLines(notice: RunNotice): string[] {
   const c = notice.counts;
   const lines = [`${c.creates} created · ${c.updates} updated · ${c.deletes} deleted · ${c.unchanged} unchanged · ${c.failures} failed · ${c.rejects} rejected`];
   if (notice.drift && notice.drift.deleted + notice.drift.changed > 0) {
-    lines.push(`drift: of ${notice.drift.sampled} records read back, ${notice.drift.deleted} were deleted and ${notice.drift.changed} changed in the service; this run repaired them`);
+    lines.push(`drift: of ${notice.drift.sampled} records read back, ${notice.drift.deleted} ${notice.drift.deleted === 1 ? 'was' : 'were'} deleted and ${notice.drift.changed} changed in the service; this run repaired them`);
   }
   if (notice.message) lines.push(notice.message);
   lines.push(`run ${notice.runId} · group ${notice.target.groupId ?? '(not created)'} at ${notice.target.baseUrl}`);
