@@ -26,7 +26,7 @@ import type { JournalEntry, StateBackend } from '../state/backend.js';
 import { checkBinding } from '../state/binding.js';
 import { clientForPipeline } from './client-for-pipeline.js';
 import type { RunOptions, RunResult } from './options.js';
-import { planBindings, planDifferences, planOptionsOf, savePlanFile, staleBindings, verifyPlanDigest, type PlanFile } from './plan-file.js';
+import { planBindings, planDifferences, savePreparedPlan, staleBindings, verifyPlanDigest, type PlanFile } from './plan-file.js';
 import { fetchHeld } from './remote-records.js';
 import { withRunScope } from './run-scope.js';
 import { runPlan, type PreparedRun } from './run-plan.js';
@@ -58,11 +58,11 @@ export async function runRevert(options: RevertOptions): Promise<RunResult> {
     const stateSerial = store.serial();
     const prepared = await prepareRevert({ pipeline, store, runId, startedAt: now(), revertOf: options.revertRunId, force: options.forceRecords ?? [], skip: options.skipRecords ?? [] }, runOptions);
     if (options.savePlanTo) {
-      await savePlanFile(resolve(options.cwd ?? process.cwd(), options.savePlanTo), {
-        bindings: planBindings({ pipeline, sourceSha256: prepared.source.sha256, stateSerial, baseUrl: options.service.baseUrl, groupId: prepared.groupId }),
-        options: planOptionsOf(runOptions),
-        secret: store.planSecret(),
+      await savePreparedPlan(resolve(options.cwd ?? process.cwd(), options.savePlanTo), {
         prepared,
+        stateSerial,
+        secret: store.planSecret(),
+        options: runOptions,
         now: now(),
         // The run `last` stood for: applying the plan later must undo that run, whatever ran since.
         revert: { runId: prepared.revertOf ?? options.revertRunId, forceRecords: [...(options.forceRecords ?? [])], skipRecords: [...(options.skipRecords ?? [])] },

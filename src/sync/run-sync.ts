@@ -22,7 +22,7 @@ import { clientForPipeline } from './client-for-pipeline.js';
 import { exitCodeOf } from './exit-code.js';
 import { gatherPlanInput } from './gather.js';
 import type { RunOptions, RunResult } from './options.js';
-import { planBindings, planOptionsOf, savePlanFile } from './plan-file.js';
+import { savePreparedPlan } from './plan-file.js';
 import { recordEarlyFailure } from './record.js';
 import { runPlan, type PreparedRun } from './run-plan.js';
 import { runRequestOf, type RunRequest } from './run-request.js';
@@ -45,13 +45,7 @@ export async function runSync(options: RunOptions): Promise<RunResult> {
         throw error;
       });
       if (options.savePlanTo) {
-        await savePlanFile(resolve(options.cwd ?? process.cwd(), options.savePlanTo), {
-          bindings: planBindings({ pipeline, sourceSha256: prepared.source.sha256, stateSerial, baseUrl: options.service.baseUrl, groupId: prepared.groupId }),
-          options: planOptionsOf(options),
-          secret: store.planSecret(),
-          prepared,
-          now: now(),
-        });
+        await savePreparedPlan(resolve(options.cwd ?? process.cwd(), options.savePlanTo), { prepared, stateSerial, secret: store.planSecret(), options, now: now() });
       }
       return await runPlan(prepared, request);
     } finally {
