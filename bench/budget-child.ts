@@ -7,7 +7,7 @@
  */
 import { createInterface } from 'node:readline';
 import { createClient, RateLimiter } from '../src/client/index.js';
-import { sharedLimiter, wallClock } from '../src/coordinator/index.js';
+import { sharedLimiter, wallClock } from '../src/rate-limit/shared-budget.js';
 
 const [baseUrl, recordsText, tag, mode] = process.argv.slice(2);
 const API_KEY = 'demo-key-0123456789';

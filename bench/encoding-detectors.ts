@@ -5,7 +5,7 @@
  *      per language and encoding) on the file's bytes, each reading then checked to look like text,
  *      the best taken when its confidence is twice the next one's. This is what the reader did
  *      before (on one 64 KB chunk; here on the whole file, to its advantage).
- *   B. letter statistics of real text (src/sources/csv-detect.ts): every non-ASCII word of the
+ *   B. letter statistics of real text (src/sources/encoding/detect.ts): every non-ASCII word of the
  *      file read in each candidate, weighed against letter and letter-pair frequencies of the
  *      Universal Declaration of Human Rights in that encoding's languages.
  *
@@ -21,9 +21,9 @@ import { join } from 'node:path';
 import iconv from 'iconv-lite';
 import { CORPUS_DIR, loadCases } from '../test/fixtures/roster-corpus/cases.js';
 import { heldOutRosters } from '../test/fixtures/roster-corpus/held-out.js';
-import { detectFromTally, looksLikeText, TUNING, type DetectorTuning } from '../src/sources/csv-detect.js';
-import { encodingOfLabel, iconvCodec } from '../src/sources/encodings.js';
-import { tallyBuffer } from '../src/sources/word-tally.js';
+import { detectFromTally, looksLikeText, TUNING, type DetectorTuning } from '../src/sources/encoding/detect.js';
+import { encodingOfLabel, iconvCodec } from '../src/sources/encoding/labels.js';
+import { tallyBuffer } from '../src/sources/encoding/word-tally.js';
 
 const argv = process.argv.slice(2);
 const seed = Number(argv.find((arg) => arg.startsWith('--seed='))?.slice(7) ?? Date.now() % 1_000_000);

@@ -9,8 +9,8 @@
 import { createWriteStream, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import ExcelJS from 'exceljs';
-export { seededRandom } from '../src/seeded-random.js';
-import { seededRandom } from '../src/seeded-random.js';
+export { seededRandom } from '../src/runtime/seeded-random.js';
+import { seededRandom } from '../src/runtime/seeded-random.js';
 
 export interface RosterOptions {
   rows: number;

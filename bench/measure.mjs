@@ -80,7 +80,7 @@ async function readCsv(file, dist = '../dist') {
   return { rows, errors };
 }
 
-/** The same WorkbookReader options our reader needs (dates need styles, see src/sources/xlsx-reader.ts). */
+/** The same WorkbookReader options our reader needs (dates need styles, see src/sources/xlsx/reader.ts). */
 async function bareXlsx(file) {
   const { default: ExcelJS } = await import('exceljs');
   let rows = 0;

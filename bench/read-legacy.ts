@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import iconv from 'iconv-lite';
-import { seededRandom } from '../src/seeded-random.js';
+import { seededRandom } from '../src/runtime/seeded-random.js';
 import { spread, type Spread } from './stats.js';
 
 const argv = process.argv.slice(2);

@@ -16,8 +16,8 @@ import { pathToFileURL } from 'node:url';
 import iconv from 'iconv-lite';
 import { judge, loadCases, type CorpusCase, type Outcome, type ReadResult } from '../test/fixtures/roster-corpus/cases.js';
 import { ROSTERS } from '../test/fixtures/roster-corpus/names.js';
-import { detectLegacyEncoding, ACCEPT_NATS } from '../src/sources/csv-detect.js';
-import { encodingOfLabel, iconvCodec } from '../src/sources/encodings.js';
+import { detectLegacyEncoding, ACCEPT_NATS } from '../src/sources/encoding/detect.js';
+import { encodingOfLabel, iconvCodec } from '../src/sources/encoding/labels.js';
 
 const ROOT = resolve(import.meta.dirname, '..');
 const argv = process.argv.slice(2);

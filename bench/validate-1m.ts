@@ -15,7 +15,7 @@ import { Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { loadFixture } from '../src/emulator/fixture.js';
 import { orcidCheckDigit } from '../src/mapping/transforms.js';
-import { seededRandom } from '../src/seeded-random.js';
+import { seededRandom } from '../src/runtime/seeded-random.js';
 
 const ROOT = resolve(fileURLToPath(new URL('..', import.meta.url)));
 const DATA = join(ROOT, 'bench/data');

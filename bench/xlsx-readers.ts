@@ -1,5 +1,5 @@
 /**
- * XLSX readers compared: rostersync's reader (src/sources/xlsx-reader.ts, yauzl +
+ * XLSX readers compared: rostersync's reader (src/sources/xlsx/reader.ts, yauzl +
  * saxes) against exceljs 4.4's streaming `WorkbookReader` (the reader it replaced, values
  * normalised the same way the old reader did) and exceljs's full-workbook `readFile`.
  *

@@ -11,7 +11,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { isScalar, isSeq, parseDocument, visit } from 'yaml';
 import { DEFAULT_FIXTURE_PATH, parseFixture } from '../src/emulator/fixture.js';
-import { seededRandom } from '../src/seeded-random.js';
+import { seededRandom } from '../src/runtime/seeded-random.js';
 
 const random = seededRandom(20260523);
 const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)] as T;

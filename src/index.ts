@@ -42,8 +42,8 @@ export type { RunOptions, RunResult } from './sync/options.js';
 export type { ValidatePipelineOptions, ValidationResult } from './sync/validate.js';
 export type { RunReport, RecordEntry, FieldChange, GuardResult, PlanAction, RecordOutcome } from './report/types.js';
 export type { Plan, PlanItem } from './plan/types.js';
-export { EXIT, UserFacingError } from './errors.js';
-export type { ExitCode } from './errors.js';
+export { EXIT, UserFacingError } from './errors/user-facing-error.js';
+export type { ExitCode } from './errors/user-facing-error.js';
 
 /**
  * Runs a pipeline end to end (`rostersync sync`): read the roster, map it, plan against the

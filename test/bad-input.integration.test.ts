@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { EXIT } from '../src/errors.js';
+import { EXIT } from '../src/errors/user-facing-error.js';
 import { startEmulator, type RunningEmulator } from '../src/emulator/server.js';
 import type { StatsSnapshot } from '../src/emulator/runtime.js';
 import { SqliteStateStore } from '../src/state/sqlite/sqlite-store.js';

@@ -9,7 +9,7 @@
  * deletes are idempotent, so at worst one write is repeated.
  */
 import { NotFoundError, ServiceError } from '../client/errors.js';
-import { EXIT, UserFacingError } from '../errors.js';
+import { EXIT, UserFacingError } from '../errors/user-facing-error.js';
 import type { Fields, Plan, PlanItem } from '../plan/types.js';
 import { DONE_FIRST_TIME, type ApplyResult, type ItemOutcome, type Overwritten } from '../plan/outcomes.js';
 import { isEmptyValue } from '../plan/build.js';

@@ -9,7 +9,7 @@
 import type { CallOptions, ServiceClient } from '../client/client.js';
 import { AmbiguousGroupCreationError } from '../client/errors.js';
 import type { ResolvedPipeline } from '../config/load.js';
-import { EXIT, UserFacingError } from '../errors.js';
+import { EXIT, UserFacingError } from '../errors/user-facing-error.js';
 import type { StateBackend } from '../state/backend.js';
 import { bindState } from '../state/binding.js';
 

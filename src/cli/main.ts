@@ -7,9 +7,9 @@
  * a JSON line like the logs there (see reportError).
  */
 import yargs, { type Argv } from 'yargs';
-import { closestMatch } from '../did-you-mean.js';
-import { EXIT, UserFacingError } from '../errors.js';
-import { fileSystemHint, fileSystemProblem } from '../file-system-problem.js';
+import { closestMatch } from '../errors/did-you-mean.js';
+import { EXIT, UserFacingError } from '../errors/user-facing-error.js';
+import { fileSystemHint, fileSystemProblem } from '../errors/file-system-problem.js';
 import { LOG_LEVELS } from '../logging/level.js';
 import type { LogLevel } from '../logging/logger.js';
 import type { CommandContext } from './command.js';

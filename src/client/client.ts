@@ -14,7 +14,7 @@ import { checkBaseUrl } from './config.js';
 import { ENDPOINTS, pathOf, routeKey, type EndpointName } from './endpoints.js';
 import { ClientInputError } from './errors.js';
 import { buildManuscriptForm, validateManuscriptInput, type ManuscriptUploadInput } from './manuscript-form.js';
-import { RateLimiter, type Clock, type RateLimiterOptions, type Sleep } from './rate-limiter.js';
+import { RateLimiter, type Clock, type RateLimiterOptions, type Sleep } from '../rate-limit/rate-limiter.js';
 import { callWithRetries, type CallCounters, type RetryLoopContext } from './retry-loop.js';
 import { DEFAULT_RETRY_POLICY, type RetryPolicy } from './retry-policy.js';
 import type {
@@ -37,7 +37,7 @@ export interface ClientOptions {
   /** Organization API key, sent as `X-ApiKey` on every request and never logged or shown. */
   apiKey: string;
   /**
-   * Pace, in-flight cap and adaptation to 429s of this client (rate-limiter.ts). Without `rps`
+   * Pace, in-flight cap and adaptation to 429s of this client (../rate-limit/rate-limiter.ts). Without `rps`
    * the client finds the service's limit itself. @default { maxInFlight: 4 }
    */
   rateLimit?: Omit<RateLimiterOptions, 'now' | 'sleep'>;

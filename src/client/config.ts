@@ -6,7 +6,7 @@
 import { readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { resolve } from 'node:path';
-import { UserFacingError } from '../errors.js';
+import { UserFacingError } from '../errors/user-facing-error.js';
 
 export interface ServiceConfig {
   /** Base URL without a trailing slash, e.g. `https://service.example.org`. */

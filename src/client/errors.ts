@@ -5,7 +5,7 @@
  * exit code from `EXIT` and a hint, so the CLI prints it as a clean message. The API key is never part
  * of any of them: callers scrub excerpts with `redactSecret` before building an error.
  */
-import { EXIT, UserFacingError, type ExitCode } from '../errors.js';
+import { EXIT, UserFacingError, type ExitCode } from '../errors/user-facing-error.js';
 import { redactSecrets } from '../logging/redact.js';
 
 export interface ServiceErrorDetails {

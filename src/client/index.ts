@@ -33,8 +33,8 @@ export {
   parseRetryAfter,
 } from './retry-policy.js';
 export type { RetryPolicy, RetryMode, RetryDecision, RetryDecisionInput, AttemptOutcome } from './retry-policy.js';
-export { RateLimiter } from './rate-limiter.js';
-export type { RateLimiterOptions, RateLimiterStats, Clock, Sleep } from './rate-limiter.js';
+export { RateLimiter } from '../rate-limit/rate-limiter.js';
+export type { RateLimiterOptions, RateLimiterStats, Clock, Sleep } from '../rate-limit/rate-limiter.js';
 export { buildManuscriptForm, detectSourceFileKind, validateManuscriptInput } from './manuscript-form.js';
 export type { ManuscriptUploadInput, ManuscriptAuthor, SourceFile, SourceFileKind, CandidateFilters } from './manuscript-form.js';
 export * from './schemas.js';

@@ -5,7 +5,7 @@
  */
 import type { Logger } from '../logging/logger.js';
 import { AmbiguousGroupCreationError, ClientInputError, RequestAbortedError, ServiceError } from './errors.js';
-import type { RateLimiter, Sleep } from './rate-limiter.js';
+import type { RateLimiter, Sleep } from '../rate-limit/rate-limiter.js';
 import { decideRetry, provablyNotProcessed, type AttemptOutcome, type RetryMode, type RetryPolicy } from './retry-policy.js';
 
 /** What one attempt ended with: the parsed answer, or the error and what the policy needs of it. */

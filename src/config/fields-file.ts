@@ -6,7 +6,7 @@
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { customFieldSchema, type CustomFieldsListing } from '../client/schemas.js';
-import { ConfigError } from '../config-error.js';
+import { ConfigError } from '../errors/config-error.js';
 
 /**
  * A saved custom-fields listing: the service's answer to `GET /custom-fields/all/` (what

@@ -9,11 +9,11 @@ import { basename, dirname, extname, resolve } from 'node:path';
 import { LineCounter, parseDocument } from 'yaml';
 import type { z } from 'zod';
 import { mappingFileSchema, type MappingFile } from '../mapping/schema.js';
-import { ConfigError, type ConfigProblem } from '../config-error.js';
-import { closestMatch, editDistance } from '../did-you-mean.js';
+import { ConfigError, type ConfigProblem } from '../errors/config-error.js';
+import { closestMatch, editDistance } from '../errors/did-you-mean.js';
 import type { SourceFileConfig } from '../sources/options.js';
 import { pipelineSchema, type PipelineFile } from './pipeline.js';
-import type { ResolvedOverlay } from '../sources/layers.js';
+import type { ResolvedOverlay } from '../sources/overlays.js';
 
 export interface LoadedMapping {
   /** Absolute path. */
@@ -283,7 +283,7 @@ export function loadPipeline(path: string): ResolvedPipeline {
     else if (overlayFormat === 'csv' && overlay.xlsx) problems.push({ path: `${path}.xlsx`, message: 'xlsx options given for a CSV overlay' });
     else {
       // A CSV overlay named by its file alone is read in the encoding the pipeline declares
-      // (src/sources/layers.ts): guessing could refuse a short file or pick another code page.
+      // (src/sources/overlays.ts): guessing could refuse a short file or pick another code page.
       const declared = format === 'csv' ? config.source.csv?.encoding : undefined;
       const inherit = overlayFormat === 'csv' && overlay.csv === undefined && declared !== undefined && declared !== 'auto';
       overlays.push({ ...overlay, ...(inherit ? { sourceEncoding: declared } : {}), file: overlayFile, format: overlayFormat });

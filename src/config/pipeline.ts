@@ -82,7 +82,7 @@ export const policySchema = z.strictObject({
   /**
    * Ceiling of requests per second sent to the service, never exceeded. Without it the client
    * finds the service's limit itself: it starts at 4 per second, doubles while work waits, and
-   * settles just under the limit at the first 429s (src/client/rate-limiter.ts).
+   * settles just under the limit at the first 429s (src/rate-limit/rate-limiter.ts).
    */
   max_rps: z.number().positive().optional(),
   /** Accepted so older pipeline files stay valid, and ignored: requests are paced evenly, as bursts break window limits. */

@@ -5,7 +5,7 @@
  */
 import { z } from 'zod';
 import { createServerRateLimit, RATE_LIMIT_KINDS, type Admission, type RateLimitKind, type ServerRateLimit } from './rate-limits.js';
-import { seededRandom } from '../seeded-random.js';
+import { seededRandom } from '../runtime/seeded-random.js';
 
 /** Probabilities (0..1) of each injected fault, drawn per service call from the seeded PRNG. */
 export interface FaultProbabilities {

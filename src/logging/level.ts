@@ -2,7 +2,7 @@
  * The one reading of a log level: `--log-level`, else `ROSTERSYNC_LOG_LEVEL`, else the command's
  * default. A value that is not a level is a usage error naming the levels, not a silent default.
  */
-import { EXIT, UserFacingError } from '../errors.js';
+import { EXIT, UserFacingError } from '../errors/user-facing-error.js';
 import type { LogLevel } from './logger.js';
 
 export const LOG_LEVELS: readonly LogLevel[] = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];

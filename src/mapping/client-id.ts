@@ -3,7 +3,7 @@
  * email), then computed per row.
  */
 import { clientIdPathProblem } from '../client/path-rules.js';
-import type { ConfigProblem } from '../config-error.js';
+import type { ConfigProblem } from '../errors/config-error.js';
 import type { SourceRow } from '../sources/types.js';
 import { isEmptyCell, sourceColumns, textOfCell } from './field-plan.js';
 import type { ClientIdSpec, MappingFile } from './schema.js';

@@ -7,7 +7,7 @@ import { MAX_SERIAL_DAY, serialDay } from '../sources/excel-serial.js';
 import { truncate } from '../sources/headers.js';
 import type { CellValue } from '../sources/types.js';
 import type { DATE_FORMATS } from './schema.js';
-import { personal } from '../personal-text.js';
+import { personal } from '../personal-data/personal-text.js';
 
 export type Coerced<T> = { ok: true; value: T } | { ok: false; code: string; message: string; hint: string };
 

@@ -8,14 +8,14 @@
  */
 import type { CustomField, CustomFieldsListing, DataKind, StandardField } from '../client/schemas.js';
 import { dataKindSchema, hasKnownDataKind, STANDARD_FIELDS } from '../client/schemas.js';
-import type { ConfigProblem } from '../config-error.js';
+import type { ConfigProblem } from '../errors/config-error.js';
 import type { CellValue, SourceRow } from '../sources/types.js';
 import { planClientId } from './client-id.js';
 import { MappingError } from './errors.js';
 import { coerceValue, isEmptyCell, LIST_KINDS, sourceColumns, textOfCell, type FieldPlan, type ValueKind } from './field-plan.js';
 import { mapRowWith, type MapRowResult, type RowRules } from './map-row.js';
 import type { CustomFieldSpec, DuplicatePolicy, MappingFile, RowFilter, StandardFieldSpec, WritePolicy } from './schema.js';
-import { closestMatch } from '../did-you-mean.js';
+import { closestMatch } from '../errors/did-you-mean.js';
 import { toNfc } from './transforms.js';
 import type { FieldValue } from './types.js';
 

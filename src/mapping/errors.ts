@@ -3,7 +3,7 @@
  * name, an option label the field does not have, a column missing from the file's header.
  * Raised before any row is mapped, so nothing is written (exit code 1).
  */
-import { ConfigError, type ConfigErrorOptions, type ConfigProblem } from '../config-error.js';
+import { ConfigError, type ConfigErrorOptions, type ConfigProblem } from '../errors/config-error.js';
 
 export class MappingError extends ConfigError {
   override name = 'MappingError';

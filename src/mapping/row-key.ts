@@ -16,9 +16,9 @@
 import { hash } from 'node:crypto';
 import { cellsTextOf } from '../sources/cells-text.js';
 import { CELL_SEPARATOR, type CellValue, type SourceRow } from '../sources/types.js';
-import { ROSTERSYNC_VERSION } from '../version.js';
+import { ROSTERSYNC_VERSION } from '../runtime/version.js';
 
-export { ROW_KEY_LENGTH } from '../row-key-length.js';
+export { ROW_KEY_LENGTH } from './row-key-length.js';
 
 export interface RowKeyScope {
   /** sha256 of the mapping file's text. */

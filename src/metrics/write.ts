@@ -6,7 +6,7 @@
  * written never changes the run's outcome: the problem comes back as a warning for the report.
  */
 import { readFile } from 'node:fs/promises';
-import { fileSystemProblem } from '../file-system-problem.js';
+import { fileSystemProblem } from '../errors/file-system-problem.js';
 import { writeFileAtomic } from '../report/atomic-file.js';
 import type { RunReport } from '../report/types.js';
 import { FAMILIES, LAST_SUCCESS, RUNS_TOTAL, runSeries, type Sample } from './series.js';

@@ -7,7 +7,7 @@ import type { RosterCounts } from '../mapping/roster.js';
 import { judgeRejects } from './rejects-tolerance.js';
 import type { IdentityChange } from './identity-changes.js';
 import type { GuardResult } from './types.js';
-import { personal } from '../personal-text.js';
+import { personal } from '../personal-data/personal-text.js';
 
 export interface GuardInput {
   guards: PolicyConfig['guards'];

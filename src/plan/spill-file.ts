@@ -11,8 +11,8 @@
 import { closeSync, lstatSync, mkdtempSync, openSync, readdirSync, readSync, rmSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { UserFacingError } from '../errors.js';
-import { fileSystemProblem } from '../file-system-problem.js';
+import { UserFacingError } from '../errors/user-facing-error.js';
+import { fileSystemProblem } from '../errors/file-system-problem.js';
 
 const STALE_MS = 24 * 3600_000;
 

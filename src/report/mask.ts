@@ -7,7 +7,7 @@
  * strings (maskText). client_ids, field names, counts and outcomes stay: they are
  * what a drift check is read for.
  */
-import { replacePersonal } from '../personal-text.js';
+import { replacePersonal } from '../personal-data/personal-text.js';
 import type { CellValue } from '../sources/types.js';
 import { redactEmails } from './format.js';
 import type { RejectedRow } from '../mapping/types.js';
@@ -17,7 +17,7 @@ export const MASKED = '(masked)';
 
 /**
  * Free text (a message, a note, an error) as masked outputs and alerts show it: the roster values
- * its builder marked personal (personal-text.ts) become `(masked)`, and e-mail-shaped text is redacted.
+ * its builder marked personal (../personal-data/personal-text.ts) become `(masked)`, and e-mail-shaped text is redacted.
  */
 export function maskText(text: string): string {
   return redactEmails(replacePersonal(text, MASKED));

@@ -15,7 +15,7 @@ import iconv from 'iconv-lite';
 import type { SourceConfig } from '../sources/options.js';
 import type { RejectedRow } from '../mapping/types.js';
 import type { CellValue } from '../sources/types.js';
-import { REJECTED_ERROR_COLUMNS } from '../sources/layers.js';
+import { REJECTED_ERROR_COLUMNS } from '../sources/overlays.js';
 
 export interface RejectedCsvOptions {
   /**

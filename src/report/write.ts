@@ -9,9 +9,9 @@
  * summary, index page, retention.ts pruning) and report.md is appended to GITHUB_STEP_SUMMARY.
  */
 import { appendFile, chmod, mkdir } from 'node:fs/promises';
-import { ignoreInGit } from '../private-dir.js';
+import { ignoreInGit } from '../personal-data/private-dir.js';
 import { basename, isAbsolute, join, relative, resolve, sep } from 'node:path';
-import { UserFacingError } from '../errors.js';
+import { UserFacingError } from '../errors/user-facing-error.js';
 import { REPORT_DIR_MODE, writeFileAtomic } from './atomic-file.js';
 import { appendHistory, INDEX_FILE, summarizeRun, whereItRan, writeHistoryIndex } from './history.js';
 import { RECORD_PAGES_DIR, RECORDS_PER_PAGE, REJECTED_CSV, recordPageFile, renderHtml, renderRecordPage, type RecordPage, type RenderHtmlOptions } from './html.js';

@@ -8,7 +8,7 @@
  * `state rebind` or `state set-group`: the inventory is no longer that group's, so it cannot say
  * which records there are still the pipeline's).
  */
-import { EXIT, UserFacingError } from '../errors.js';
+import { EXIT, UserFacingError } from '../errors/user-facing-error.js';
 import type { JournalEntry, RunRow, Target } from '../state/backend.js';
 import { UNDO_FORMAT, parseUndoRecord } from './undo-record.js';
 

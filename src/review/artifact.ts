@@ -8,7 +8,7 @@ import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import yauzl from 'yauzl';
 import type { Entry, ZipFile } from 'yauzl';
-import { UserFacingError } from '../errors.js';
+import { UserFacingError } from '../errors/user-facing-error.js';
 import { writeFileAtomic } from '../report/atomic-file.js';
 import { reviewManifestSchema, type ReviewManifest } from './manifest.js';
 

@@ -6,7 +6,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
-import { UserFacingError } from '../errors.js';
+import { UserFacingError } from '../errors/user-facing-error.js';
 
 export interface GitHubContext {
   repository: string;

@@ -7,7 +7,7 @@
  * Bounded: every request has its own timeout inside the command's total deadline, listings stop
  * at a fixed number of pages, and a download larger than MAX_ARTIFACT_BYTES is refused.
  */
-import { EXIT, UserFacingError } from '../errors.js';
+import { EXIT, UserFacingError } from '../errors/user-facing-error.js';
 
 export interface PullRequestRef {
   number: number;

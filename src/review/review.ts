@@ -16,7 +16,7 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { basename, extname, join, relative, resolve, sep } from 'node:path';
 import { loadPipeline, type ResolvedPipeline } from '../config/load.js';
-import { EXIT, UserFacingError } from '../errors.js';
+import { EXIT, UserFacingError } from '../errors/user-facing-error.js';
 import { maskReport } from '../report/mask.js';
 import { applySavedPlan } from '../sync/apply-saved.js';
 import type { RunOptions, RunResult } from '../sync/options.js';

@@ -2,7 +2,7 @@
 export { openSource, type OpenSourceOptions } from './open-source.js';
 export { sha256File } from './sha256-file.js';
 export { SourceError } from './source-error.js';
-export { detectDelimiter, type CsvDelimiter } from './csv-sniff.js';
+export { detectDelimiter, type CsvDelimiter } from './csv/sniff.js';
 export type {
   CellValue,
   OpenedSource,

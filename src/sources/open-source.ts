@@ -1,10 +1,10 @@
 import { stat } from 'node:fs/promises';
 import { extname, resolve } from 'node:path';
 import type { SourceConfig } from './options.js';
-import { openCsv } from './csv-reader.js';
+import { openCsv } from './csv/reader.js';
 import { SourceError } from './source-error.js';
 import type { OpenedSource } from './types.js';
-import { openXlsx } from './xlsx-reader.js';
+import { openXlsx } from './xlsx/reader.js';
 
 export interface OpenSourceOptions {
   /** Directory `config.file` is relative to (the pipeline file's directory). */

@@ -4,7 +4,7 @@
  * (src/config/pipeline.ts) composes them.
  */
 import { z } from 'zod';
-import { EXAMPLE_LABELS, encodingOfLabel, unsupportedLabelReason } from './encodings.js';
+import { EXAMPLE_LABELS, encodingOfLabel, unsupportedLabelReason } from './encoding/labels.js';
 
 export const csvOptionsSchema = z
   .strictObject({
@@ -55,7 +55,7 @@ const sourceFileShape = {
  * A file read after the source's own file: each of its rows replaces every row of the same
  * client_id in the files before it; a row whose client_id they lack is a new row. A file name
  * alone reads a CSV with every setting detected, and a rejected.csv as rostersync writes it (title
- * lines, error columns) without settings. Overlays are small (fixes), see src/sources/layers.ts.
+ * lines, error columns) without settings. Overlays are small (fixes), see src/sources/overlays.ts.
  */
 export const overlaySchema = z.union([z.string().min(1), z.strictObject(sourceFileShape)]);
 export type OverlayConfig = z.infer<typeof overlaySchema>;

@@ -10,10 +10,10 @@
  * planning is the slower side (rows that must be mapped).
  */
 import type { Worker } from 'node:worker_threads';
-import { startModuleWorker } from '../worker-module.js';
+import { startModuleWorker } from '../runtime/worker-module.js';
 import type { SourceConfig } from './options.js';
 import type { OpenSourceOptions } from './open-source.js';
-import { UserFacingError } from '../errors.js';
+import { UserFacingError } from '../errors/user-facing-error.js';
 import { SourceError } from './source-error.js';
 import { PackedRow } from './cells-text.js';
 import type { OpenedSource, Provenance, SourceItem } from './types.js';

@@ -6,7 +6,7 @@
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import type { SourceConfig } from './options.js';
-import { UserFacingError } from '../errors.js';
+import { UserFacingError } from '../errors/user-facing-error.js';
 import { openSource } from './open-source.js';
 import { SourceError } from './source-error.js';
 import { cellsTextOf } from './cells-text.js';

@@ -1,4 +1,4 @@
-import { EXIT, UserFacingError } from '../errors.js';
+import { EXIT, UserFacingError } from '../errors/user-facing-error.js';
 
 /**
  * A roster file that cannot be read at all: missing, empty, not the format it claims, a sheet or

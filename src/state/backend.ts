@@ -14,7 +14,7 @@
  * hold by construction. The PostgreSQL backend keeps that contract by running its client in a
  * worker thread and waiting for each answer (src/state/postgres/sync-connection.ts).
  */
-import { EXIT, UserFacingError } from '../errors.js';
+import { EXIT, UserFacingError } from '../errors/user-facing-error.js';
 import type { FieldValue } from '../client/schemas.js';
 import type { StateIdentity, Target } from './identity.js';
 

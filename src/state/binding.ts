@@ -9,7 +9,7 @@
  * claims every owned record there.
  */
 import type { ResolvedPipeline } from '../config/load.js';
-import { EXIT, UserFacingError } from '../errors.js';
+import { EXIT, UserFacingError } from '../errors/user-facing-error.js';
 import { identityMismatches, normalizeServiceUrl, type Target } from './identity.js';
 import { sharingProblem } from './sharing.js';
 import type { StateBackend as StateStore } from './backend.js';

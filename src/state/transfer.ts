@@ -18,7 +18,7 @@
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import { checkBaseUrl } from '../client/config.js';
-import { UserFacingError } from '../errors.js';
+import { UserFacingError } from '../errors/user-facing-error.js';
 import { canonicalJson, hashJson } from '../plan/canonical.js';
 import type { StateBackend } from './backend.js';
 import { StateError } from './backend.js';

@@ -11,7 +11,7 @@ import type { ResolvedPipeline } from '../config/load.js';
 import { canonicalJson, hashJson, projectFields } from '../plan/canonical.js';
 import { bindState, checkBinding } from '../state/binding.js';
 import type { StateBackend } from '../state/backend.js';
-import { UserFacingError } from '../errors.js';
+import { UserFacingError } from '../errors/user-facing-error.js';
 
 export interface AdoptResult {
   adopted: string[];

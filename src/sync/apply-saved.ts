@@ -8,7 +8,7 @@
  */
 import { resolve } from 'node:path';
 import { loadPipeline } from '../config/load.js';
-import { EXIT, UserFacingError } from '../errors.js';
+import { EXIT, UserFacingError } from '../errors/user-facing-error.js';
 import { buildPlan } from '../plan/build.js';
 import { RowKeyRepairs } from '../plan/row-key-repairs.js';
 import { NewRecords } from '../plan/new-records.js';

@@ -5,7 +5,7 @@
  */
 import { createClient, type ClientOptions, type ServiceClient } from '../client/client.js';
 import type { PolicyConfig } from '../config/pipeline.js';
-import { sharedLimiter } from '../coordinator/index.js';
+import { sharedLimiter } from '../rate-limit/shared-budget.js';
 import type { RunOptions } from './options.js';
 
 export function clientForPipeline(

@@ -18,7 +18,7 @@
  * 1,667 for 50,000); picking both walks the inventory's ids once.
  */
 import type { CallOptions, ServiceClient } from '../client/client.js';
-import { EXIT, UserFacingError } from '../errors.js';
+import { EXIT, UserFacingError } from '../errors/user-facing-error.js';
 import type { RosterIds } from '../mapping/roster.js';
 import { canonicalJson, hashJson, sameValue } from '../plan/canonical.js';
 import type { ClassifiedRecord } from '../plan/classify.js';

@@ -1,13 +1,13 @@
 /**
  * The check for the same person under two client_ids, run the same way by `validate` and by the
- * plan of `plan`, `sync --dry-run` and `sync` (src/plan/same-person.ts decides): it completes the
+ * plan of `plan`, `sync --dry-run` and `sync` (src/plan/duplicate-people.ts decides): it completes the
  * roster's identities with the rows the plan's fast path did not map (their records are the
  * inventory's, unchanged), hands the inventory to the decision, and words the notes.
  */
 import type { PolicyConfig } from '../config/pipeline.js';
 import { DUPLICATE_PEOPLE_MAX_ROWS, type DuplicatePair, type DuplicatePeopleFinder } from '../mapping/duplicate-people.js';
 import type { RosterSummary } from '../mapping/roster.js';
-import { decideDuplicatePeople } from '../plan/same-person.js';
+import { decideDuplicatePeople } from '../plan/duplicate-people.js';
 import type { Fields } from '../plan/types.js';
 import { duplicatePeopleNotes } from '../report/run-notes.js';
 import type { StateBackend } from '../state/backend.js';

@@ -1,8 +1,8 @@
 /**
  * The exit code of a run that ended in an error, and the one error that says writes happened.
  */
-import { EXIT, UserFacingError } from '../errors.js';
-import { fileSystemHint, fileSystemProblem } from '../file-system-problem.js';
+import { EXIT, UserFacingError } from '../errors/user-facing-error.js';
+import { fileSystemHint, fileSystemProblem } from '../errors/file-system-problem.js';
 
 /** The exit code an error carries (UserFacingError and its subclasses), else a usage error's. */
 export function exitCodeOf(error: unknown): number {

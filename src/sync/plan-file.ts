@@ -8,7 +8,7 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { z } from 'zod';
 import type { ResolvedPipeline } from '../config/load.js';
-import { EXIT, UserFacingError } from '../errors.js';
+import { EXIT, UserFacingError } from '../errors/user-facing-error.js';
 import { writeFileAtomic } from '../report/write.js';
 import { materialized, planItems, planSchema, type Plan } from '../plan/types.js';
 import type { RunOptions } from './options.js';

@@ -16,7 +16,7 @@ import { maskRecord, maskReport } from '../report/mask.js';
 import { dialectFor } from '../report/rejected-csv.js';
 import { rewriteReportSummary, type WrittenReport } from '../report/write.js';
 import { notifyRun } from '../notify/index.js';
-import { fileSystemHint, fileSystemProblem } from '../file-system-problem.js';
+import { fileSystemHint, fileSystemProblem } from '../errors/file-system-problem.js';
 import type { StateBackend } from '../state/backend.js';
 import { LockTakenError, StateUnavailableError } from '../state/backend.js';
 import type { ReportRequest } from './run-request.js';

@@ -17,7 +17,7 @@ import { resolve } from 'node:path';
 import { loadPipeline, type ResolvedPipeline } from '../config/load.js';
 import { loadFieldsFile } from '../config/fields-file.js';
 import type { ServiceClient } from '../client/client.js';
-import { EXIT, UserFacingError } from '../errors.js';
+import { EXIT, UserFacingError } from '../errors/user-facing-error.js';
 import { compileMapping } from '../mapping/compile.js';
 import type { RosterSummary } from '../mapping/roster.js';
 import { buildRevertPlan, type RevertPlan } from '../revert/plan.js';

@@ -10,7 +10,7 @@ import type { ApplyResult } from '../plan/outcomes.js';
 import { ensureGroup } from '../apply/group.js';
 import type { ServiceClient } from '../client/client.js';
 import type { ResolvedPipeline } from '../config/load.js';
-import { EXIT } from '../errors.js';
+import { EXIT } from '../errors/user-facing-error.js';
 import type { RosterSummary } from '../mapping/roster.js';
 import { planItemCount, type Plan } from '../plan/types.js';
 import type { RowKeyRepairs } from '../plan/row-key-repairs.js';

@@ -6,7 +6,7 @@
 import type { CustomFieldsListing } from '../client/schemas.js';
 import type { ResolvedPipeline } from '../config/load.js';
 import { openSource } from '../sources/index.js';
-import { overlayOpeners } from '../sources/layers.js';
+import { overlayOpeners } from '../sources/overlays.js';
 import type { OpenedSource } from '../sources/types.js';
 import { compileMapping, type CompiledMapping } from '../mapping/compile.js';
 import { mapRoster, type MapRosterOptions, type RosterSummary } from '../mapping/roster.js';
@@ -63,7 +63,7 @@ export async function validatePipeline(pipeline: ResolvedPipeline, options: Vali
     ...(options.signal ? { signal: options.signal } : {}),
   });
   lookUp();
-  // The same person under two client_ids: the plan's decision (src/plan/same-person.ts), on the
+  // The same person under two client_ids: the plan's decision (src/plan/duplicate-people.ts), on the
   // same rows set aside (rejected for their values; duplicated ids under `reject`).
   const keepAsIs = new Set(summary.rejectedClientIds);
   if (compiled.duplicatePolicy === 'reject') for (const clientId of summary.duplicateClientIds) keepAsIs.add(clientId);

@@ -16,7 +16,7 @@ import { chmodSync, closeSync, existsSync, mkdirSync, openSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import pg from 'pg';
 import type { WebhookEnvelope } from '../client/schemas.js';
-import { UserFacingError } from '../errors.js';
+import { UserFacingError } from '../errors/user-facing-error.js';
 import { connectionStringFor, isPostgresUrl, redactStateUrl, STATE_URL_ENV } from '../state/postgres/connect.js';
 import { LATEST_PG_VERSION, PG_SCHEMA as S } from '../state/postgres/migrations.js';
 import { listSelections, RefereeStore, storedSelectionSchema, type ApplyResult, type StoredSelection } from './store.js';

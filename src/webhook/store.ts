@@ -13,7 +13,7 @@ import { readFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { z } from 'zod';
 import { webhookCandidateSchema, webhookPayloadSchema, type WebhookEnvelope } from '../client/schemas.js';
-import { UserFacingError } from '../errors.js';
+import { UserFacingError } from '../errors/user-facing-error.js';
 
 export const STORE_VERSION = 1;
 

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { writePlan, type RecordWriter, type WriteOptions } from '../../src/apply/apply.js';
 import { errorFromStatus } from '../../src/client/errors.js';
-import { EXIT } from '../../src/errors.js';
+import { EXIT } from '../../src/errors/user-facing-error.js';
 import { canonicalJson, hashJson } from '../../src/plan/canonical.js';
 import type { Fields, PlanItem } from '../../src/plan/types.js';
 import { SqliteStateStore } from '../../src/state/sqlite/sqlite-store.js';

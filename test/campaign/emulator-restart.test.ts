@@ -9,7 +9,7 @@ import { rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { EXIT } from '../../src/errors.js';
+import { EXIT } from '../../src/errors/user-facing-error.js';
 import { startEmulator, type RunningEmulator } from '../../src/emulator/server.js';
 import { cli, expectConverged, makeProject, readReport, recover, serviceEnv, type RecoveryLog } from './helpers/project.js';
 import { changePerson, intBetween, randomPerson, rngFor } from './helpers/roster.js';

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startEmulator, type RunningEmulator } from '../../src/emulator/server.js';
-import { EXIT } from '../../src/errors.js';
+import { EXIT } from '../../src/errors/user-facing-error.js';
 import { DEMO_API_KEY as KEY, runCli } from '../support/cli.js';
 
 const run = (argv: string[], env: NodeJS.ProcessEnv, cwd?: string) => runCli(argv, { env, ...(cwd ? { cwd } : {}) });

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createClient, isLoopback, resolveServiceConfig } from '../../src/client/index.js';
-import { UserFacingError } from '../../src/errors.js';
+import { UserFacingError } from '../../src/errors/user-facing-error.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'rostersync-config-'));
 const keyFile = join(dir, 'key.txt');

@@ -17,7 +17,7 @@ import {
   UnexpectedResponseError,
   type ServiceClient,
 } from '../../src/client/index.js';
-import { EXIT } from '../../src/errors.js';
+import { EXIT } from '../../src/errors/user-facing-error.js';
 import { API_KEY, closedPort, fakeClock, sendJson, startTinyServer, type TinyServer } from './helpers.js';
 
 let server: TinyServer | undefined;

@@ -9,7 +9,7 @@ import {
   ServerError,
   TimeoutError,
 } from '../../src/client/index.js';
-import { EXIT } from '../../src/errors.js';
+import { EXIT } from '../../src/errors/user-facing-error.js';
 import { waitFor } from '../support/wait-for.js';
 import { API_KEY, closedPort, fakeClock, sendJson, startTinyServer, type TinyServer } from './helpers.js';
 

@@ -7,7 +7,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { checkBaseUrl, createClient, resolveServiceConfig, ServiceError } from '../../src/client/index.js';
 import { createLogger } from '../../src/logging/logger.js';
 import { redactSecrets } from '../../src/logging/redact.js';
-import { UserFacingError } from '../../src/errors.js';
+import { UserFacingError } from '../../src/errors/user-facing-error.js';
 import { sendJson, startTinyServer, type TinyServer } from './helpers.js';
 import { runCli } from '../support/cli.js';
 

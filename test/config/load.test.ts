@@ -3,7 +3,7 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ConfigError } from '../../src/config-error.js';
+import { ConfigError } from '../../src/errors/config-error.js';
 import { loadMapping, loadPipeline } from '../../src/config/load.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');

@@ -10,7 +10,7 @@ import { join, relative } from 'node:path';
 import ts from 'typescript';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { JSON_SCHEMA_FILES } from '../../src/config/json-schemas.js';
-import { editDistance } from '../../src/did-you-mean.js';
+import { editDistance } from '../../src/errors/did-you-mean.js';
 import { ROOT, runCli, writeFieldsFile } from '../validate/helpers.js';
 
 // ---- what the tool accepts -------------------------------------------------------------------

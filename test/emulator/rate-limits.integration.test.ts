@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { ENDPOINTS } from '../../src/client/endpoints.js';
 import { createServerRateLimit, FixedWindow, SlidingWindowLog, TokenBucket } from '../../src/emulator/rate-limits.js';
 import type { RunningEmulator } from '../../src/emulator/server.js';
-import { seededRandom } from '../../src/seeded-random.js';
+import { seededRandom } from '../../src/runtime/seeded-random.js';
 import { call, rawPath, startTestEmulator } from './helpers.js';
 
 let emulator: RunningEmulator | undefined;

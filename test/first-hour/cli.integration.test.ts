@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { EXIT_CODES_LINE } from '../../src/cli/main.js';
 import type { RunningEmulator } from '../../src/emulator/server.js';
-import { SELF_IGNORE } from '../../src/private-dir.js';
+import { SELF_IGNORE } from '../../src/personal-data/private-dir.js';
 import { cli, emulator as startEmulator, makeProject, people } from '../support/project.js';
 import { emulatorEnv, runCli } from '../support/cli.js';
 

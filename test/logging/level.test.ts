@@ -1,6 +1,6 @@
 /** The one reading of the log level: flag over environment over the command's default. */
 import { describe, expect, it } from 'vitest';
-import { EXIT, UserFacingError } from '../../src/errors.js';
+import { EXIT, UserFacingError } from '../../src/errors/user-facing-error.js';
 import { resolveLogLevel } from '../../src/logging/level.js';
 
 describe('resolveLogLevel', () => {

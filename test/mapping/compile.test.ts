@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { EXIT } from '../../src/errors.js';
+import { EXIT } from '../../src/errors/user-facing-error.js';
 import { compileMapping, MappingError } from '../../src/mapping/index.js';
 import type { RowProblem } from '../../src/mapping/types.js';
 import { fixtureFields, mapping, row } from './builders.js';

@@ -7,7 +7,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { COMMON_WORD_ROWS, DuplicatePeopleFinder, NAME_SIMILARITY, nameSimilarity, type DuplicatePair } from '../../src/mapping/duplicate-people.js';
-import { seededRandom } from '../../src/seeded-random.js';
+import { seededRandom } from '../../src/runtime/seeded-random.js';
 
 type Fields = Record<string, string | string[] | null>;
 type Row = { clientId: string; fields: Fields; provenance: { file: string; row: number } };

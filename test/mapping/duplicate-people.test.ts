@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { BLOCK_ALL_PAIRS, DuplicatePeopleFinder, KEY_ALL_PAIRS, describePartialBlocks, nameSimilarity, normaliseName, PairList } from '../../src/mapping/duplicate-people.js';
 import { duplicatePeopleNotes } from '../../src/report/run-notes.js';
-import { seededRandom } from '../../src/seeded-random.js';
+import { seededRandom } from '../../src/runtime/seeded-random.js';
 
 const record = (clientId: string, fields: Record<string, string | string[] | null>, row = 2) => ({ clientId, fields, provenance: { file: 'r.csv', row } });
 

@@ -8,7 +8,7 @@ import {
   orcidCheckDigit,
   splitValue,
 } from '../../src/mapping/transforms.js';
-import { closestMatch } from '../../src/did-you-mean.js';
+import { closestMatch } from '../../src/errors/did-you-mean.js';
 
 describe('orcid', () => {
   it.each([

@@ -9,7 +9,7 @@ import { compileMapping, MappingError } from '../../src/mapping/index.js';
 import type { MapRowResult } from '../../src/mapping/map-row.js';
 import { applyTransform } from '../../src/mapping/transforms.js';
 import { canonicalJson, hashJson } from '../../src/plan/canonical.js';
-import { seededRandom } from '../../src/seeded-random.js';
+import { seededRandom } from '../../src/runtime/seeded-random.js';
 import { fixtureFields, mapping, row } from './builders.js';
 
 const FIELDS = fixtureFields();

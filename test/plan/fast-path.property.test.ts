@@ -27,7 +27,7 @@ import { runRequestOf } from '../../src/sync/run-request.js';
 import { RowKeyRepairs } from '../../src/plan/row-key-repairs.js';
 import type { RowKeyRepair } from '../../src/plan/types.js';
 import type { RunReport } from '../../src/report/types.js';
-import { seededRandom } from '../../src/seeded-random.js';
+import { seededRandom } from '../../src/runtime/seeded-random.js';
 import { runSync, type RunOptions, type RunResult } from '../../src/sync/run-sync.js';
 import type { PlanFile } from '../../src/sync/plan-file.js';
 import { DEMO_API_KEY } from '../support/cli.js';

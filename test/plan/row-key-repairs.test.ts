@@ -2,7 +2,7 @@ import { mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { UserFacingError } from '../../src/errors.js';
+import { UserFacingError } from '../../src/errors/user-facing-error.js';
 import { RowKeyRepairs } from '../../src/plan/row-key-repairs.js';
 import type { RowKeyRepair } from '../../src/plan/types.js';
 

@@ -6,8 +6,8 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { EXIT, UserFacingError } from '../../src/errors.js';
-import { fileSystemProblem } from '../../src/file-system-problem.js';
+import { EXIT, UserFacingError } from '../../src/errors/user-facing-error.js';
+import { fileSystemProblem } from '../../src/errors/file-system-problem.js';
 import { writeReportOrFallback } from '../../src/report/fallback.js';
 import { failureDuringApply } from '../../src/sync/exit-code.js';
 import { aRecord, aReport } from './builders.js';

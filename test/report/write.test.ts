@@ -2,7 +2,7 @@ import { chmod, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { UserFacingError } from '../../src/errors.js';
+import { UserFacingError } from '../../src/errors/user-facing-error.js';
 import { renderMarkdown } from '../../src/report/markdown.js';
 import { RECORDS_PER_PAGE } from '../../src/report/html.js';
 import { reportJson, writeReport } from '../../src/report/write.js';

@@ -14,7 +14,7 @@ import { readFile, rm, writeFile } from 'node:fs/promises';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { RunningEmulator } from '../../src/emulator/server.js';
 import type { RunReport } from '../../src/report/types.js';
-import { seededRandom } from '../../src/seeded-random.js';
+import { seededRandom } from '../../src/runtime/seeded-random.js';
 import { cli, emulator, makeProject, person, type Project, type RosterRow } from '../support/project.js';
 
 const SEQUENCES = Number(process.env.REVERT_PROPERTY_SEQUENCES ?? 30);

@@ -9,7 +9,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { openSource } from '../../src/sources/index.js';
 import { SourceError } from '../../src/sources/source-error.js';
 import type { SourceRowError } from '../../src/sources/index.js';
-import { unmarked } from '../../src/personal-text.js';
+import { unmarked } from '../../src/personal-data/personal-text.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'rostersync-csv-hardening-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

@@ -4,7 +4,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { SourceError } from '../../src/sources/source-error.js';
 import { fixturesDir, openError, readFixture } from './read-all.js';
-import { unmarked } from '../../src/personal-text.js';
+import { unmarked } from '../../src/personal-data/personal-text.js';
 
 describe('CSV reader: encodings', () => {
   it.each([

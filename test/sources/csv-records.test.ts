@@ -1,6 +1,6 @@
 /** The CSV record reader: the same records and lines however the text is cut into chunks. */
 import { describe, expect, it } from 'vitest';
-import { CsvTokenizer, type OverlongRecord } from '../../src/sources/csv-records.js';
+import { CsvTokenizer, type OverlongRecord } from '../../src/sources/csv/split-records.js';
 
 function records(chunks: string[], limit = 1024 * 1024): { records: unknown[]; overlong?: OverlongRecord } {
   const out: unknown[] = [];

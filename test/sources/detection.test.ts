@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { detectBom, detectDelimiter, incompleteUtf8Tail, lineStartOffset } from '../../src/sources/csv-sniff.js';
-import { utf8Evidence } from '../../src/sources/csv-decode.js';
+import { detectBom, detectDelimiter, incompleteUtf8Tail, lineStartOffset } from '../../src/sources/csv/sniff.js';
+import { utf8Evidence } from '../../src/sources/encoding/decode.js';
 
 describe('detectDelimiter', () => {
   it.each([

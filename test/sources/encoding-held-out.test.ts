@@ -6,9 +6,9 @@
  */
 import { describe, expect, it } from 'vitest';
 import iconv from 'iconv-lite';
-import { detectFromTally } from '../../src/sources/csv-detect.js';
-import { iconvCodec } from '../../src/sources/encodings.js';
-import { tallyBuffer } from '../../src/sources/word-tally.js';
+import { detectFromTally } from '../../src/sources/encoding/detect.js';
+import { iconvCodec } from '../../src/sources/encoding/labels.js';
+import { tallyBuffer } from '../../src/sources/encoding/word-tally.js';
 import { heldOutRosters } from '../fixtures/roster-corpus/held-out.js';
 
 describe('encoding detection on held-out rosters', () => {

@@ -2,7 +2,7 @@
 import iconv from 'iconv-lite';
 import { describe, expect, it } from 'vitest';
 import { csvOptionsSchema } from '../../src/sources/options.js';
-import { encodingOfLabel, iconvCodec } from '../../src/sources/encodings.js';
+import { encodingOfLabel, iconvCodec } from '../../src/sources/encoding/labels.js';
 
 describe('encoding labels', () => {
   it.each([

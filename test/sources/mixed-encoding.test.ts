@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { openSource } from '../../src/sources/index.js';
-import { unmarked } from '../../src/personal-text.js';
+import { unmarked } from '../../src/personal-data/personal-text.js';
 
 describe('mixed encodings', () => {
   const dir = mkdtempSync(join(tmpdir(), 'rostersync-mixed-'));

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { SourceConfig } from '../../src/sources/options.js';
-import { EXIT, UserFacingError } from '../../src/errors.js';
+import { EXIT, UserFacingError } from '../../src/errors/user-facing-error.js';
 import { SourceError } from '../../src/sources/index.js';
 import { openError } from './read-all.js';
 

@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
-import { seededRandom } from '../../src/seeded-random.js';
+import { seededRandom } from '../../src/runtime/seeded-random.js';
 import { cli, emulator } from '../support/project.js';
 import { COI, EXISTING_GROUP_ID, existingGroupFixture, NOTES, recordsOf, uiSet } from './helpers.js';
 

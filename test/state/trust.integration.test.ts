@@ -12,7 +12,7 @@ import { SqliteStateStore } from '../../src/state/sqlite/sqlite-store.js';
 import { planDigest, type PlanFile } from '../../src/sync/plan-file.js';
 import { cli, DELETE, emulator, FULL, makeProject, PARTIAL, people, type Project, type RosterRow } from '../support/project.js';
 import { existingGroupFixture, EXISTING_GROUP_ID, NOTES, COI, COI_YES, uiSet, uiGroup, writeCalls, recordsOf } from './helpers.js';
-import { unmarked } from '../../src/personal-text.js';
+import { unmarked } from '../../src/personal-data/personal-text.js';
 
 const GROUP_CREATE = 'POST /api/external/authors-group/create/';
 

@@ -1,7 +1,7 @@
 /** The drift check's rotating window (src/sync/drift-window.ts): order, wrap-around, and a place that cannot be read. */
 import { describe, expect, it } from 'vitest';
 import { DRIFT_WINDOW_KEY, DriftWindowPicker, readDriftWindow, windowShare, type DriftWindowState } from '../../src/sync/drift-window.js';
-import { seededRandom } from '../../src/seeded-random.js';
+import { seededRandom } from '../../src/runtime/seeded-random.js';
 
 function shuffled(ids: string[], seed: number): string[] {
   const random = seededRandom(seed);

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { RunningEmulator } from '../../src/emulator/server.js';
 import type { RunReport } from '../../src/report/types.js';
-import { seededRandom } from '../../src/seeded-random.js';
+import { seededRandom } from '../../src/runtime/seeded-random.js';
 import { driftSentence } from '../../src/report/format.js';
 import { runSync } from '../../src/sync/run-sync.js';
 import { API_KEY, emulator, groupRecords, makeProject, people, type Project } from '../support/project.js';

@@ -1,7 +1,7 @@
 /** Exit codes of a run that ends in an error: operator-facing errors keep theirs; a bug after writes began does not claim "nothing was written". */
 import { describe, expect, it } from 'vitest';
 import { NotFoundError } from '../../src/client/errors.js';
-import { EXIT, UserFacingError } from '../../src/errors.js';
+import { EXIT, UserFacingError } from '../../src/errors/user-facing-error.js';
 import { exitCodeOf, FailedAfterWritesError, failureDuringApply } from '../../src/sync/exit-code.js';
 
 describe('failureDuringApply', () => {

@@ -9,10 +9,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
-import { EXIT } from '../../src/errors.js';
+import { EXIT } from '../../src/errors/user-facing-error.js';
 import type { RunningEmulator } from '../../src/emulator/server.js';
 import { SharedLimiters, worstExitCode, expandPipelinePaths } from '../../src/sync/run-many.js';
-import { RateLimiter } from '../../src/client/rate-limiter.js';
+import { RateLimiter } from '../../src/rate-limit/rate-limiter.js';
 import { cli, emulator, person } from '../support/project.js';
 
 const MAPPING_FIXTURE = fileURLToPath(new URL('../fixtures/sync/mapping.yaml', import.meta.url));

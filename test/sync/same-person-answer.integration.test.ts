@@ -1,7 +1,7 @@
 /**
  * One answer about the same person under two client_ids: `validate`, `plan`, `sync --dry-run` and
  * `sync` report the same pairs and hold back the same rows for the same roster, state and policy
- * (src/plan/same-person.ts). Run over the labelled corpus (a first run, then a second run over the
+ * (src/plan/duplicate-people.ts). Run over the labelled corpus (a first run, then a second run over the
  * inventory with rows re-keyed and duplicates of owned people added), and over an overlay after a
  * migration's `state import` (the inventory then holds the service's values, without the ORCID iD
  * the roster gives).

@@ -7,7 +7,7 @@ import type { DesiredRecord } from '../../src/mapping/index.js';
 import { loadFieldsFile } from '../../src/config/fields-file.js';
 import { validatePipeline } from '../../src/sync/validate.js';
 import { ROOT, runCli, tempDir, writeFieldsFile } from './helpers.js';
-import { unmarked } from '../../src/personal-text.js';
+import { unmarked } from '../../src/personal-data/personal-text.js';
 
 let dir: string;
 let fieldsFile: string;

@@ -12,7 +12,7 @@ import { fileURLToPath } from 'node:url';
 import { request } from 'undici';
 import { describe, expect, it } from 'vitest';
 import type { WebhookEnvelope } from '../../src/client/index.js';
-import { seededRandom } from '../../src/seeded-random.js';
+import { seededRandom } from '../../src/runtime/seeded-random.js';
 import { connectState } from '../../src/state/postgres/connect.js';
 import { migrate } from '../../src/state/postgres/migrations.js';
 import { PgSelectionStore, SqliteSelectionStore, openSelectionStore } from '../../src/webhook/index.js';

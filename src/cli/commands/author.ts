@@ -7,8 +7,8 @@ import { resolve } from 'node:path';
 import type { Argv } from 'yargs';
 import type { CommandFactory, CommandContext } from '../command.js';
 import { action } from '../command.js';
-import { closestMatch } from '../../did-you-mean.js';
-import { EXIT, UserFacingError } from '../../errors.js';
+import { closestMatch } from '../../errors/did-you-mean.js';
+import { EXIT, UserFacingError } from '../../errors/user-facing-error.js';
 import {
   STANDARD_FIELDS,
   type AuthorFromGroup,

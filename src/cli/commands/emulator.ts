@@ -7,7 +7,7 @@ import { resolve } from 'node:path';
 import type { CommandFactory } from '../command.js';
 import { action } from '../command.js';
 import { untilStopped } from '../until-stopped.js';
-import { EXIT, UserFacingError } from '../../errors.js';
+import { EXIT, UserFacingError } from '../../errors/user-facing-error.js';
 import { loadFixture, type Fixture } from '../../emulator/fixture.js';
 import { RATE_LIMIT_KINDS, type RateLimitKind } from '../../emulator/rate-limits.js';
 import { startEmulator } from '../../emulator/server.js';

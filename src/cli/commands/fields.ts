@@ -4,7 +4,7 @@
  */
 import type { CommandFactory } from '../command.js';
 import { action } from '../command.js';
-import { EXIT } from '../../errors.js';
+import { EXIT } from '../../errors/user-facing-error.js';
 import type { CustomField, CustomFieldsListing } from '../../client/index.js';
 import { callOptions, connectService, withServiceOptions, type ServiceArgs } from '../service-options.js';
 

@@ -5,7 +5,7 @@
 import type { Argv } from 'yargs';
 import type { CommandFactory } from '../command.js';
 import { action } from '../command.js';
-import { EXIT, UserFacingError } from '../../errors.js';
+import { EXIT, UserFacingError } from '../../errors/user-facing-error.js';
 import { callOptions, connectService, withServiceOptions, type ServiceArgs } from '../service-options.js';
 
 interface GroupCreateArgs extends ServiceArgs {

@@ -7,7 +7,7 @@ import { existsSync } from 'node:fs';
 import { basename, dirname, extname, resolve } from 'node:path';
 import { createInterface } from 'node:readline/promises';
 import { loadFieldsFile } from '../../config/fields-file.js';
-import { EXIT, UserFacingError } from '../../errors.js';
+import { EXIT, UserFacingError } from '../../errors/user-facing-error.js';
 import { matchColumns, type ColumnMatch, type MatchResult } from '../../init/match.js';
 import { readRosterSample } from '../../init/read-roster.js';
 import { renderMapping, renderPipeline, writeNew } from '../../init/write-files.js';

@@ -1,6 +1,6 @@
 /** `rostersync journals <origin_id> [--corpus all_journals|org_journals]`: journal recommendations (docs/service-contract.md, call 7). */
 import { journalsCorpusSchema, type RecommendJournalsResponse } from '../../client/index.js';
-import { EXIT } from '../../errors.js';
+import { EXIT } from '../../errors/user-facing-error.js';
 import type { CommandFactory } from '../command.js';
 import { action } from '../command.js';
 import { callOptions, connectService, withServiceOptions, type ServiceArgs } from '../service-options.js';

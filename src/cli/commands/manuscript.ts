@@ -9,7 +9,7 @@ import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { z } from 'zod';
 import type { Candidate, ManuscriptAuthor, ManuscriptUploadInput, UploadResponse } from '../../client/index.js';
-import { EXIT, UserFacingError } from '../../errors.js';
+import { EXIT, UserFacingError } from '../../errors/user-facing-error.js';
 import type { CommandFactory } from '../command.js';
 import { action } from '../command.js';
 import { callOptions, connectService, withServiceOptions, type ServiceArgs } from '../service-options.js';

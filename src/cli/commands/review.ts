@@ -11,7 +11,7 @@ import { DEFAULT_REVIEW_RECORDS } from '../../review/comment.js';
 import { gitHubContext, type GitHubContext } from '../../review/context.js';
 import { gitHubApi } from '../../review/github.js';
 import { applyReviewed, reviewPullRequest, type ReviewResult } from '../../review/review.js';
-import { UserFacingError } from '../../errors.js';
+import { UserFacingError } from '../../errors/user-facing-error.js';
 import { action, type CommandFactory } from '../command.js';
 import type { CliIo } from '../io.js';
 import { commonRunOptions, runLogger, runOptions, type RunArgs } from './sync.js';

@@ -8,7 +8,7 @@ import { resolve } from 'node:path';
 import type { Argv } from 'yargs';
 import { checkBaseUrl } from '../../client/config.js';
 import { loadPipeline } from '../../config/load.js';
-import { UserFacingError } from '../../errors.js';
+import { UserFacingError } from '../../errors/user-facing-error.js';
 import { adoptRecords } from '../../sync/adopt.js';
 import { newRunId } from '../../sync/run-id.js';
 import { holdLock } from '../../state/lock.js';

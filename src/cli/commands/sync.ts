@@ -12,7 +12,7 @@ import { runSync, type RunOptions, type RunResult } from '../../sync/run-sync.js
 import { expandPipelinePaths, runMany, type ManyRunOptions } from '../../sync/run-many.js';
 import { writeCombinedIndex } from '../../report/history.js';
 import { renderManySummary } from '../many-summary.js';
-import { EXIT, UserFacingError } from '../../errors.js';
+import { EXIT, UserFacingError } from '../../errors/user-facing-error.js';
 import { action, type CommandContext, type CommandFactory } from '../command.js';
 import type { CliIo } from '../io.js';
 import { useColor } from '../color.js';

@@ -7,7 +7,7 @@
 import { relative, resolve } from 'node:path';
 import type { CustomFieldsListing } from '../../client/schemas.js';
 import { loadPipeline } from '../../config/load.js';
-import { EXIT } from '../../errors.js';
+import { EXIT } from '../../errors/user-facing-error.js';
 import type { RowProblem } from '../../mapping/types.js';
 import { loadFieldsFile } from '../../config/fields-file.js';
 import { existingState } from '../../state/open.js';

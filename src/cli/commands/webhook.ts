@@ -8,7 +8,7 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { isLoopback, urlForMessage } from '../../client/config.js';
-import { EXIT, UserFacingError } from '../../errors.js';
+import { EXIT, UserFacingError } from '../../errors/user-facing-error.js';
 import { escapeFormula } from '../../report/rejected-csv.js';
 import { DEFAULT_SELECTION_STORE, openSelectionStore, sendTestWebhook, startWebhookReceiver, type StoredSelection } from '../../webhook/index.js';
 import type { CommandFactory } from '../command.js';

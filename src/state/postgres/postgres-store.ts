@@ -10,7 +10,7 @@
  * - The lock is a session-level advisory lock (advisory-lock.ts): it never goes stale.
  */
 import { randomBytes } from 'node:crypto';
-import { ROW_KEY_LENGTH } from '../../row-key-length.js';
+import { ROW_KEY_LENGTH } from '../../mapping/row-key-length.js';
 import type { FieldValue } from '../../client/schemas.js';
 import { normalizeServiceUrl, type StateIdentity } from '../identity.js';
 import { JOURNAL_COLUMNS, toJournalEntry, toOwned, type JournalDbRow, type RecordRow } from '../rows.js';

@@ -12,7 +12,7 @@
  */
 import type { ClientConfig } from 'pg';
 import { MessageChannel, receiveMessageOnPort, Worker, type MessagePort } from 'node:worker_threads';
-import { UserFacingError } from '../../errors.js';
+import { UserFacingError } from '../../errors/user-facing-error.js';
 import { StateUnavailableError } from '../backend.js';
 
 export interface Statement {

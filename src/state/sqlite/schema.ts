@@ -4,7 +4,7 @@
  */
 import type Database from 'better-sqlite3';
 import { chmodSync, closeSync, existsSync, openSync, readSync, statSync } from 'node:fs';
-import { fileSystemHint, fileSystemProblem } from '../../file-system-problem.js';
+import { fileSystemHint, fileSystemProblem } from '../../errors/file-system-problem.js';
 import { StateError } from '../backend.js';
 
 /**

@@ -10,8 +10,8 @@ import Database from 'better-sqlite3';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { ignoreInGitSync } from '../../private-dir.js';
-import { ROW_KEY_LENGTH } from '../../row-key-length.js';
+import { ignoreInGitSync } from '../../personal-data/private-dir.js';
+import { ROW_KEY_LENGTH } from '../../mapping/row-key-length.js';
 import type { FieldValue } from '../../client/schemas.js';
 import {
   StateError,

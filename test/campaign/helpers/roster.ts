@@ -3,7 +3,7 @@
  * in the service (docs/service-contract.md, call 2 write shape: standard fields by name, custom fields by api_id,
  * option labels resolved to option api_ids, empty cells absent).
  */
-import { seededRandom } from '../../../src/seeded-random.js';
+import { seededRandom } from '../../../src/runtime/seeded-random.js';
 
 /** api_ids of the default fixture's author_from_group custom fields and options. */
 export const FIELD = {

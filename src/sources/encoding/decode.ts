@@ -7,19 +7,19 @@
  * The rules, in order: a BOM wins over everything. A declaration that the bytes contradict
  * (invalid UTF-8 under `utf-8`, clean UTF-8 lines under a legacy encoding) is refused with the
  * evidence. Without a declaration, valid UTF-8 is UTF-8; UTF-8 lines mixed with lines that are not
- * UTF-8 are refused; anything else goes to the detector (csv-detect.ts), whose answer is taken
+ * UTF-8 are refused; anything else goes to the detector (detect.ts), whose answer is taken
  * only when it is clear, else the file is refused with the names read each way.
  */
 import { open } from 'node:fs/promises';
 import { Transform, type TransformCallback } from 'node:stream';
 import { isAscii, isUtf8 } from 'node:buffer';
 import iconv from 'iconv-lite';
-import { detectFromTally, detectLegacyEncoding, namesEachWay, type Detection, type Reading } from './csv-detect.js';
+import { detectFromTally, detectLegacyEncoding, namesEachWay, type Detection, type Reading } from './detect.js';
 import { tallyFile } from './word-tally.js';
-import { encodingOfLabel, iconvCodec } from './encodings.js';
-import { firstInvalidUtf8Index, incompleteUtf8Tail, lineBreaksIn } from './csv-sniff.js';
-import { SourceError } from './source-error.js';
-import { personal } from '../personal-text.js';
+import { encodingOfLabel, iconvCodec } from './labels.js';
+import { firstInvalidUtf8Index, incompleteUtf8Tail, lineBreaksIn } from '../csv/sniff.js';
+import { SourceError } from '../source-error.js';
+import { personal } from '../../personal-data/personal-text.js';
 
 /** Bytes per chunk of the decoded stream (the reader's sample size). */
 export const CSV_CHUNK_BYTES = 64 * 1024;

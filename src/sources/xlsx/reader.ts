@@ -14,16 +14,16 @@
  */
 import { open } from 'node:fs/promises';
 import type { z } from 'zod';
-import type { xlsxOptionsSchema } from './options.js';
-import { columnLetter, headerNames, truncate } from './headers.js';
-import { SourceError } from './source-error.js';
-import type { CellValue, OpenedSource, SourceItem } from './types.js';
-import type { FormatKind } from './xlsx/number-formats.js';
-import { readCellFormats } from './xlsx/number-formats.js';
-import { readSharedStrings } from './xlsx/shared-strings.js';
-import { SheetRows, type ParsedCell, type ParsedRow } from './xlsx/sheet-rows.js';
-import { readWorkbook, type SheetEntry, type WorkbookInfo } from './xlsx/workbook.js';
-import { missingPart, ZipPackage } from './xlsx/zip-package.js';
+import type { xlsxOptionsSchema } from '../options.js';
+import { columnLetter, headerNames, truncate } from '../headers.js';
+import { SourceError } from '../source-error.js';
+import type { CellValue, OpenedSource, SourceItem } from '../types.js';
+import type { FormatKind } from './number-formats.js';
+import { readCellFormats } from './number-formats.js';
+import { readSharedStrings } from './shared-strings.js';
+import { SheetRows, type ParsedCell, type ParsedRow } from './sheet-rows.js';
+import { readWorkbook, type SheetEntry, type WorkbookInfo } from './workbook.js';
+import { missingPart, ZipPackage } from './zip-package.js';
 
 export type XlsxOptions = z.input<typeof xlsxOptionsSchema>;
 

@@ -1,15 +1,15 @@
 /**
- * The shared budget in PostgreSQL reads one clock, the database's (src/coordinator/postgres.ts,
- * pace-times.ts): two hosts whose clocks disagree by an hour share the pace fairly. Each "host" is
+ * The shared budget in PostgreSQL reads one clock, the database's (src/rate-limit/budget-postgres.ts,
+ * src/rate-limit/pace-times.ts): two hosts whose clocks disagree by an hour share the pace fairly. Each "host" is
  * a limiter with its own connection and an injected clock; they take turns at 20 a second until 40
  * turns were handed out between them. On the hosts' own clocks, the one behind waited an hour for
  * its first turn while the other took them all.
  */
 import { setTimeout as delay } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
-import { RateLimiter } from '../../src/client/rate-limiter.js';
-import { hostClock } from '../../src/coordinator/pace-times.js';
-import { postgresPaceStore } from '../../src/coordinator/postgres.js';
+import { RateLimiter } from '../../src/rate-limit/rate-limiter.js';
+import { hostClock } from '../../src/rate-limit/pace-times.js';
+import { postgresPaceStore } from '../../src/rate-limit/budget-postgres.js';
 import { connectState } from '../../src/state/postgres/connect.js';
 import { postgresForFile } from '../support/postgres-server.js';
 import { withPassword } from '../support/state-backends.js';

@@ -1,6 +1,6 @@
 /**
  * One budget per API key for processes on several hosts that share the PostgreSQL state
- * (docs/scaling.md): the same pace as on one host (same-host.ts), kept in a row of the state
+ * (docs/scaling.md): the same pace as on one host (budget-same-host.ts), kept in a row of the state
  * database, one per base URL and key (hashed), claimed turn by turn in a transaction that locks
  * the row. A run that ends or dies claims no more turns: its share goes to the others at once, and
  * no lease needs reclaiming.
@@ -10,10 +10,10 @@
  * all. Each transaction reads the database's clock once the row is locked, and the store moves the
  * state between that clock and the limiter's.
  */
-import type { Clock, PaceState, PaceStore } from '../client/rate-limiter.js';
+import type { Clock, PaceState, PaceStore } from './rate-limiter.js';
 import type { SyncConnection } from '../state/postgres/sync-connection.js';
 import { ClockOffset, freshPace, hostClock, plausiblePace, shiftPace } from './pace-times.js';
-import { decodePace, encodePace, STALE_MS } from './same-host.js';
+import { decodePace, encodePace, STALE_MS } from './budget-same-host.js';
 
 /** Made on first use: a run may share its budget before `state migrate` knows of it, and it holds nothing to migrate. */
 const TABLE = 'rostersync.budget_pace';

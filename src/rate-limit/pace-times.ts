@@ -13,7 +13,7 @@
  * A pace read from a file or row is only advice: one whose times cannot have been written by a
  * limiter (a turn hours ahead, answers from the future) is discarded, not obeyed (plausiblePace).
  */
-import type { PaceState } from '../client/rate-limiter.js';
+import type { PaceState } from './rate-limiter.js';
 
 /** The host's monotonic clock in milliseconds (CLOCK_MONOTONIC on Linux: shared by its processes). */
 export const hostClock = (): number => Number(process.hrtime.bigint()) / 1e6;

@@ -15,7 +15,7 @@
  * chardet's byte models (jschardet), the approach it replaced.
  */
 import iconv from 'iconv-lite';
-import { iconvCodec } from './encodings.js';
+import { iconvCodec } from './labels.js';
 import { LETTER_PROFILES, type LetterProfile } from './letter-profiles.js';
 import { tallyBuffer, type TalliedWord, type WordTally } from './word-tally.js';
 

@@ -1,17 +1,17 @@
 /**
- * The coordinator of one budget per API key (docs/scaling.md): the limiter of a run shares its pace
+ * One budget per API key (docs/scaling.md): the limiter of a run shares its pace
  * with every other run on the same base URL and key — through the shared PostgreSQL state when the
  * pipeline keeps its state there (runs on several hosts), else through a file of this host.
  */
 import { setTimeout as delay } from 'node:timers/promises';
-import { RateLimiter, type PaceStore, type RateLimiterOptions } from '../client/rate-limiter.js';
+import { RateLimiter, type PaceStore, type RateLimiterOptions } from './rate-limiter.js';
 import { connectState, sharedStateUrl } from '../state/postgres/connect.js';
 import type { SyncConnection } from '../state/postgres/sync-connection.js';
-import { postgresPaceStore } from './postgres.js';
+import { postgresPaceStore } from './budget-postgres.js';
 import { hostClock } from './pace-times.js';
-import { budgetDir, budgetDirMustBeOwn, budgetFile, budgetName, sameHostPaceStore, sharedBudgetEnabled } from './same-host.js';
+import { budgetDir, budgetDirMustBeOwn, budgetFile, budgetName, sameHostPaceStore, sharedBudgetEnabled } from './budget-same-host.js';
 
-export { budgetDir, budgetFile, sharedBudgetEnabled, wallClock } from './same-host.js';
+export { budgetDir, budgetFile, sharedBudgetEnabled, wallClock } from './budget-same-host.js';
 
 export interface SharedLimiterInput {
   baseUrl: string;

@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import pg from 'pg';
-import { budgetFile, budgetName } from '../../src/coordinator/same-host.js';
+import { budgetFile, budgetName } from '../../src/rate-limit/budget-same-host.js';
 import { startEmulator, type RunningEmulator } from '../../src/emulator/server.js';
 import { DEMO_API_KEY, runCli } from '../support/cli.js';
 import { postgresForFile } from '../support/postgres-server.js';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { initialPaceState } from '../../src/client/rate-limiter.js';
-import { decodePace, encodePace } from '../../src/coordinator/same-host.js';
+import { initialPaceState } from '../../src/rate-limit/rate-limiter.js';
+import { decodePace, encodePace } from '../../src/rate-limit/budget-same-host.js';
 
 describe('the shared pace codec', () => {
   it('keeps infinite limits, nested ones too, and the answer times', () => {

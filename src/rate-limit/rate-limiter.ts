@@ -2,7 +2,7 @@
  * Rate control of the requests to one service budget (design.md, decision 6). Never module-global:
  * a limiter is made per client, or shared on purpose by the clients of pipelines that spend the
  * same budget (same base URL and API key). Its pace (PaceState) is its own, or kept in a PaceStore
- * that the processes and hosts spending one budget share (src/coordinator/, docs/scaling.md).
+ * that the processes and hosts spending one budget share (src/rate-limit/, docs/scaling.md).
  *
  * Three parts:
  * - even pacing: requests start 1/rate apart, handed their turns one at a time at the rate in
@@ -130,8 +130,8 @@ const CATCH_UP_MS = 25;
 const MAX_TIMER_MS = 60_000;
 
 /**
- * What the limiter knows of the budget it paces: its own, or kept by a coordinator and shared by
- * every process that spends one budget (src/coordinator/), so that they take turns on one pace.
+ * What the limiter knows of the budget it paces: its own, or kept in a shared budget and shared by
+ * every process that spends one budget (src/rate-limit/), so that they take turns on one pace.
  * Times are clock milliseconds: a shared state needs a clock the processes share (wall time).
  */
 export interface PaceState {

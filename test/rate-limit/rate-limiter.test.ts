@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { MockAgent } from 'undici';
-import { API_KEY } from './helpers.js';
+import { API_KEY } from '../client/helpers.js';
 import { createClient, DEFAULT_RETRY_POLICY, decideRetry, RateLimiter, type RateLimiterOptions } from '../../src/client/index.js';
 import { createServerRateLimit, RATE_LIMIT_KINDS, rateLimitedReply, type RateLimitKind } from '../../src/emulator/rate-limits.js';
 import { NotFoundError } from '../../src/client/errors.js';
-import { seededRandom } from '../../src/seeded-random.js';
+import { seededRandom } from '../../src/runtime/seeded-random.js';
 
 
 /**

@@ -3,7 +3,7 @@
  * was read or written, exit code 1. Each problem carries the dot-path inside the file, in the
  * manner of changesets' config parser, so the operator can go straight to the offending key.
  */
-import { EXIT, UserFacingError } from './errors.js';
+import { EXIT, UserFacingError } from './user-facing-error.js';
 
 export interface ConfigProblem {
   /** Dot-path inside the file, e.g. `fields.emails.split`; empty for the whole document. */

@@ -4,4 +4,4 @@
  */
 import { readFileSync } from 'node:fs';
 
-export const ROSTERSYNC_VERSION: string = (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version;
+export const ROSTERSYNC_VERSION: string = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;

@@ -1,15 +1,15 @@
 /**
- * The CSV records of a roster (csv-records.ts) as rostersync's `SourceItem`s: rows with
+ * The CSV records of a roster (split-records.ts) as rostersync's `SourceItem`s: rows with
  * provenance, or errors that name the line, the cell and the cause.
  */
 import { Transform, type TransformCallback } from 'node:stream';
 import { StringDecoder } from 'node:string_decoder';
-import { PackedRow } from './cells-text.js';
-import { CELL_SEPARATOR, type CellValue, type SourceItem } from './types.js';
-import type { CsvDelimiter } from './csv-sniff.js';
-import { CsvTokenizer, type CsvRecordInfo } from './csv-records.js';
-import { headerNames, truncate } from './headers.js';
-import { SourceError } from './source-error.js';
+import { PackedRow } from '../cells-text.js';
+import { CELL_SEPARATOR, type CellValue, type SourceItem } from '../types.js';
+import type { CsvDelimiter } from './sniff.js';
+import { CsvTokenizer, type CsvRecordInfo } from './split-records.js';
+import { headerNames, truncate } from '../headers.js';
+import { SourceError } from '../source-error.js';
 
 /**
  * A record longer than this (in characters) is a quote that was never closed, or a line that is no

@@ -1,6 +1,6 @@
 /**
- * Another local user cannot stall a run through the shared budget folder (src/coordinator/,
- * src/private-dir.ts): `<TMPDIR>/rostersync-budget-<uid>` made first by another user, with a pace
+ * Another local user cannot stall a run through the shared budget folder (src/rate-limit/,
+ * src/personal-data/private-dir.ts): `<TMPDIR>/rostersync-budget-<uid>` made first by another user, with a pace
  * in it whose next turn is 30 days away, is refused with the reason, and the run paces alone and
  * finishes. Run as root with the `nobody` user as the other one; skipped, with the reason printed,
  * where that is impossible.
@@ -12,8 +12,8 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { initialPaceState } from '../../src/client/rate-limiter.js';
-import { budgetFile, encodePace } from '../../src/coordinator/same-host.js';
+import { initialPaceState } from '../../src/rate-limit/rate-limiter.js';
+import { budgetFile, encodePace } from '../../src/rate-limit/budget-same-host.js';
 import type { RunningEmulator } from '../../src/emulator/server.js';
 import { DEMO_API_KEY, emulatorEnv } from '../support/cli.js';
 import { emulator, groupRecords, makeProject, people } from '../support/project.js';

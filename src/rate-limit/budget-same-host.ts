@@ -12,8 +12,8 @@ import { mkdirSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import type { Clock, PaceState, PaceStore } from '../client/rate-limiter.js';
-import { ownFolderInSharedPlaceSync } from '../private-dir.js';
+import type { Clock, PaceState, PaceStore } from './rate-limiter.js';
+import { ownFolderInSharedPlaceSync } from '../personal-data/private-dir.js';
 import { freshPace, hostClock, plausiblePace } from './pace-times.js';
 
 /** A pace no process touched for this long says nothing about the budget now. */
@@ -29,7 +29,7 @@ export function budgetDir(env: NodeJS.ProcessEnv): string {
 /**
  * The default folder is in the shared temporary folder, where another user may have made it first
  * and put a pace in it that stalls every run: it is used only if it is this user's own and no one
- * else can write in it (private-dir.ts). A folder named by ROSTERSYNC_BUDGET_DIR is the operator's
+ * else can write in it (../personal-data/private-dir.ts). A folder named by ROSTERSYNC_BUDGET_DIR is the operator's
  * choice and used as it is.
  */
 export function budgetDirMustBeOwn(env: NodeJS.ProcessEnv): boolean {

@@ -1,5 +1,5 @@
 /**
- * A shared pace is advice, never an order (src/coordinator/pace-times.ts): a pace whose next turn
+ * A shared pace is advice, never an order (src/rate-limit/pace-times.ts): a pace whose next turn
  * lies days ahead, or whose answers come from the future, is discarded by the store, and the
  * limiter never waits longer than a bounded timer at a time, whatever pace it was handed.
  */
@@ -8,8 +8,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
-import { initialPaceState, RateLimiter, type PaceState } from '../../src/client/rate-limiter.js';
-import { encodePace, sameHostPaceStore } from '../../src/coordinator/same-host.js';
+import { initialPaceState, RateLimiter, type PaceState } from '../../src/rate-limit/rate-limiter.js';
+import { encodePace, sameHostPaceStore } from '../../src/rate-limit/budget-same-host.js';
 
 const DAY = 24 * 3600_000;
 const dirs: string[] = [];

@@ -1,7 +1,7 @@
 /**
  * Streaming CSV reader ("Readers"). A small sample from the start of the file decides the
- * encoding, the delimiter and where the header line starts (csv-sniff.ts); then the file is
- * streamed through the decoder (csv-decode.ts) and the record reader (csv-records.ts, csv-parser.ts)
+ * encoding, the delimiter and where the header line starts (sniff.ts); then the file is
+ * streamed through the decoder (../encoding/decode.ts) and the record reader (split-records.ts, rows.ts)
  * with bounded memory.
  *
  * Speed matters (a 1M-row roster must stay close to a bare csv-parse read), so rows are turned into
@@ -12,14 +12,14 @@ import { open } from 'node:fs/promises';
 import { createReadStream } from 'node:fs';
 import { addAbortSignal, pipeline } from 'node:stream';
 import type { z } from 'zod';
-import type { csvOptionsSchema } from './options.js';
-import type { OpenedSource, SourceItem } from './types.js';
-import { BOM, CsvDecoder, chooseEncoding } from './csv-decode.js';
-import { decodeAs } from './csv-detect.js';
-import { RosterCsvParser } from './csv-parser.js';
-import { checkNotCsv, chooseDelimiter, countLines, DELIMITERS, DELIMITER_NAMES, detectBom, lineStartOffset, type CsvDelimiter } from './csv-sniff.js';
-import { SourceError } from './source-error.js';
-import { encodingOfLabel } from './encodings.js';
+import type { csvOptionsSchema } from '../options.js';
+import type { OpenedSource, SourceItem } from '../types.js';
+import { BOM, CsvDecoder, chooseEncoding } from '../encoding/decode.js';
+import { decodeAs } from '../encoding/detect.js';
+import { RosterCsvParser } from './rows.js';
+import { checkNotCsv, chooseDelimiter, countLines, DELIMITERS, DELIMITER_NAMES, detectBom, lineStartOffset, type CsvDelimiter } from './sniff.js';
+import { SourceError } from '../source-error.js';
+import { encodingOfLabel } from '../encoding/labels.js';
 
 export type CsvOptions = z.input<typeof csvOptionsSchema>;
 
@@ -36,7 +36,7 @@ export interface CsvOpenArgs {
   file: string;
   options: CsvOptions | undefined;
   signal?: AbortSignal | undefined;
-  /** Rows as `PackedRow`s (see csv-parser.ts). */
+  /** Rows as `PackedRow`s (see rows.ts). */
   packRows?: boolean | undefined;
 }
 

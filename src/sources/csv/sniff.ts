@@ -1,10 +1,10 @@
 /**
  * Pure detection helpers for the CSV reader, run once on a small sample at the start of the file
  * (never per row): files that are not CSV at all, byte-order marks, UTF-8 validity, the delimiter,
- * and where the header line starts. Decoding is csv-decode.ts; parsing is csv-parser.ts.
+ * and where the header line starts. Decoding is ../encoding/decode.ts; parsing is rows.ts.
  */
 import { isUtf8 } from 'node:buffer';
-import { SourceError } from './source-error.js';
+import { SourceError } from '../source-error.js';
 
 export type CsvDelimiter = ',' | ';' | '\t' | '|';
 

@@ -1,5 +1,5 @@
 /**
- * The non-ASCII words of a whole file, for the encoding detector (csv-detect.ts): each distinct
+ * The non-ASCII words of a whole file, for the encoding detector (detect.ts): each distinct
  * run of bytes between delimiters that holds a byte above 0x7F, how often it occurs, and the line
  * it first occurs on. The detector weighs these, so its decision rests on every non-ASCII byte of
  * the file, not on a sample, and each word's reading can be checked before a row is read.
