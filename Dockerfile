@@ -26,7 +26,7 @@ COPY scripts ./scripts
 COPY src ./src
 # Then drop what only building needed: dev dependencies, and better-sqlite3's object files, SQLite
 # sources, static library and test extension (the module loads build/Release/better_sqlite3.node
-# alone). /app's files: 57.7 MB with them, 31.8 MB without (README, "Container image").
+# alone). /app's files: 57.7 MB with them, 31.8 MB without (docs/operating-nightly.md, "Container image").
 RUN npm run build \
  && npm prune --omit=dev --no-audit --no-fund \
  && cd node_modules/better-sqlite3 \

@@ -10,7 +10,7 @@
  * journal table and its indexes, divided by the writes, per kind of write (create: every managed
  * field after; update of two fields: those two, before and after; delete: every field before).
  * Median of several trials, min–max beside it. Writes bench/journal-undo-storage.json; the
- * README ("Undo a run") and docs/migrating.md quote it.
+ * docs/state-and-recovery.md ("Undo a run") and docs/migrating.md quote it.
  */
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';

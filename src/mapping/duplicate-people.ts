@@ -1,7 +1,7 @@
 /**
  * The same person under two client_ids: the classic result of an old database (two person ids for
  * one reviewer, one per email). Pure: records in, pairs with their evidence out. Three tiers, the
- * strongest one a pair meets named (docs/mapping.md, "The same person twice"):
+ * strongest one a pair meets named (docs/mapping.md, "The same person under two client_ids"):
  * - `orcid`: an ORCID iD in common;
  * - `email`: an email in common (case-insensitive), unless each row has ORCID iDs and none is
  *   shared (a lab's shared mailbox holds two people);

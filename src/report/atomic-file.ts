@@ -1,12 +1,12 @@
 /**
- * Atomic 0600 writes for every file the report folder holds (README, Personal data): reports hold roster
+ * Atomic 0600 writes for every file the report folder holds (docs/security-and-personal-data.md): reports hold roster
  * names and emails, and a reader (or a crash) must never see half a file.
  */
 import { randomBytes } from 'node:crypto';
 import { open, rename, rm } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 
-/** File mode of every report file: owner read/write only (README, Personal data). */
+/** File mode of every report file: owner read/write only (docs/security-and-personal-data.md). */
 export const REPORT_FILE_MODE = 0o600;
 /** Mode of a report directory this module creates. */
 export const REPORT_DIR_MODE = 0o700;

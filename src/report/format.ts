@@ -63,7 +63,7 @@ const EMAIL_PATTERN = /[^\s@<>()"',;:]+@[^\s@<>()"',;:]+\.[A-Za-z]{2,}/g;
 
 /**
  * Masks anything shaped like an e-mail address in free text (service error messages, notes).
- * The Markdown goes to CI summaries and e-mails, which must not carry roster emails (README, Personal data).
+ * The Markdown goes to CI summaries and e-mails, which must not carry roster emails (docs/security-and-personal-data.md).
  */
 export function redactEmails(text: string): string {
   return text.replace(EMAIL_PATTERN, '<email>');

@@ -1,5 +1,5 @@
 /**
- * `report.html`: one self-contained page for admins (README, Reports) — no external
+ * `report.html`: one self-contained page for admins (docs/reading-plans-and-reports.md, "Reports") — no external
  * asset, no fetch; the CSS and the script are in assets.ts.
  *
  * Everything is rendered here, tables included, with every interpolated string escaped, so the page

@@ -1,7 +1,7 @@
 /**
- * `report.md`: the run summary for e-mails and CI job summaries (README, Reports).
+ * `report.md`: the run summary for e-mails and CI job summaries (docs/reading-plans-and-reports.md, "Reports").
  * It names records by client_id only: no names, no emails, and free text (service errors, notes)
- * has e-mail-shaped strings masked, because CI summaries are widely readable (README, Personal data).
+ * has e-mail-shaped strings masked, because CI summaries are widely readable (docs/security-and-personal-data.md).
  */
 import {
   ACTIONS,
@@ -129,7 +129,7 @@ export function renderMarkdown(report: RunReport): string {
   if (report.drift) push(`| Drift check | ${mdText(driftSentence(report.drift))} |`);
   push('');
 
-  // Counts by action × outcome (README, Reports).
+  // Counts by action × outcome (docs/reading-plans-and-reports.md, "Reports").
   const outcomes = outcomesPresent(report);
   push('### Counts', '', `| action | ${outcomes.join(' | ')} | total |`, `|---|${outcomes.map(() => '---:').join('|')}|---:|`);
   for (const action of ACTIONS) {

@@ -1,7 +1,7 @@
 /**
  * rejected.csv: the rejected rows with their original columns, then error columns, so an admin
  * can fix the cells in Excel and feed the file back (the mapping reads only the columns it names,
- * so the extra columns are harmless). README, Personal data:
+ * so the extra columns are harmless). docs/security-and-personal-data.md:
  * - cells that Excel would run as a formula (starting with `=`, `+`, `-`, `@`, tab or CR) get a
  *   leading `'`; a plain number such as `-3` or `+4.5` is left alone, since Excel reads it as a
  *   number and escaping it would corrupt the value when the file is fed back;

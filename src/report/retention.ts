@@ -1,5 +1,5 @@
 /**
- * Retention of report folders (README, Personal data): report folders hold roster names and emails,
+ * Retention of report folders (docs/security-and-personal-data.md): report folders hold roster names and emails,
  * so old ones are deleted after each run, as `policy.reports.keep` says — a number of runs
  * (`30`), a number of days (`"90d"`), or `"all"` to keep everything.
  *

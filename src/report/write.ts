@@ -1,5 +1,5 @@
 /**
- * Writes the reconciliation report of one run to its directory (README, Reports and Personal data):
+ * Writes the reconciliation report of one run to its directory (docs/reading-plans-and-reports.md, docs/security-and-personal-data.md):
  * report.json, report.md, report.html and, when rows were rejected, rejected.csv; when the run has
  * records, records.jsonl with every one, and when they take more than one page, records/page-N.html.
  * Records are streamed to those files from the plan and its outcomes, never held all at once.

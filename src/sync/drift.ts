@@ -8,7 +8,7 @@
  *   exactly as `--refresh` plans it (plan/build.ts: `remote_deleted` recreates it, `drift` updates it).
  * - Every sampled record gone (404) means the group itself is most likely gone (the service answers
  *   404 for an unknown group as for an unknown record, docs/service-contract.md): the run stops
- *   before any write, with the recovery steps (README, "When the group was deleted").
+ *   before any write, with the recovery steps (docs/state-and-recovery.md, "When the group was deleted").
  *
  * Besides the random sample, a rotating window (drift-window.ts) reads back ceil(owned /
  * `policy.drift_cycle`) records a run, so every owned record is read back within that many runs.
@@ -150,7 +150,7 @@ export class GroupGoneError extends UserFacingError {
     super(
       `authors group ${groupId} looks deleted in the service: the drift check read back ${sampled === 1 ? 'the one owned record it sampled' : `${sampled} owned records`}, and the service answered 404 for ${sampled === 1 ? 'it' : 'every one'}. Nothing was written.`,
       {
-        hint: `If the group was deleted, create a new one (rostersync group create), then \`rostersync state set-group <pipeline> <new id> --release-owned\`, pin the new id in the pipeline file, and sync. If the group still exists but its records were deleted, \`rostersync sync <pipeline> --refresh=all\` recreates them. See the README, "When the group was deleted".`,
+        hint: `If the group was deleted, create a new one (rostersync group create), then \`rostersync state set-group <pipeline> <new id> --release-owned\`, pin the new id in the pipeline file, and sync. If the group still exists but its records were deleted, \`rostersync sync <pipeline> --refresh=all\` recreates them. See docs/state-and-recovery.md, "When the group was deleted".`,
         exitCode: EXIT.usage,
       },
     );

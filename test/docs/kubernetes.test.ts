@@ -1,5 +1,5 @@
 /**
- * The README's Kubernetes recipes cannot run here (no cluster), so their manifests are checked
+ * The Kubernetes recipes of docs/operating-nightly.md cannot run here (no cluster), so their manifests are checked
  * against what the pipeline they run refers to: every file the pipeline names (itself, its mapping,
  * its roster), resolved from the image's working directory as the CLI resolves it, must sit directly
  * in a mounted ConfigMap (ConfigMaps are flat: `../mappings` must be a mount of its own), filled by
@@ -13,8 +13,9 @@ import { parse } from 'yaml';
 import { docBlocks } from './doc-blocks.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
-const readme = readFileSync(resolve(ROOT, 'README.md'), 'utf8');
-const blocks = docBlocks(readme, 'README.md');
+const PAGE = 'docs/operating-nightly.md';
+const page = readFileSync(resolve(ROOT, PAGE), 'utf8');
+const blocks = docBlocks(page, PAGE);
 const workdir = [...readFileSync(resolve(ROOT, 'Dockerfile'), 'utf8').matchAll(/^WORKDIR\s+(\S+)/gm)].at(-1)![1]!;
 
 interface Pod {
@@ -28,7 +29,7 @@ const cronJobs = blocks
 
 /** `kubectl create configmap NAME --from-file=SOURCE` of the page: NAME -> SOURCE. */
 const configMapSources = new Map(
-  [...readme.matchAll(/kubectl create configmap (\S+) --from-file=(\S+)/g)].map((match) => [match[1]!, match[2]!.replace(/\/$/, '')] as const),
+  [...page.matchAll(/kubectl create configmap (\S+) --from-file=(\S+)/g)].map((match) => [match[1]!, match[2]!.replace(/\/$/, '')] as const),
 );
 
 /** The project files a pipeline refers to, relative to the project root. */
@@ -38,10 +39,10 @@ function filesOf(pipelineFile: string): string[] {
   return [pipelineFile, posix.join(dir, config.mapping), posix.join(dir, config.source.file)];
 }
 
-describe('the README Kubernetes recipes', () => {
+describe('the Kubernetes recipes of docs/operating-nightly.md', () => {
   it('are found', () => expect(cronJobs.length).toBeGreaterThanOrEqual(2));
 
-  it.each(cronJobs.map((job) => [job.line, job] as const))('README.md:%s mounts every file its pipeline refers to', (_line, { manifest }) => {
+  it.each(cronJobs.map((job) => [job.line, job] as const))(`${PAGE}:%s mounts every file its pipeline refers to`, (_line, { manifest }) => {
     const pod = manifest.spec.jobTemplate.spec.template.spec;
     const container = pod.containers[0]!;
     const pipelineFile = container.args[1]!;
@@ -57,8 +58,8 @@ describe('the README Kubernetes recipes', () => {
   });
 
   it('covers the first run: suspended until a run with --create-group, then the group id pinned', () => {
-    for (const { line, manifest } of cronJobs) expect(manifest.spec.suspend, `README.md:${line}`).toBe(true);
-    const kubernetes = readme.slice(readme.indexOf('**Kubernetes CronJob**'), readme.indexOf('**GitHub Actions**'));
+    for (const { line, manifest } of cronJobs) expect(manifest.spec.suspend, `${PAGE}:${line}`).toBe(true);
+    const kubernetes = page.slice(page.indexOf('## Kubernetes CronJob'), page.indexOf('## GitHub Actions'));
     expect(kubernetes).toMatch(/--create-group/);
     expect(kubernetes).toMatch(/group_id: N/);
     expect(kubernetes).toMatch(/"suspend":false/);

@@ -137,7 +137,10 @@ describe('completion and help', () => {
   it("help's exit-code line names every code of the README's table", async () => {
     const run = await runCli(['--help']);
     expect(run.code).toBe(0);
-    const table = README.slice(README.indexOf('## Exit codes'), README.indexOf('## How deletions are decided'));
+    const start = README.indexOf('\n## Exit codes\n');
+    expect(start).toBeGreaterThan(0);
+    const end = README.indexOf('\n## ', start + 1);
+    const table = README.slice(start, end < 0 ? undefined : end);
     const codes = [...table.matchAll(/^\| (\d+) \|/gm)].map((match) => match[1]!);
     expect(codes).toEqual(['0', '1', '2', '3', '4', '5', '6', '7', '130']);
     for (const code of codes) expect(EXIT_CODES_LINE).toMatch(new RegExp(`[ :]${code} `));

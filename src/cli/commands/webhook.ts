@@ -202,7 +202,7 @@ export function renderReferees(selections: readonly StoredSelection[]): string {
   return `${lines.join('\n').trimEnd()}\n`;
 }
 
-/** CSV (RFC 4180, CRLF) with cells Excel would run as formulas neutralised (README, Personal data). */
+/** CSV (RFC 4180, CRLF) with cells Excel would run as formulas neutralised (docs/security-and-personal-data.md). */
 export function renderRefereesCsv(selections: readonly StoredSelection[]): string {
   const cell = (text: string) => {
     const safe = escapeFormula(text);
