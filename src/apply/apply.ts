@@ -15,7 +15,7 @@ import { DONE_FIRST_TIME, type ApplyResult, type ItemOutcome, type Overwritten }
 import { isEmptyValue } from '../plan/build.js';
 import type { RowKeyRepairs } from '../plan/row-key-repairs.js';
 import type { StateBackend } from '../state/backend.js';
-import { undoRecordAfter, undoRecordFromRead, undoRecordOf, type HeldRecord, type UndoRecord } from '../revert/undo-record.js';
+import { undoRecordAfter, undoRecordFromRead, undoRecordOf, type HeldRecord, type UndoRecord } from './undo-record.js';
 
 /** Per-call options apply passes: the service client reports the attempts a success took. */
 export interface WriteOptions {
@@ -127,7 +127,7 @@ export async function writePlan(options: ApplyOptions): Promise<ApplyResult> {
       // Read first when the write needs it; journaled after the read, before the write: a run
       // stopped during the read wrote nothing and journals nothing.
       const prepared = await prepareWrite(writer, options.groupId, item, write);
-      // The values the write changes, kept for `rostersync revert` (src/revert/undo-record.ts).
+      // The values the write changes, kept for `rostersync revert` (src/apply/undo-record.ts).
       journalId = store.journalSent(runId, item.clientId, item.action, JSON.stringify(prepared.undo), target);
       const { sent, kept, overwritten } = await prepared.send();
       outcome =

@@ -1,22 +1,12 @@
 /**
- * Canonical form of a record's managed fields: the JSON text the inventory stores and the hash
- * the planner compares. Mapping emits fields in a stable order, so JSON.stringify is canonical.
+ * Comparing a record's managed fields: equal values, and the managed fields of a remote record.
+ * Their canonical JSON and its hash live below the state, which stores them
+ * (src/mapping/canonical-json.ts).
  */
-import { hash } from 'node:crypto';
 import type { FieldValue } from '../mapping/types.js';
 import type { Fields } from './types.js';
 
-export function canonicalJson(fields: Fields): string {
-  return JSON.stringify(fields);
-}
-
-/**
- * A short content hash; sha1 is ample to detect change (this is not a security boundary).
- * The one-shot `crypto.hash` is about three times faster than createHash() per record.
- */
-export function hashJson(json: string): string {
-  return hash('sha1', json, 'base64url');
-}
+export { canonicalJson, hashJson } from '../mapping/canonical-json.js';
 
 export function sameValue(a: FieldValue | undefined, b: FieldValue | undefined): boolean {
   if (a === b) return true;

@@ -11,21 +11,26 @@
  * state between that clock and the limiter's.
  */
 import type { Clock, PaceState, PaceStore } from './rate-limiter.js';
-import type { SyncConnection } from '../state/postgres/sync-connection.js';
 import { ClockOffset, freshPace, hostClock, plausiblePace, shiftPace } from './pace-times.js';
 import { decodePace, encodePace, STALE_MS } from './budget-same-host.js';
 
-/** Made on first use: a run may share its budget before `state migrate` knows of it, and it holds nothing to migrate. */
+/** Made by the state database's migrations (schema version 6, src/state/postgres/migrations.ts). */
 const TABLE = 'rostersync.budget_pace';
 /** The database's clock in milliseconds: clock_timestamp() moves within a transaction, now() does not. */
 const DB_NOW = 'extract(epoch from clock_timestamp()) * 1000';
 
+/**
+ * A session to the state database (src/state/shared-database.ts hands it in): each call runs its
+ * statements in order, in one round trip, and answers their rows.
+ */
+export interface BudgetSession {
+  run(statements: readonly { text: string; values?: readonly unknown[] }[]): { rows: unknown[] }[];
+}
+
 /** `clock` is the limiter's own (its host's monotonic clock); it may be any distance from the database's. */
-export function postgresPaceStore(connection: SyncConnection, budget: string, onFailure: (error: unknown) => void, clock: Clock = hostClock): PaceStore {
+export function postgresPaceStore(connection: BudgetSession, budget: string, onFailure: (error: unknown) => void, clock: Clock = hostClock): PaceStore {
   const offset = new ClockOffset();
-  const [, , , setup] = connection.run([
-    { text: 'CREATE SCHEMA IF NOT EXISTS rostersync' },
-    { text: `CREATE TABLE IF NOT EXISTS ${TABLE} (budget text PRIMARY KEY, state text NOT NULL, updated_at double precision NOT NULL)` },
+  const [, setup] = connection.run([
     { text: `INSERT INTO ${TABLE} (budget, state, updated_at) VALUES ($1, '{}', 0) ON CONFLICT (budget) DO NOTHING`, values: [budget] },
     { text: `SELECT ${DB_NOW} AS now` },
   ]);

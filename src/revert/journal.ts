@@ -10,7 +10,7 @@
  */
 import { EXIT, UserFacingError } from '../errors/user-facing-error.js';
 import type { JournalEntry, RunRow, Target } from '../state/backend.js';
-import { UNDO_FORMAT, parseUndoRecord } from './undo-record.js';
+import { UNDO_FORMAT, parseUndoRecord } from '../apply/undo-record.js';
 
 export function revertTarget(run: RunRow, entries: readonly JournalEntry[], bound: { baseUrl: string | null; groupId: number | null }): Target {
   const refuse = (why: string, hint?: string) => new UserFacingError(`cannot revert run ${run.id}: ${why} Nothing was written.`, { exitCode: EXIT.usage, ...(hint ? { hint } : {}) });

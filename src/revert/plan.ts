@@ -8,7 +8,7 @@
  *   absent), claimed by this pipeline, never adopted, never forgotten. Anything else is refused
  *   by name, and no flag deletes it;
  * - an update, or an adoption (a create-if-absent that found the record), becomes a partial POST
- *   of the values the service held before (src/revert/undo-record.ts says where they come from);
+ *   of the values the service held before (src/apply/undo-record.ts says where they come from);
  *   values the run could not vouch for are refused unless forced;
  * - a delete becomes a create of the record as it was: whole when the run read it first
  *   (`policy.undo: exact`, a revert's own read-back), else its last-applied managed fields.
@@ -25,7 +25,7 @@ import { canonicalJson, hashJson, projectFields, sameValue } from '../plan/canon
 import { evaluateGuards } from '../plan/guards.js';
 import type { FieldChange, Fields, Plan, PlanItem } from '../plan/types.js';
 import { mayHaveWritten, type JournalEntry } from '../state/backend.js';
-import { parseUndoRecord, sentWhole, wholeRecord, type HeldRecord, type UndoRecord } from './undo-record.js';
+import { parseUndoRecord, sentWhole, wholeRecord, type HeldRecord, type UndoRecord } from '../apply/undo-record.js';
 
 export interface RevertInput {
   runId: string;

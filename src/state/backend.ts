@@ -93,7 +93,7 @@ export type JournalState = 'planned' | 'sent' | 'done' | 'failed' | 'abandoned';
 
 /**
  * One journaled write, as `rostersync revert` reads it. `undoJson`: the values the write changed
- * (src/revert/undo-record.ts); null for an entry journaled before they were kept. `target`: the
+ * (src/apply/undo-record.ts); null for an entry journaled before they were kept. `target`: the
  * service and group the write went to; null for an entry journaled before they were kept
  * (state schema 4 and before) or without a bound service.
  */

@@ -19,7 +19,7 @@ import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import { checkBaseUrl } from '../client/config.js';
 import { UserFacingError } from '../errors/user-facing-error.js';
-import { canonicalJson, hashJson } from '../plan/canonical.js';
+import { canonicalJson, hashJson } from '../mapping/canonical-json.js';
 import type { StateBackend } from './backend.js';
 import { StateError } from './backend.js';
 

@@ -6,6 +6,7 @@
 import { createClient, type ClientOptions, type ServiceClient } from '../client/client.js';
 import type { PolicyConfig } from '../config/pipeline.js';
 import { sharedLimiter } from '../rate-limit/shared-budget.js';
+import { budgetSessionOf } from '../state/shared-database.js';
 import type { RunOptions } from './options.js';
 
 export function clientForPipeline(
@@ -25,7 +26,7 @@ export function clientForPipeline(
         apiKey: options.service.apiKey,
         env: options.env ?? process.env,
         rateLimit,
-        pipeline,
+        stateDatabase: budgetSessionOf(pipeline, options.env ?? process.env),
         onAlone: (reason) => options.logger?.warn(reason),
       });
   const client: ClientOptions = {

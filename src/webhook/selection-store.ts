@@ -17,8 +17,7 @@ import { dirname, resolve } from 'node:path';
 import pg from 'pg';
 import type { WebhookEnvelope } from '../client/schemas.js';
 import { UserFacingError } from '../errors/user-facing-error.js';
-import { connectionStringFor, isPostgresUrl, redactStateUrl, STATE_URL_ENV } from '../state/postgres/connect.js';
-import { LATEST_PG_VERSION, PG_SCHEMA as S } from '../state/postgres/migrations.js';
+import { connectionStringFor, isPostgresUrl, LATEST_PG_VERSION, PG_SCHEMA as S, redactStateUrl, STATE_URL_ENV } from '../state/shared-database.js';
 import { listSelections, RefereeStore, storedSelectionSchema, type ApplyResult, type StoredSelection } from './store.js';
 
 export interface SelectionStore {

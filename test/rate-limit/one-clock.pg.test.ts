@@ -11,6 +11,7 @@ import { RateLimiter } from '../../src/rate-limit/rate-limiter.js';
 import { hostClock } from '../../src/rate-limit/pace-times.js';
 import { postgresPaceStore } from '../../src/rate-limit/budget-postgres.js';
 import { connectState } from '../../src/state/postgres/connect.js';
+import { migrate } from '../../src/state/postgres/migrations.js';
 import { postgresForFile } from '../support/postgres-server.js';
 import { withPassword } from '../support/state-backends.js';
 
@@ -20,6 +21,10 @@ const HOUR = 3600_000;
 describe('the shared budget across hosts', () => {
   it('keeps its times on the database\'s clock: a host whose clock runs an hour behind is not starved', { timeout: 60_000 }, async () => {
     const url = await server().createDatabase('clock');
+    // The budget's table, as `state migrate` makes it.
+    const migrating = withPassword(server(), () => connectState(url, { origin: 'test', fromEnvironment: true }));
+    migrate(migrating);
+    migrating.close();
     const hosts = [0, -HOUR, +HOUR].map((skew) => {
       const clock = () => hostClock() + skew;
       const connection = withPassword(server(), () => connectState(url, { origin: 'test', fromEnvironment: true }));

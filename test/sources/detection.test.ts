@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { detectBom, detectDelimiter, incompleteUtf8Tail, lineStartOffset } from '../../src/sources/csv/sniff.js';
+import { detectBom, detectDelimiter, lineStartOffset } from '../../src/sources/csv/sniff.js';
+import { incompleteUtf8Tail } from '../../src/sources/encoding/bytes.js';
 import { utf8Evidence } from '../../src/sources/encoding/decode.js';
 
 describe('detectDelimiter', () => {

@@ -7,6 +7,9 @@ import { describe, expect, it } from 'vitest';
 import { connectState } from '../../src/state/postgres/connect.js';
 import { LATEST_PG_VERSION, MIGRATIONS, migrate, PG_SCHEMA } from '../../src/state/postgres/migrations.js';
 import { PostgresStateStore, type PgStoreOptions } from '../../src/state/postgres/postgres-store.js';
+import { budgetName } from '../../src/rate-limit/budget-same-host.js';
+import { sharedLimiter } from '../../src/rate-limit/shared-budget.js';
+import { budgetSessionOf } from '../../src/state/shared-database.js';
 import { postgresForFile } from '../support/postgres-server.js';
 import { clientIdsOf, postgresLocation, rowKey, rowKeysOf, withPassword } from '../support/state-backends.js';
 
@@ -42,25 +45,26 @@ const applied = (store: PostgresStateStore, clientId: string, hash: string, rowK
 
 describe('PostgreSQL state store only', () => {
   it('refuses a database at schema version 2 until `state migrate`, which adds row keys and keeps the records', async () => {
-    expect(LATEST_PG_VERSION).toBe(5);
+    expect(LATEST_PG_VERSION).toBe(6);
     const url = await databaseAt(2);
     const before = connect(url);
     before.query(
       `INSERT INTO ${PG_SCHEMA}.records(pipeline, client_id, fields_json, hash, run_id, source_row, updated_at) VALUES ('p', 'a', '{"name":"A"}', 'h-a', 'r0', 2, '2026-11-01T00:00:00.000Z')`,
     );
-    expect(() => PostgresStateStore.open(before, 'p')).toThrow(/has schema version 2; this rostersync needs version 5/);
+    expect(() => PostgresStateStore.open(before, 'p')).toThrow(/has schema version 2; this rostersync needs version 6/);
 
     const migrating = connect(url);
     expect(migrate(migrating)).toEqual({
       from: 2,
-      to: 5,
+      to: 6,
       applied: [
         { version: 3, description: expect.stringContaining('row_key') },
         { version: 4, description: expect.stringContaining('undo_json') },
         { version: 5, description: expect.stringContaining('journal.service and journal.group_id') },
+        { version: 6, description: expect.stringContaining('budget_pace') },
       ],
     });
-    expect(migrate(migrating)).toEqual({ from: 5, to: 5, applied: [] });
+    expect(migrate(migrating)).toEqual({ from: 6, to: 6, applied: [] });
     migrating.close();
 
     const store = PostgresStateStore.open(connect(url), 'p');
@@ -71,6 +75,45 @@ describe('PostgreSQL state store only', () => {
     applied(store, 'b', 'h-b', rowKey('kb'));
     expect(rowKeysOf(store)).toEqual([[rowKey('ka'), 'a'], [rowKey('kb'), 'b']]);
     store.close();
+  });
+
+  // An older rostersync made the budget's table itself, on a run's first use of it.
+  it.each([
+    ['never shared its budget', false],
+    ['shared its budget, making the table itself', true],
+  ])('a version 5 database that %s: the budget refuses it, `state migrate` takes it to 6, and the budget is kept there', async (_, madeByOlder) => {
+    const url = await databaseAt(5);
+    const BASE_URL = 'http://127.0.0.1:9/';
+    const older = connect(url);
+    if (madeByOlder) {
+      older.transaction([
+        { text: `CREATE TABLE ${PG_SCHEMA}.budget_pace (budget text PRIMARY KEY, state text NOT NULL, updated_at double precision NOT NULL)` },
+        { text: `INSERT INTO ${PG_SCHEMA}.budget_pace VALUES ('earlier', '{}', 1)` },
+      ]);
+    }
+    const env = { ROSTERSYNC_STATE_URL: url, PGPASSWORD: server().password };
+    const limiterFor = (apiKey: string, onAlone: (reason: string) => void) =>
+      sharedLimiter({ baseUrl: BASE_URL, apiKey, env, rateLimit: { rps: 50 }, stateDatabase: budgetSessionOf({ file: 'p.yaml', config: {} }, env), onAlone });
+
+    const alone: string[] = [];
+    expect(limiterFor('key-a', (reason) => alone.push(reason))).toBeUndefined();
+    expect(alone).toEqual([expect.stringMatching(/^the budget in the state database cannot be used \(the state database .* has schema version 5; this rostersync needs version 6\.\); this run paces alone$/)]);
+
+    expect(migrate(older)).toEqual({ from: 5, to: 6, applied: [{ version: 6, description: expect.stringContaining('budget_pace') }] });
+    const session = budgetSessionOf({ file: 'p.yaml', config: {} }, env)!;
+    try {
+      const limiter = limiterFor('key-a', (reason) => expect.fail(reason))!;
+      const stop = new AbortController();
+      for (let turn = 0; turn < 3; turn++) await limiter.turn(stop.signal);
+      const rows = session().query<{ budget: string; state: string; updated_at: number }>(`SELECT budget, state, updated_at FROM ${PG_SCHEMA}.budget_pace ORDER BY budget`);
+      expect(rows.map((row) => row.budget)).toEqual([...(madeByOlder ? ['earlier'] : []), budgetName(BASE_URL, 'key-a')].sort());
+      const ours = rows.find((row) => row.budget === budgetName(BASE_URL, 'key-a'))!;
+      expect(ours.state).not.toBe('{}');
+      expect(ours.updated_at).toBeGreaterThan(0);
+    } finally {
+      session().close();
+      older.close();
+    }
   });
 
   it('streams row keys one page per round trip, lazily', async () => {

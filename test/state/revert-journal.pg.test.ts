@@ -95,7 +95,7 @@ describe('upgrading a state an older rostersync left', () => {
       connection.transaction([{ text: migration.sql }, { text: `INSERT INTO ${PG_SCHEMA}.schema_migrations(version, description) VALUES ($1, $2)`, values: [migration.version, migration.description] }]);
     }
     connection.query(`INSERT INTO ${PG_SCHEMA}.journal(pipeline, run_id, client_id, action, state, at) VALUES ('p', 'run0', 'a', 'create', 'done', '2026-11-01T00:00:00Z')`);
-    expect(migrate(connection)).toMatchObject({ from: 3, to: 5 });
+    expect(migrate(connection)).toMatchObject({ from: 3, to: 6 });
     connection.close();
 
     const store = PostgresStateStore.open(connect(), 'p');
@@ -134,7 +134,7 @@ describe('upgrading a state an older rostersync left', () => {
       connection.transaction([{ text: migration.sql }, { text: `INSERT INTO ${PG_SCHEMA}.schema_migrations(version, description) VALUES ($1, $2)`, values: [migration.version, migration.description] }]);
     }
     connection.query(`INSERT INTO ${PG_SCHEMA}.journal(pipeline, run_id, client_id, action, state, at, undo_json) VALUES ('p', 'run0', 'a', 'create', 'done', '2026-11-01T00:00:00Z', '{}')`);
-    expect(migrate(connection)).toMatchObject({ from: 4, to: 5 });
+    expect(migrate(connection)).toMatchObject({ from: 4, to: 6 });
     connection.close();
 
     const store = PostgresStateStore.open(connect(), 'p');

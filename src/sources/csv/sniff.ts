@@ -1,10 +1,10 @@
 /**
  * Pure detection helpers for the CSV reader, run once on a small sample at the start of the file
- * (never per row): files that are not CSV at all, byte-order marks, UTF-8 validity, the delimiter,
- * and where the header line starts. Decoding is ../encoding/decode.ts; parsing is rows.ts.
+ * (never per row): files that are not CSV at all, byte-order marks, the delimiter,
+ * and where the header line starts. Decoding and UTF-8 validity are ../encoding/; parsing is rows.ts.
  */
-import { isUtf8 } from 'node:buffer';
 import { SourceError } from '../source-error.js';
+import { lineBreaksIn } from '../encoding/bytes.js';
 
 export type CsvDelimiter = ',' | ';' | '\t' | '|';
 
@@ -28,44 +28,6 @@ export function detectBom(buf: Buffer): { bom: ByteOrderMark; length: number } |
   if (b0 === 0xff && b1 === 0xfe) return { bom: 'utf-16le', length: 2 };
   if (b0 === 0xfe && b1 === 0xff) return { bom: 'utf-16be', length: 2 };
   return undefined;
-}
-
-/**
- * How many bytes at the end of `buf` start a UTF-8 sequence that continues in the next chunk
- * (0 when the buffer ends on a character boundary).
- */
-export function incompleteUtf8Tail(buf: Buffer): number {
-  const len = buf.length;
-  for (let back = 1; back <= 3 && back <= len; back++) {
-    const byte = buf[len - back] as number;
-    if ((byte & 0xc0) === 0x80) continue; // continuation byte: keep looking for the lead byte
-    const needed = byte >= 0xf0 ? 4 : byte >= 0xe0 ? 3 : byte >= 0xc0 ? 2 : 1;
-    return needed > back ? back : 0;
-  }
-  return 0;
-}
-
-/** Byte index of the first byte that breaks UTF-8 (`buf.length` when none does). */
-export function firstInvalidUtf8Index(buf: Buffer): number {
-  for (let i = 0; i < buf.length; ) {
-    const lead = buf[i]!;
-    if (lead < 0x80) {
-      i++;
-      continue;
-    }
-    const length = lead >= 0xc2 && lead <= 0xdf ? 2 : lead >= 0xe0 && lead <= 0xef ? 3 : lead >= 0xf0 && lead <= 0xf4 ? 4 : 0;
-    if (length === 0 || !isUtf8(buf.subarray(i, i + length))) return i;
-    i += length;
-  }
-  return buf.length;
-}
-
-/** Line breaks (`\n`, `\r\n` once, lone `\r`) in `buf`; the line of a byte is 1 + those before it. */
-export function lineBreaksIn(buf: Buffer): number {
-  let breaks = 0;
-  for (let i = buf.indexOf(0x0a); i !== -1; i = buf.indexOf(0x0a, i + 1)) breaks++;
-  for (let i = buf.indexOf(0x0d); i !== -1; i = buf.indexOf(0x0d, i + 1)) if (buf[i + 1] !== 0x0a) breaks++;
-  return breaks;
 }
 
 /**

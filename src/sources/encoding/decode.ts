@@ -17,7 +17,7 @@ import iconv from 'iconv-lite';
 import { detectFromTally, detectLegacyEncoding, namesEachWay, type Detection, type Reading } from './detect.js';
 import { tallyFile } from './word-tally.js';
 import { encodingOfLabel, iconvCodec } from './labels.js';
-import { firstInvalidUtf8Index, incompleteUtf8Tail, lineBreaksIn } from '../csv/sniff.js';
+import { firstInvalidUtf8Index, incompleteUtf8Tail, lineBreaksIn } from './bytes.js';
 import { SourceError } from '../source-error.js';
 import { personal } from '../../personal-data/personal-text.js';
 

@@ -115,6 +115,16 @@ export const MIGRATIONS: readonly Migration[] = [
       ALTER TABLE ${PG_SCHEMA}.journal ADD COLUMN group_id bigint;
     `,
   },
+  {
+    version: 6,
+    description: 'budget_pace: the rate limiter\'s budget shared by the runs of every host on one base URL and API key',
+    sql: `
+      -- One row per base URL and key (hashed, never the key): src/rate-limit/budget-postgres.ts.
+      -- IF NOT EXISTS: a rostersync before this version made the table itself on first use; its
+      -- rows are a pace a few seconds long, kept as they are.
+      CREATE TABLE IF NOT EXISTS ${PG_SCHEMA}.budget_pace (budget text PRIMARY KEY, state text NOT NULL, updated_at double precision NOT NULL);
+    `,
+  },
 ];
 
 export const LATEST_PG_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;

@@ -12,7 +12,7 @@ import { StateError } from '../backend.js';
  * 3: records.row_key, the raw row's key for the plan's fast path, and its index.
  * 4: journal.undo_json, the values a write changed (what `rostersync revert` needs), and an index by run.
  * 5: journal.service and journal.group_id, where each write went (a revert acts there or refuses);
- *    undo values of this version say where each `before` value came from (src/revert/undo-record.ts).
+ *    undo values of this version say where each `before` value came from (src/apply/undo-record.ts).
  */
 export const STATE_SCHEMA_VERSION = 5;
 
