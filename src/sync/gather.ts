@@ -9,6 +9,7 @@ import { createHash } from 'node:crypto';
 import { stat } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import type { CallOptions, ServiceClient } from '../client/client.js';
+import type { CustomFieldsListing } from '../client/schemas.js';
 import type { ResolvedPipeline } from '../config/load.js';
 import { compileMapping } from '../mapping/compile.js';
 import { mapRoster, type FastPath, type RosterSummary } from '../mapping/roster.js';
@@ -89,7 +90,7 @@ export async function gatherPlanInput(input: {
   const binding = checkBinding(store, pipeline, { baseUrl: request.baseUrl, createGroup: request.createGroup });
   const groupId = binding.groupId;
 
-  const listing = request.fieldsFile ? loadFieldsFile(resolve(request.cwd, request.fieldsFile)) : await client.listCustomFields(call);
+  const listing = await readFieldListing(client, request);
   const compiled = compileMapping(pipeline.mapping, listing, { mappingFile: pipeline.mappingFile });
   const seeded = Object.keys(compiled.seededFields);
   if (policy.update === 'full' && seeded.length > 0) {
@@ -296,6 +297,11 @@ export async function gatherPlanInput(input: {
     optionLabels: new Map(listing.author_from_group.flatMap((field) => (field.options ?? []).map((option) => [option.api_id, option.option] as const))),
     notes,
   };
+}
+
+/** The custom-fields listing: the saved one (`--fields-file`), else the service's. */
+export async function readFieldListing(client: ServiceClient, request: Pick<PlanRequest, 'fieldsFile' | 'cwd' | 'signal'>): Promise<CustomFieldsListing> {
+  return request.fieldsFile ? loadFieldsFile(resolve(request.cwd, request.fieldsFile)) : await client.listCustomFields(request.signal ? { signal: request.signal } : {});
 }
 
 /**
