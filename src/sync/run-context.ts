@@ -70,7 +70,7 @@ export async function withRun<T>(options: RunOptions, body: (run: RunContext) =>
     now,
     cwd,
     signal,
-    request: runRequestOf({ ...options, signal }),
+    request: runRequestOf(options, { cwd, now, signal }),
     client: () => (client ??= clientForPipeline(pipeline, options)),
     created: new NewRecords({ pages: spill.newRecords }),
     rowKeys: new RowKeyRepairs({ pages: spill.rowKeys }),

@@ -157,7 +157,7 @@ describe("the plan's input", () => {
 
   it('gives the guards the identity changes and the counts, and the failed writes to retry', () => {
     const input = assemblePlanInput(facts());
-    expect(input.guardInput.identityChanges.map((change) => change.clientId)).toEqual(['renamed']);
+    expect(input.guardInput.identityChanges?.map((change) => change.clientId)).toEqual(['renamed']);
     expect(input.guardInput).toMatchObject({ ownedCount: 2, validCount: 3, previousValidCount: 3, inventoryMissing: false });
     expect([...input.previouslyFailed]).toEqual([['failed', 'update']]);
     expect(input.fieldLabels.get('cf_1')).toBe('Start year');
