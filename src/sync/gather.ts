@@ -18,7 +18,6 @@ import { mapRoster, type FastPath, type RosterSummary } from '../mapping/roster.
 import { rowKeyOf, rowKeySalt, rowKeySaltName } from '../mapping/row-key.js';
 import { KnownRows } from '../plan/known-rows.js';
 import type { DesiredRecord } from '../mapping/types.js';
-import { loadFieldsFile } from '../config/fields-file.js';
 import { assemblePlanInput, driftCheckPlan, fastPathAllowed, keptAsIs, lastAppliedNeeded, notUnchanged, refuseFullUpdateOfSeededFields, settleMissing, type DriftCheckPlan } from '../plan/assemble-input.js';
 import type { BuildPlanInput } from '../plan/build.js';
 import { RosterClassifier } from '../plan/classify.js';
@@ -39,6 +38,7 @@ import { checkDrift, GroupGoneError, pickDriftReads, type DriftFound } from './d
 import type { DriftWindowState } from './drift-window.js';
 import { groupCheckNote } from './group-check.js';
 import { fetchRemote } from './remote-records.js';
+import { readFieldListing } from './field-listing.js';
 import type { PlanRequest } from './run-request.js';
 
 export interface GatheredInput {
@@ -333,11 +333,6 @@ async function readDrift(input: {
 /** The drift check's part of the report. */
 function driftReport(found: DriftFound): NonNullable<RunReport['drift']> {
   return { sampled: found.sampled, calls: found.calls, deleted: found.deleted, changed: found.changed, ...(found.window ? { window: found.window } : {}) };
-}
-
-/** The custom-fields listing: the saved one (`--fields-file`), else the service's. */
-export async function readFieldListing(client: ServiceClient, request: Pick<PlanRequest, 'fieldsFile' | 'cwd' | 'signal'>): Promise<CustomFieldsListing> {
-  return request.fieldsFile ? loadFieldsFile(resolve(request.cwd, request.fieldsFile)) : await client.listCustomFields(request.signal ? { signal: request.signal } : {});
 }
 
 /**

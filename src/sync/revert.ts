@@ -23,7 +23,7 @@ import { buildRevertPlan, type RevertPlan } from '../revert/plan.js';
 import { revertTarget } from '../revert/journal.js';
 import type { JournalEntry, StateBackend } from '../state/backend.js';
 import { checkBinding } from '../state/binding.js';
-import { readFieldListing } from './gather.js';
+import { readFieldListing } from './field-listing.js';
 import type { RunOptions, RunResult } from './options.js';
 import { planBindings, planDifferences, planOptionsOf, savePreparedPlan, staleBindings, verifyPlanDigest, type PlanFile } from './plan-file.js';
 import { fetchHeld } from './remote-records.js';
