@@ -7,8 +7,8 @@
  * million of them held in memory until apply (as objects, then as pages of text) were the largest
  * part of that run's peak RSS, so they are not part of the plan: the planner hands them to this
  * sink, which keeps a few pages in memory and puts the rest in its page store (plan/page-store.ts:
- * a run gives it an owner-only temporary file), read back a page at a time by apply. A saved plan does not carry them:
- * `apply` plans again before it writes, and gathers its own.
+ * a run gives it an owner-only temporary file), read back a page at a time by apply. A saved plan
+ * does not carry them: `apply` plans again before it writes, and gathers its own.
  */
 import { MemoryPageStore, type PagePlace, type PageStore } from './page-store.js';
 import type { RowKeyRepair } from './types.js';
