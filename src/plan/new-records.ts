@@ -5,9 +5,9 @@
  * the request body, one change per field for the report) they took about 3 KB each: 3 GB at a
  * million rows. So the planner hands each new record to this spool as it classifies it. The
  * spool keeps every client_id in memory (a few bytes each: the plan counts, filters and claims
- * them) and each record's fields as one line of text: the first pages in memory, the rest in an
- * owner-only temporary file. Apply and the report read them back a page at a time, in the order
- * they were added (the roster's), and `dispose` deletes the file when the run is over.
+ * them) and each record's fields as one line of text: the first pages in memory, the rest in its
+ * page store (plan/page-store.ts: a run gives it an owner-only temporary file). Apply and the report
+ * read them back a page at a time, in the order they were added (the roster's).
  *
  * Two things are learned only once the roster has been read, and are applied when reading:
  * - a later row of the same client_id (`duplicate_client_ids: last`) replaces the earlier one;
@@ -16,7 +16,7 @@
  */
 import type { DesiredRecord } from '../mapping/types.js';
 import type { Provenance } from '../sources/types.js';
-import { SpillFile, type SpillPlace } from './spill-file.js';
+import { MemoryPageStore, type PagePlace, type PageStore } from './page-store.js';
 import type { Fields } from './types.js';
 
 /** A record as the classifier saw it: its fields' canonical JSON and that JSON's hash. */
@@ -29,12 +29,10 @@ export interface ClassifiedRecord {
 export interface NewRecordsOptions {
   /** Records per page. @default 2000 */
   pageSize?: number;
-  /** Pages kept in memory; later ones go to the temporary file. @default 2 */
+  /** Pages kept here; later ones go to `pages`. @default 2 */
   pagesInMemory?: number;
-  /** Where the temporary file's directory is made. @default os.tmpdir() */
-  tempDir?: string;
-  /** Called once, when the first page goes to the file: the run is a large one. */
-  onSpill?: () => void;
+  /** Where the later pages go. @default in memory */
+  pages?: PageStore;
 }
 
 interface Page {
@@ -45,10 +43,10 @@ interface Page {
    * row's client_id holds no control character (mapping/client-id.ts rejects the row).
    */
   ids: string;
-  /** One line per record, in memory; undefined once written to the file. */
+  /** One line per record, in memory; undefined once put in the page store. */
   text: string | undefined;
-  /** Where the page's text is in the file. */
-  place: SpillPlace | undefined;
+  /** Where the page's text is in the page store. */
+  place: PagePlace | undefined;
 }
 
 const NUL = '\0';
@@ -56,7 +54,7 @@ const NUL = '\0';
 export class NewRecords {
   private readonly pageSize: number;
   private readonly pagesInMemory: number;
-  private readonly spill: SpillFile;
+  private readonly pageStore: PageStore;
   private readonly pages: Page[] = [];
   private ids: string[] = [];
   private lines: string[] = [];
@@ -71,14 +69,7 @@ export class NewRecords {
   constructor(options: NewRecordsOptions = {}) {
     this.pageSize = options.pageSize ?? 2000;
     this.pagesInMemory = options.pagesInMemory ?? 2;
-    this.spill = new SpillFile({
-      parent: options.tempDir,
-      prefix: 'rostersync-new-records-',
-      name: 'records.txt',
-      what: 'the new records',
-      hint: 'Free some space there, or point TMPDIR at a writable directory with room for about 1 KB per new record.',
-      onOpen: options.onSpill,
-    });
+    this.pageStore = options.pages ?? new MemoryPageStore();
   }
 
   /** Client_ids added, each once (a replacing row does not count twice). */
@@ -136,9 +127,9 @@ export class NewRecords {
     }
   }
 
-  /** Deletes the temporary file, if there is one. */
+  /** Lets go of the page store (a temporary file is deleted). */
   dispose(): void {
-    this.spill.dispose();
+    this.pageStore.dispose();
   }
 
   private keeps(clientId: string, sequence: number): boolean {
@@ -147,7 +138,7 @@ export class NewRecords {
   }
 
   private textOf(page: Page): string {
-    return page.text ?? this.spill.read(page.place!);
+    return page.text ?? this.pageStore.get(page.place!);
   }
 
   private closePage(): void {
@@ -157,7 +148,7 @@ export class NewRecords {
     this.lines = [];
     this.pages.push(page);
     if (this.pages.length > this.pagesInMemory) {
-      page.place = this.spill.append(page.text!);
+      page.place = this.pageStore.put(page.text!);
       page.text = undefined;
     }
   }

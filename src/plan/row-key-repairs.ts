@@ -6,11 +6,11 @@
  * After a mapping, listing or version change there is one for every record of the roster. A
  * million of them held in memory until apply (as objects, then as pages of text) were the largest
  * part of that run's peak RSS, so they are not part of the plan: the planner hands them to this
- * sink, which keeps a few pages in memory and writes the rest to a temporary file (owner-only),
- * read back a page at a time by apply and deleted by `dispose`. A saved plan does not carry them:
- * `apply` plans again before it writes, and gathers its own.
+ * sink, which keeps a few pages in memory and puts the rest in its page store (plan/page-store.ts:
+ * a run gives it an owner-only temporary file), read back a page at a time by apply. A saved plan
+ * does not carry them: `apply` plans again before it writes, and gathers its own.
  */
-import { SpillFile, type SpillPlace } from './spill-file.js';
+import { MemoryPageStore, type PagePlace, type PageStore } from './page-store.js';
 import type { RowKeyRepair } from './types.js';
 
 const NUL = '\0';
@@ -26,19 +26,19 @@ interface Page {
 export interface RowKeyRepairsOptions {
   /** Repairs per page. @default 10000 */
   pageSize?: number;
-  /** Pages kept in memory; later ones go to the temporary file. @default 4 */
+  /** Pages kept here; later ones go to `pages`. @default 4 */
   pagesInMemory?: number;
-  /** Where the temporary file's directory is made. @default os.tmpdir() */
-  tempDir?: string;
+  /** Where the later pages go. @default in memory */
+  pages?: PageStore;
 }
 
 export class RowKeyRepairs {
   private readonly pageSize: number;
   private readonly pagesInMemory: number;
   private readonly pages: Page[] = [];
-  /** Where each page written to the spill file is. */
-  private readonly spilled: SpillPlace[] = [];
-  private readonly spill: SpillFile;
+  /** Where each page put in the page store is. */
+  private readonly spilled: PagePlace[] = [];
+  private readonly pageStore: PageStore;
   private clientIds: string[] = [];
   private rowKeys: string[] = [];
   private hashes: string[] = [];
@@ -48,13 +48,7 @@ export class RowKeyRepairs {
   constructor(options: RowKeyRepairsOptions = {}) {
     this.pageSize = options.pageSize ?? 10_000;
     this.pagesInMemory = options.pagesInMemory ?? 4;
-    this.spill = new SpillFile({
-      parent: options.tempDir,
-      prefix: 'rostersync-row-keys-',
-      name: 'repairs.json',
-      what: 'the row keys',
-      hint: 'Free some space there, or point TMPDIR at a writable directory with room for about 100 bytes per roster row; --no-fast-path plans without row keys.',
-    });
+    this.pageStore = options.pages ?? new MemoryPageStore();
   }
 
   /** Repairs added (before `keepOnly` leaves some out). */
@@ -82,12 +76,12 @@ export class RowKeyRepairs {
   *read(): Generator<RowKeyRepair[]> {
     this.closePage();
     for (const page of this.pages) yield this.kept(page);
-    for (const place of this.spilled) yield this.kept(JSON.parse(this.spill.read(place)) as Page);
+    for (const place of this.spilled) yield this.kept(JSON.parse(this.pageStore.get(place)) as Page);
   }
 
-  /** Deletes the temporary file, if there is one. */
+  /** Lets go of the page store (a temporary file is deleted). */
   dispose(): void {
-    this.spill.dispose();
+    this.pageStore.dispose();
   }
 
   private kept(page: Page): RowKeyRepair[] {
@@ -109,6 +103,6 @@ export class RowKeyRepairs {
       this.pages.push(page);
       return;
     }
-    this.spilled.push(this.spill.append(JSON.stringify(page)));
+    this.spilled.push(this.pageStore.put(JSON.stringify(page)));
   }
 }

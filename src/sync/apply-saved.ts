@@ -7,88 +7,72 @@
  * second half of a run (sync/run-plan.ts) runs as `sync` does.
  */
 import { resolve } from 'node:path';
-import { loadPipeline } from '../config/load.js';
 import { EXIT, UserFacingError } from '../errors/user-facing-error.js';
 import { buildPlan } from '../plan/build.js';
-import { RowKeyRepairs } from '../plan/row-key-repairs.js';
-import { NewRecords } from '../plan/new-records.js';
-import { boundHeapGrowth } from './bounded-heap.js';
-import { clientForPipeline } from './client-for-pipeline.js';
 import { gatherPlanInput } from './gather.js';
 import type { RunOptions, RunResult } from './options.js';
 import { planBindings, planDifferences, readPlanFile, staleBindings, verifyPlanDigest } from './plan-file.js';
 import { runPlan } from './run-plan.js';
-import { runRequestOf } from './run-request.js';
 import { savedPlanNote } from '../report/run-notes.js';
 import { applySavedRevert } from './revert.js';
-import { withRunScope } from './run-scope.js';
+import { withRun } from './run-context.js';
 
 export async function applySavedPlan(planPath: string, options: Omit<RunOptions, 'pipelinePath' | 'refresh' | 'dryRun'>): Promise<RunResult> {
-  const now = options.now ?? Date.now;
   const path = resolve(options.cwd ?? process.cwd(), planPath);
   const saved = await readPlanFile(path);
   // A plan saved by `rostersync revert --out` is planned again from the journal, not the roster.
   if (saved.revert) return applySavedRevert(path, { ...saved, revert: saved.revert }, options);
-  const pipeline = loadPipeline(saved.bindings.pipelineFile);
-  return withRunScope(pipeline, options, async ({ store, runId, signal, lock }) => {
-    const rowKeys = new RowKeyRepairs();
-    const created = new NewRecords({ onSpill: boundHeapGrowth });
-    try {
-      verifyPlanDigest(path, saved, store.planSecret());
-      if (saved.plan.refused) {
-        const tripped = saved.plan.guards.filter((g) => g.tripped);
-        throw new UserFacingError(`${path}: this plan was refused by ${tripped.map((g) => g.guard).join(', ')} and cannot be applied.`, {
-          hint: `Make the plan again with ${tripped.map((g) => g.allowWith).join(' ')} if these changes are intended.`,
-          exitCode: EXIT.guard,
-        });
-      }
-      lock();
-      // The flags the plan was made with: the guards run again with exactly these.
-      const runOptions: RunOptions = { ...options, ...saved.options, pipelinePath: pipeline.file, signal };
-      const request = runRequestOf(runOptions);
-      const client = clientForPipeline(pipeline, runOptions);
-      const gathered = await gatherPlanInput({ pipeline, store, client, request: request.plan, rowKeys, created });
-      const current = planBindings({
-        pipeline,
-        sourceSha256: gathered.source.sha256,
-        stateSerial: gathered.stateSerial,
-        baseUrl: options.service.baseUrl,
-        groupId: gathered.groupId,
+  // The flags the plan was made with: the guards run again with exactly these.
+  return withRun({ ...options, ...saved.options, pipelinePath: saved.bindings.pipelineFile }, async (run) => {
+    const { pipeline, store, runId, rowKeys, created, request } = run;
+    verifyPlanDigest(path, saved, store.planSecret());
+    if (saved.plan.refused) {
+      const tripped = saved.plan.guards.filter((g) => g.tripped);
+      throw new UserFacingError(`${path}: this plan was refused by ${tripped.map((g) => g.guard).join(', ')} and cannot be applied.`, {
+        hint: `Make the plan again with ${tripped.map((g) => g.allowWith).join(' ')} if these changes are intended.`,
+        exitCode: EXIT.guard,
       });
-      const stale = staleBindings(saved.bindings, current);
-      if (stale.length > 0) {
-        throw new UserFacingError(`${path}: the plan is stale: ${stale.join('; ')}.`, {
-          hint: `Make a new plan with \`rostersync plan ${pipeline.file} --out ${planPath}\` and review it again.`,
-        });
-      }
-      const plan = buildPlan(gathered.planInput);
-      const differences = planDifferences(saved.plan, plan);
-      if (differences.length > 0) {
-        throw new UserFacingError(
-          `${path}: ${differences.length} action${differences.length === 1 ? '' : 's'} of the saved plan ${differences.length === 1 ? 'is' : 'are'} not what the current inventory and claims allow: ${differences.slice(0, 10).join('; ')}${differences.length > 10 ? '; …' : ''}.`,
-          { hint: `Nothing was written. Make a new plan with \`rostersync plan ${pipeline.file} --out ${planPath}\` and review it again.` },
-        );
-      }
-      return await runPlan(
-        {
-          runId,
-          startedAt: now(),
-          pipeline,
-          client,
-          store,
-          roster: gathered.roster,
-          plan,
-          rowKeys,
-          groupId: gathered.groupId,
-          source: gathered.source,
-          optionLabels: gathered.optionLabels,
-          notes: [...gathered.notes, savedPlanNote(path, saved.createdAt)],
-        },
-        request,
-      );
-    } finally {
-      rowKeys.dispose();
-      created.dispose();
     }
+    run.lock();
+    const client = run.client();
+    const gathered = await gatherPlanInput({ pipeline, store, client, request: request.plan, rowKeys, created });
+    const current = planBindings({
+      pipeline,
+      sourceSha256: gathered.source.sha256,
+      stateSerial: gathered.stateSerial,
+      baseUrl: request.plan.baseUrl,
+      groupId: gathered.groupId,
+    });
+    const stale = staleBindings(saved.bindings, current);
+    if (stale.length > 0) {
+      throw new UserFacingError(`${path}: the plan is stale: ${stale.join('; ')}.`, {
+        hint: `Make a new plan with \`rostersync plan ${pipeline.file} --out ${planPath}\` and review it again.`,
+      });
+    }
+    const plan = buildPlan(gathered.planInput);
+    const differences = planDifferences(saved.plan, plan);
+    if (differences.length > 0) {
+      throw new UserFacingError(
+        `${path}: ${differences.length} action${differences.length === 1 ? '' : 's'} of the saved plan ${differences.length === 1 ? 'is' : 'are'} not what the current inventory and claims allow: ${differences.slice(0, 10).join('; ')}${differences.length > 10 ? '; …' : ''}.`,
+        { hint: `Nothing was written. Make a new plan with \`rostersync plan ${pipeline.file} --out ${planPath}\` and review it again.` },
+      );
+    }
+    return await runPlan(
+      {
+        runId,
+        startedAt: run.now(),
+        pipeline,
+        client,
+        store,
+        roster: gathered.roster,
+        plan,
+        rowKeys,
+        groupId: gathered.groupId,
+        source: gathered.source,
+        optionLabels: gathered.optionLabels,
+        notes: [...gathered.notes, savedPlanNote(path, saved.createdAt)],
+      },
+      request,
+    );
   });
 }

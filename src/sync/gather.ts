@@ -1,22 +1,24 @@
 /**
  * Gathers the plan's input: the only phase before apply that does I/O (the changesets split of
- * get-release-plan apart from the pure assemble-release-plan). It reads the custom-fields
- * listing, compiles the mapping, streams the roster through the mapping into the classifier
- * against the inventory, and, with --refresh, fetches remote records. It never writes to the
- * service; of the state it only reads.
+ * get-release-plan apart from the pure assemble-release-plan: plan/assemble-input.ts makes every
+ * decision). It reads the custom-fields listing, compiles the mapping, streams the roster through
+ * the mapping into the classifier against the inventory, and, with --refresh or the drift check,
+ * reads remote records. It never writes to the service; of the state it only reads, but for
+ * marking a group the drift check found gone.
  */
 import { createHash } from 'node:crypto';
 import { stat } from 'node:fs/promises';
 import { resolve } from 'node:path';
-import type { CallOptions, ServiceClient } from '../client/client.js';
+import type { ServiceClient } from '../client/client.js';
+import type { CustomFieldsListing } from '../client/schemas.js';
 import type { ResolvedPipeline } from '../config/load.js';
-import { compileMapping } from '../mapping/compile.js';
+import type { PolicyConfig } from '../config/pipeline.js';
+import { compileMapping, type CompiledMapping } from '../mapping/compile.js';
 import { mapRoster, type FastPath, type RosterSummary } from '../mapping/roster.js';
 import { rowKeyOf, rowKeySalt, rowKeySaltName } from '../mapping/row-key.js';
 import { KnownRows } from '../plan/known-rows.js';
 import type { DesiredRecord } from '../mapping/types.js';
-import { loadFieldsFile } from '../config/fields-file.js';
-import { ConfigError } from '../errors/config-error.js';
+import { assemblePlanInput, driftCheckPlan, fastPathAllowed, keptAsIs, lastAppliedNeeded, notUnchanged, refuseFullUpdateOfSeededFields, settleMissing, type DriftCheckPlan } from '../plan/assemble-input.js';
 import type { BuildPlanInput } from '../plan/build.js';
 import { RosterClassifier } from '../plan/classify.js';
 import type { RowKeyRepairs } from '../plan/row-key-repairs.js';
@@ -24,20 +26,19 @@ import type { NewRecords } from '../plan/new-records.js';
 import type { RunReport } from '../report/types.js';
 import { openSource, sha256File } from '../sources/index.js';
 import { overlayOpeners } from '../sources/overlays.js';
+import type { OpenedSource } from '../sources/types.js';
 import { FAST_PATH_BATCHES_AHEAD, openSourceInWorker, WORKER_READ_MIN_BYTES } from '../sources/read-in-worker.js';
-import { identityChangesOf } from '../plan/identity-changes.js';
 import { DuplicatePeopleFinder } from '../mapping/duplicate-people.js';
-import { checkBinding, GONE_GROUP_META } from '../state/binding.js';
-import type { StateBackend } from '../state/backend.js';
-import { foreignReason, ownMissing } from '../plan/ownership.js';
-import { unfinishedAsMissing } from '../plan/unfinished.js';
-import { guardInputOf } from '../plan/guards.js';
+import { checkBinding, GONE_GROUP_META, type BindingCheck } from '../state/binding.js';
+import type { StateBackend, UnfinishedWrite } from '../state/backend.js';
+import { foreignReason } from '../plan/ownership.js';
 import { driftCheckSkippedNote, driftNote, foreignNote, REFRESH_WITHOUT_GROUP_NOTE } from '../report/run-notes.js';
 import { checkDuplicatePeople } from './duplicate-people-check.js';
-import { checkDrift, GroupGoneError, pickDriftReads } from './drift.js';
+import { checkDrift, GroupGoneError, pickDriftReads, type DriftFound } from './drift.js';
 import type { DriftWindowState } from './drift-window.js';
 import { groupCheckNote } from './group-check.js';
 import { fetchRemote } from './remote-records.js';
+import { readFieldListing } from './field-listing.js';
 import type { PlanRequest } from './run-request.js';
 
 export interface GatheredInput {
@@ -56,17 +57,14 @@ export interface GatheredInput {
   nextDriftWindow?: DriftWindowState;
 }
 
-/**
- * `rowKeys` receives the row keys the plan's apply is to store (the fast path's repairs), and
- * `created` the new records (kept on disk past its first pages); the caller disposes of both once
- * the run is over, whatever happened.
- */
-export async function gatherPlanInput(input: {
+export interface GatherInput {
   pipeline: ResolvedPipeline;
   store: StateBackend;
   client: ServiceClient;
   request: PlanRequest;
+  /** Receives the row keys the plan's apply is to store (the fast path's repairs). */
   rowKeys?: RowKeyRepairs;
+  /** Receives the new records. The caller (sync/run-context.ts) lets go of both once the run is over. */
   created?: NewRecords;
   /**
    * The drift check (sync/drift.ts): `read` back unchanged records in real syncs only, not in plans
@@ -80,27 +78,111 @@ export async function gatherPlanInput(input: {
    * records, for its one verdict that stops a run (the group is gone). A real run's first write settles it.
    */
   groupProbe?: boolean;
-}): Promise<GatheredInput> {
+}
+
+export async function gatherPlanInput(input: GatherInput): Promise<GatheredInput> {
   const { pipeline, store, client, request } = input;
-  const call: CallOptions = request.signal ? { signal: request.signal } : {};
   const policy = pipeline.config.policy;
-  const notes: string[] = [];
   // Before any call: a state bound to another service or group is never used against this one.
   const binding = checkBinding(store, pipeline, { baseUrl: request.baseUrl, createGroup: request.createGroup });
   const groupId = binding.groupId;
-
-  const listing = request.fieldsFile ? loadFieldsFile(resolve(request.cwd, request.fieldsFile)) : await client.listCustomFields(call);
+  const listing = await readFieldListing(client, request);
   const compiled = compileMapping(pipeline.mapping, listing, { mappingFile: pipeline.mappingFile });
-  const seeded = Object.keys(compiled.seededFields);
-  if (policy.update === 'full' && seeded.length > 0) {
-    // A full POST replaces the whole record: it would overwrite the values seeded fields keep.
-    throw new ConfigError(pipeline.file, [{ path: 'policy.update', message: `full updates replace whole records, so they cannot keep the service's values of fields written on_create or if_empty (${seeded.map((field) => compiled.fieldNames[field] ?? field).join(', ')})` }], {
-      hint: 'Use policy.update: partial (the default), or write: always on those fields.',
-    });
-  }
+  refuseFullUpdateOfSeededFields(pipeline.file, policy.update, compiled);
 
+  const read = await readRoster({ ...input, binding, listing, compiled });
+  const { roster, opened, unfinished, ownedCount } = read;
+  const notes = [...read.notes];
+  const keepAsIs = keptAsIs(roster, compiled.duplicatePolicy, read.foreign);
+  const samePerson = checkDuplicatePeople({ people: read.people, store, newIds: read.newIds, roster, sourceFile: opened.file, keepAsIs, policy: policy.duplicate_people });
+  notes.push(...samePerson.notes);
+  const finished = read.classifier.finish(roster.firstRowById, { count: ownedCount, ids: () => store.ownedIds() }, keepAsIs);
+  const settled = settleMissing({
+    classification: finished,
+    pendingRenames: samePerson.pendingRenames,
+    claims: read.shared ? store.claimOwners(read.shared, finished.missing) : undefined,
+    pipeline: pipeline.name,
+    foreign: read.foreign,
+    unfinished,
+    inRoster: (id) => roster.firstRowById.has(id),
+    keptAsIs: keepAsIs,
+    owned: (id) => store.getOwned(id) !== undefined,
+  });
+  const { classification } = settled;
+  const foreignText = foreignNote(settled.foreign);
+  if (foreignText) notes.push(foreignText);
+
+  const needApplied = lastAppliedNeeded(classification);
+  const lastApplied = store.lastApplied(needApplied);
+  const call = request.signal ? { signal: request.signal } : {};
+  const remote = request.refresh && groupId !== null ? await fetchRemote({ client, groupId, managedFields: compiled.managedFields, setFields: compiled.setFields, clientIds: needApplied, call, concurrency: 8 }) : undefined;
+  if (request.refresh && groupId === null) notes.push(REFRESH_WITHOUT_GROUP_NOTE);
+  // A group nothing is owned in yet (a pinned group_id, `state set-group`): is it there at all?
+  if (input.groupProbe && groupId !== null && ownedCount === 0 && !request.refresh) {
+    const note = await groupCheckNote({ client, groupId, clientIds: classification.created.clientIds(), call, pipelineFile: pipeline.file });
+    if (note) notes.push(note);
+  }
+  const driftPlan = driftCheckPlan({ driftCheck: input.driftCheck, groupProbe: input.groupProbe === true, refresh: request.refresh, groupKnown: groupId !== null, policy, ownedCount });
+  const drift = driftPlan && groupId !== null ? await readDrift({ plan: driftPlan, store, client, groupId, policy, request, ownedCount, roster, compiled, sourceFile: opened.file, notUnchanged: notUnchanged(classification, keepAsIs, unfinished), notes }) : { driftReads: 0 };
+
+  const planInput = assemblePlanInput({
+    classification,
+    lastApplied,
+    remote,
+    drifted: drift.found,
+    driftReads: drift.driftReads,
+    unfinished,
+    createIfAbsent: binding.createIfAbsent,
+    policy,
+    maxRps: request.maxRps,
+    compiled,
+    rowKeySalt: read.saltName,
+    roster,
+    ownedCount,
+    previousValidCount: store.lastSuccessfulRun()?.validRecords ?? null,
+    groupKnown: groupId !== null,
+    allow: request.allow,
+  });
+  return {
+    planInput,
+    roster,
+    source: { file: opened.file, sha256: await read.sourceSha256, format: opened.format, ...(opened.sheet ? { sheet: opened.sheet } : {}) },
+    stateSerial: read.stateSerial,
+    groupId,
+    ...(drift.found ? { drift: driftReport(drift.found) } : {}),
+    ...(drift.found?.nextWindow ? { nextDriftWindow: drift.found.nextWindow } : {}),
+    optionLabels: new Map(listing.author_from_group.flatMap((field) => (field.options ?? []).map((option) => [option.api_id, option.option] as const))),
+    notes,
+  };
+}
+
+/** What reading the roster against the inventory gave. */
+interface RosterRead {
+  opened: OpenedSource;
+  roster: RosterSummary;
+  classifier: RosterClassifier;
+  /** Roster rows another pipeline owns, with why. */
+  foreign: Map<string, string>;
+  /** The group, when other pipelines share it. */
+  shared: { baseUrl: string; groupId: number } | null;
+  /** Identities of the mapped rows, and which of them the inventory lacks: the same person twice. */
+  people: DuplicatePeopleFinder;
+  newIds: Set<string>;
+  unfinished: Map<string, UnfinishedWrite>;
+  ownedCount: number;
+  /** Read before the inventory: a write that lands while planning then makes a saved plan stale. */
+  stateSerial: number;
+  saltName: string | undefined;
+  /** The readers' notes (merged cells, an encoding switch). */
+  notes: string[];
+  /** Hashed while the rows are read. */
+  sourceSha256: Promise<string>;
+}
+
+/** Opens the roster (in a worker thread when large), and streams it through the mapping into the classifier against the inventory. */
+async function readRoster(input: GatherInput & { binding: BindingCheck; listing: CustomFieldsListing; compiled: CompiledMapping }): Promise<RosterRead> {
+  const { pipeline, store, request, binding, compiled } = input;
   const reopen = () => openSource(pipeline.source, { baseDir: pipeline.dir });
-  const fastPathOn = request.fastPath && !request.refresh && !binding.sharedPrefixes && binding.sharedWith.length === 0;
   const opened = await ((await sourceSize(pipeline)) >= (request.workerReadMinBytes ?? WORKER_READ_MIN_BYTES)
     ? openSourceInWorker(pipeline.source, { baseDir: pipeline.dir })
     : reopen());
@@ -117,185 +199,140 @@ export async function gatherPlanInput(input: {
   // The rows' keys are salted with everything else that decides the mapped output. Keys stored
   // under another salt (before a mapping, listing or version change) cannot match: then none is
   // loaded. Else the worker reads ahead while they load (read-in-worker.ts).
-  const salt = fastPathOn ? closingOnError(() => rowKeySalt({ mappingHash: pipeline.mappingHash, listing, headers: opened.headers, format: opened.format })) : undefined;
+  const salt = fastPathAllowed(request, binding) ? closingOnError(() => rowKeySalt({ mappingHash: pipeline.mappingHash, listing: input.listing, headers: opened.headers, format: opened.format })) : undefined;
   const saltName = salt === undefined ? undefined : rowKeySaltName(salt);
   const keysUsable = saltName !== undefined && closingOnError(() => store.rowKeySalt()) === saltName;
   if (keysUsable) opened.allowReadAhead?.(FAST_PATH_BATCHES_AHEAD);
-  // Hashed while the rows are read; awaited once they are.
   const sourceSha256 = layeredSha256(opened.file, pipeline.source.overlays.map((overlay) => overlay.file));
   sourceSha256.catch(() => undefined);
   const overlays = overlayOpeners(pipeline.source.overlays, { baseDir: pipeline.dir });
 
-  // Read before the inventory: a write that lands while planning then makes a saved plan stale.
   const stateSerial = closingOnError(() => store.serial());
   const unfinished = closingOnError(() => store.unfinishedOrFailed());
   // The run holds the pipeline lock, so the inventory cannot change while it is read.
   const ownedCount = closingOnError(() => store.ownedCount());
   const classifier = new RosterClassifier({ keepUnchanged: request.refresh === 'all', rewrite: new Set(unfinished.keys()), ...(input.rowKeys ? { rowKeys: input.rowKeys } : {}), ...(input.created ? { created: input.created } : {}) });
-  // Records are compared with the inventory in batches, so the inventory stays on disk. A known row
-  // that replaces an earlier row of its client_id (duplicate policy `last`) queues behind them
-  // while a batch is open: classified in row order, the later row wins.
-  const pending: Array<DesiredRecord | string> = [];
-  /** Pending records that replace an earlier row of their client_id (`duplicate_client_ids: last`). */
-  const replacing = new Set<DesiredRecord>();
-  // One owner per record: rows outside this pipeline's declared prefixes, or whose client_id
-  // another pipeline sharing the group claims, are neither written nor (being in the roster) deleted.
-  const foreign = new Map<string, string>();
+  const groupId = binding.groupId;
   const shared = groupId !== null && binding.sharedWith.length > 0 ? { baseUrl: request.baseUrl, groupId } : null;
-  // Identities of the mapped rows, and which of them the inventory lacks: the same person twice.
   const people = new DuplicatePeopleFinder();
-  const newIds = new Set<string>();
-  const classifyPending = () => {
-    const mapped = pending.flatMap((entry) => (typeof entry === 'string' ? [] : [entry.clientId]));
-    const owned = store.ownedHashesOf(mapped);
-    // Kept as long as the check is (a million-row first run skips it: DUPLICATE_PEOPLE_MAX_ROWS).
-    if (people.overflowed) newIds.clear();
-    else for (const clientId of mapped) if (!owned.has(clientId)) newIds.add(clientId);
-    const claimedBy = shared ? store.claimOwners(shared, mapped) : new Map<string, string>();
-    for (const record of pending) {
-      if (typeof record === 'string') {
-        classifier.addUnchanged(record);
-        continue;
-      }
-      const why = foreignReason(record.clientId, claimedBy.get(record.clientId), pipeline.name, binding.sharedPrefixes);
-      if (why !== undefined) foreign.set(record.clientId, why);
-      classifier.add(record, owned.get(record.clientId), replacing.has(record));
-    }
-    pending.length = 0;
-    replacing.clear();
-  };
+  const batches = new InventoryBatches({ store, classifier, people, pipeline: pipeline.name, sharedPrefixes: binding.sharedPrefixes, shared });
   const fastPath = salt === undefined
     ? undefined
-    : closingOnError(() =>
-        knownRowsFastPath({
-          store,
-          keysUsable,
-          ownedCount,
-          rewrite: unfinished,
-          onKnown: (clientId) => {
-            if (pending.length === 0) classifier.addUnchanged(clientId);
-            else if (pending.push(clientId) >= store.lookupBatch) classifyPending();
-          },
-          salt,
-          headers: opened.headers,
-        }),
-      );
+    : closingOnError(() => knownRowsFastPath({ store, keysUsable, ownedCount, rewrite: unfinished, onKnown: (clientId) => batches.known(clientId), salt, headers: opened.headers }));
   const roster = await mapRoster(opened, compiled, {
     onRecord: (record, replaces) => {
-      if (replaces) replacing.add(record);
       people.add(record);
-      if (pending.push(record) >= store.lookupBatch) classifyPending();
+      batches.record(record, replaces);
     },
     reopen,
     ...(fastPath ? { fastPath } : {}),
     ...(overlays.openers.length > 0 ? { overlays: overlays.openers } : {}),
   });
-  classifyPending();
+  batches.flush();
   // Readers add notes while reading (merged cells, an encoding switch), so collect them after.
-  notes.push(...opened.notes, ...overlays.notes());
-  // In the roster but not to be written: rows rejected for their values, and duplicated ids.
-  const keepAsIs = new Set(roster.rejectedClientIds);
-  if (compiled.duplicatePolicy === 'reject') for (const clientId of roster.duplicateClientIds) keepAsIs.add(clientId);
-  for (const clientId of foreign.keys()) keepAsIs.add(clientId);
-  const samePerson = checkDuplicatePeople({ people, store, newIds, roster, sourceFile: opened.file, keepAsIs, policy: policy.duplicate_people });
-  notes.push(...samePerson.notes);
-  const classification = classifier.finish(roster.firstRowById, { count: ownedCount, ids: () => store.ownedIds() }, keepAsIs);
-  // Never a deletion from a suspicion: an owned record whose new client_id is held back stays.
-  if (samePerson.pendingRenames.size > 0) classification.missing = classification.missing.filter((clientId) => !samePerson.pendingRenames.has(clientId));
-  if (shared) classification.missing = ownMissing(classification.missing, store.claimOwners(shared, classification.missing), pipeline.name, foreign);
-  const foreignText = foreignNote(foreign);
-  if (foreignText) notes.push(foreignText);
-  classification.missing.push(
-    ...unfinishedAsMissing(unfinished, { inRoster: (id) => roster.firstRowById.has(id), keptAsIs: (id) => keepAsIs.has(id), owned: (id) => store.getOwned(id) !== undefined }),
-  );
+  const notes = [...opened.notes, ...overlays.notes()];
+  return { opened, roster, classifier, foreign: batches.foreign, shared, people, newIds: batches.newIds, unfinished, ownedCount, stateSerial, saltName, notes, sourceSha256 };
+}
 
-  const needApplied = [
-    ...classification.changed.map((c) => c.record.clientId),
-    ...classification.missing,
-    ...classification.unchanged.map((c) => c.record.clientId),
-  ];
-  const lastApplied = store.lastApplied(needApplied);
-  // Owned records whose row now describes someone else (the identity-change guard).
-  const identityChanges = identityChangesOf(classification.changed, lastApplied);
-  let remote = request.refresh && groupId !== null ? await fetchRemote({ client, groupId, managedFields: compiled.managedFields, setFields: compiled.setFields, clientIds: needApplied, call, concurrency: 8 }) : undefined;
-  if (request.refresh && groupId === null) notes.push(REFRESH_WITHOUT_GROUP_NOTE);
-  // A group nothing is owned in yet (a pinned group_id, `state set-group`): is it there at all?
-  if (input.groupProbe && groupId !== null && ownedCount === 0 && !request.refresh) {
-    const note = await groupCheckNote({ client, groupId, clientIds: classification.created.clientIds(), call, pipelineFile: pipeline.file });
-    if (note) notes.push(note);
+/**
+ * Records are compared with the inventory in batches, so the inventory stays on disk. A known row
+ * that replaces an earlier row of its client_id (duplicate policy `last`) queues behind them
+ * while a batch is open: classified in row order, the later row wins.
+ */
+class InventoryBatches {
+  /** One owner per record: rows outside this pipeline's declared prefixes, or whose client_id another pipeline sharing the group claims, are neither written nor (being in the roster) deleted. */
+  readonly foreign = new Map<string, string>();
+  /** Mapped client_ids the inventory lacks. */
+  readonly newIds = new Set<string>();
+  private readonly pending: Array<DesiredRecord | string> = [];
+  /** Pending records that replace an earlier row of their client_id (`duplicate_client_ids: last`). */
+  private readonly replacing = new Set<DesiredRecord>();
+
+  constructor(
+    private readonly input: {
+      store: StateBackend;
+      classifier: RosterClassifier;
+      people: DuplicatePeopleFinder;
+      pipeline: string;
+      sharedPrefixes: readonly string[] | null;
+      shared: { baseUrl: string; groupId: number } | null;
+    },
+  ) {}
+
+  record(record: DesiredRecord, replaces?: boolean): void {
+    if (replaces) this.replacing.add(record);
+    if (this.pending.push(record) >= this.input.store.lookupBatch) this.flush();
   }
-  // The drift check of real runs; --refresh reads more than it would. A dry run or a plan counts
-  // what a real run would read, for the estimate; dry runs also read the random sample (not the
-  // rotating window) for its one verdict that stops a run, the group is gone, and plan nothing
-  // from it: a random sample would not be the real run's.
-  let drift: RunReport['drift'];
-  let nextDriftWindow: DriftWindowState | undefined;
-  let driftReads = 0;
-  if ((input.driftCheck || input.groupProbe) && !request.refresh && groupId !== null && (policy.drift_sample > 0 || policy.drift_cycle > 0) && ownedCount > 0) {
-    const notUnchanged = new Set([...classification.created.clientIds(), ...classification.changed.map((item) => item.record.clientId)]);
-    for (const clientId of keepAsIs) notUnchanged.add(clientId);
-    for (const clientId of unfinished.keys()) notUnchanged.add(clientId);
-    const pick = { store, ownedCount, sampleSize: policy.drift_sample, cycle: policy.drift_cycle, rosterIds: roster.firstRowById, notUnchanged, random: request.random, now: request.now };
-    if (input.driftCheck === 'count') driftReads = pickDriftReads(pick).clientIds.length;
-    const reads = input.driftCheck === 'read' ? pick : input.groupProbe && policy.drift_sample > 0 ? { ...pick, cycle: 0 } : undefined;
-    const found = !reads
-      ? undefined
-      : await checkDrift({ ...reads, client, groupId, managedFields: compiled.managedFields, setFields: compiled.setFields, sourceFile: opened.file, call }).catch((error: unknown) => {
-          // A check that cannot read (the service failing past its retries) is skipped, not fatal: the
-          // run goes on as it would have without it, and says so. A group gone stops it.
-          if (error instanceof GroupGoneError) store.setMeta(GONE_GROUP_META, String(groupId));
-          if (error instanceof GroupGoneError || request.signal?.aborted) throw error;
-          notes.push(driftCheckSkippedNote(error));
-          return undefined;
-        });
-    if (found && input.driftCheck === 'read') {
-      driftReads = found.calls;
-      nextDriftWindow = found.nextWindow;
-      drift = { sampled: found.sampled, calls: found.calls, deleted: found.deleted, changed: found.changed, ...(found.window ? { window: found.window } : {}) };
-      // Drifted records are planned again against their remote copy, as --refresh plans them.
-      classification.unchanged.push(...found.recheck);
-      for (const item of found.recheck) lastApplied.set(item.record.clientId, item.record.fields);
-      if (found.recheck.length > 0) {
-        remote = found.remote;
-        notes.push(driftNote(found));
+
+  /** A row the fast path found unchanged. */
+  known(clientId: string): void {
+    if (this.pending.length === 0) this.input.classifier.addUnchanged(clientId);
+    else if (this.pending.push(clientId) >= this.input.store.lookupBatch) this.flush();
+  }
+
+  flush(): void {
+    const { store, classifier, people, shared } = this.input;
+    const mapped = this.pending.flatMap((entry) => (typeof entry === 'string' ? [] : [entry.clientId]));
+    const owned = store.ownedHashesOf(mapped);
+    // Kept as long as the check is (a million-row first run skips it: DUPLICATE_PEOPLE_MAX_ROWS).
+    if (people.overflowed) this.newIds.clear();
+    else for (const clientId of mapped) if (!owned.has(clientId)) this.newIds.add(clientId);
+    const claimedBy = shared ? store.claimOwners(shared, mapped) : new Map<string, string>();
+    for (const record of this.pending) {
+      if (typeof record === 'string') {
+        classifier.addUnchanged(record);
+        continue;
       }
+      const why = foreignReason(record.clientId, claimedBy.get(record.clientId), this.input.pipeline, this.input.sharedPrefixes);
+      if (why !== undefined) this.foreign.set(record.clientId, why);
+      classifier.add(record, owned.get(record.clientId), this.replacing.has(record));
     }
+    this.pending.length = 0;
+    this.replacing.clear();
   }
+}
 
-  const previous = store.lastSuccessfulRun();
-  const planInput: BuildPlanInput = {
-    classification,
-    lastApplied,
-    ...(remote ? { remote } : {}),
-    previouslyFailed: new Map([...unfinished].map(([clientId, write]) => [clientId, write.action])),
-    createIfAbsent: binding.createIfAbsent,
-    policy: { ...policy, max_rps: request.maxRps ?? policy.max_rps },
-    fieldLabels: new Map(Object.entries(compiled.fieldNames)),
-    ...(seeded.length > 0 ? { seededFields: compiled.seededFields } : {}),
-    ...(saltName !== undefined ? { rowKeySalt: saltName } : {}),
-    ...(driftReads > 0 ? { driftReads } : {}),
-    guardInput: guardInputOf({
-      ownedCount,
-      validCount: roster.counts.valid,
-      previousValidCount: previous?.validRecords ?? null,
-      groupKnown: groupId !== null,
-      unidentifiedRejected: roster.unidentifiedRejected,
-      identityChanges,
-      rosterCounts: roster.counts,
-      allow: request.allow,
-    }),
-  };
-  return {
-    planInput,
-    roster,
-    source: { file: opened.file, sha256: await sourceSha256, format: opened.format, ...(opened.sheet ? { sheet: opened.sheet } : {}) },
-    stateSerial,
-    groupId,
-    ...(drift ? { drift } : {}),
-    ...(nextDriftWindow ? { nextDriftWindow } : {}),
-    optionLabels: new Map(listing.author_from_group.flatMap((field) => (field.options ?? []).map((option) => [option.api_id, option.option] as const))),
-    notes,
-  };
+/**
+ * The drift check's reads (sync/drift.ts), as `plan` (plan/assemble-input.ts) says: the reads a real
+ * run would make counted, the owned records read back. A check that cannot read (the service
+ * failing past its retries) is skipped, not fatal: the run goes on as it would have without it,
+ * and says so. A group gone stops it. `found` only when the check's findings are planned.
+ */
+async function readDrift(input: {
+  plan: DriftCheckPlan;
+  store: StateBackend;
+  client: ServiceClient;
+  groupId: number;
+  policy: Pick<PolicyConfig, 'drift_sample' | 'drift_cycle'>;
+  request: PlanRequest;
+  ownedCount: number;
+  roster: RosterSummary;
+  compiled: CompiledMapping;
+  sourceFile: string;
+  notUnchanged: ReadonlySet<string>;
+  notes: string[];
+}): Promise<{ driftReads: number; found?: DriftFound }> {
+  const { plan, store, request, groupId, notes } = input;
+  const pick = { store, ownedCount: input.ownedCount, sampleSize: input.policy.drift_sample, cycle: input.policy.drift_cycle, rosterIds: input.roster.firstRowById, notUnchanged: input.notUnchanged, random: request.random, now: request.now };
+  const counted = plan.count ? pickDriftReads(pick).clientIds.length : 0;
+  if (plan.read === undefined) return { driftReads: counted };
+  const reads = plan.read === 'sample' ? { ...pick, cycle: 0 } : pick;
+  const call = request.signal ? { signal: request.signal } : {};
+  const found = await checkDrift({ ...reads, client: input.client, groupId, managedFields: input.compiled.managedFields, setFields: input.compiled.setFields, sourceFile: input.sourceFile, call }).catch((error: unknown) => {
+    if (error instanceof GroupGoneError) store.setMeta(GONE_GROUP_META, String(groupId));
+    if (error instanceof GroupGoneError || request.signal?.aborted) throw error;
+    notes.push(driftCheckSkippedNote(error));
+    return undefined;
+  });
+  // A dry run's sample plans nothing: a random sample would not be the real run's.
+  if (!found || plan.read !== 'window-and-sample') return { driftReads: counted };
+  if (found.recheck.length > 0) notes.push(driftNote(found));
+  return { driftReads: found.calls, found };
+}
+
+/** The drift check's part of the report. */
+function driftReport(found: DriftFound): NonNullable<RunReport['drift']> {
+  return { sampled: found.sampled, calls: found.calls, deleted: found.deleted, changed: found.changed, ...(found.window ? { window: found.window } : {}) };
 }
 
 /**

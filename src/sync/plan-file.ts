@@ -133,12 +133,12 @@ export function verifyPlanDigest(path: string, file: PlanFile, secret: string): 
 /** Saves the plan a run prepared (`plan --out`, `revert --out`), bound to what it was computed against. */
 export function savePreparedPlan(
   path: string,
-  run: { prepared: PreparedRun; stateSerial: number; secret: string; options: RunOptions; now: number; revert?: PlanFile['revert'] },
+  run: { prepared: PreparedRun; stateSerial: number; secret: string; baseUrl: string; options: PlanOptions; now: number; revert?: PlanFile['revert'] },
 ): Promise<void> {
   const { prepared } = run;
   return savePlanFile(path, {
-    bindings: planBindings({ pipeline: prepared.pipeline, sourceSha256: prepared.source.sha256, stateSerial: run.stateSerial, baseUrl: run.options.service.baseUrl, groupId: prepared.groupId }),
-    options: planOptionsOf(run.options),
+    bindings: planBindings({ pipeline: prepared.pipeline, sourceSha256: prepared.source.sha256, stateSerial: run.stateSerial, baseUrl: run.baseUrl, groupId: prepared.groupId }),
+    options: run.options,
     secret: run.secret,
     prepared,
     now: run.now,

@@ -14,9 +14,8 @@
  * can itself be reverted.
  */
 import { resolve } from 'node:path';
-import { loadPipeline, type ResolvedPipeline } from '../config/load.js';
-import { loadFieldsFile } from '../config/fields-file.js';
-import type { ServiceClient } from '../client/client.js';
+import type { ResolvedPipeline } from '../config/load.js';
+import type { CustomFieldsListing } from '../client/schemas.js';
 import { EXIT, UserFacingError } from '../errors/user-facing-error.js';
 import { compileMapping } from '../mapping/compile.js';
 import type { RosterSummary } from '../mapping/roster.js';
@@ -24,13 +23,12 @@ import { buildRevertPlan, type RevertPlan } from '../revert/plan.js';
 import { revertTarget } from '../revert/journal.js';
 import type { JournalEntry, StateBackend } from '../state/backend.js';
 import { checkBinding } from '../state/binding.js';
-import { clientForPipeline } from './client-for-pipeline.js';
+import { readFieldListing } from './field-listing.js';
 import type { RunOptions, RunResult } from './options.js';
-import { planBindings, planDifferences, savePreparedPlan, staleBindings, verifyPlanDigest, type PlanFile } from './plan-file.js';
+import { planBindings, planDifferences, planOptionsOf, savePreparedPlan, staleBindings, verifyPlanDigest, type PlanFile } from './plan-file.js';
 import { fetchHeld } from './remote-records.js';
-import { withRunScope } from './run-scope.js';
+import { withRun, type RunContext } from './run-context.js';
 import { runPlan, type PreparedRun } from './run-plan.js';
-import { runRequestOf } from './run-request.js';
 import { savedRevertNote } from '../report/run-notes.js';
 
 export interface RevertOptions extends Omit<RunOptions, 'dryRun' | 'refresh' | 'fastPath' | 'createGroup' | 'allowSourceDrop' | 'allowEmptySource' | 'allowIdentityChanges'> {
@@ -50,39 +48,35 @@ export function revertSource(runId: string): string {
 }
 
 export async function runRevert(options: RevertOptions): Promise<RunResult> {
-  const now = options.now ?? Date.now;
-  const pipeline = loadPipeline(resolve(options.cwd ?? process.cwd(), options.pipelinePath));
-  return withRunScope(pipeline, options, async ({ store, runId, signal, lock }) => {
-    const runOptions: RunOptions = { ...options, dryRun: options.yes !== true, signal };
-    if (options.yes) lock();
-    const stateSerial = store.serial();
-    const prepared = await prepareRevert({ pipeline, store, runId, startedAt: now(), revertOf: options.revertRunId, force: options.forceRecords ?? [], skip: options.skipRecords ?? [] }, runOptions);
+  return withRun({ ...options, dryRun: options.yes !== true }, async (run) => {
+    if (options.yes) run.lock();
+    const stateSerial = run.store.serial();
+    const prepared = await prepareRevert(run, { revertOf: options.revertRunId, force: options.forceRecords ?? [], skip: options.skipRecords ?? [] });
     if (options.savePlanTo) {
-      await savePreparedPlan(resolve(options.cwd ?? process.cwd(), options.savePlanTo), {
+      await savePreparedPlan(resolve(run.cwd, options.savePlanTo), {
         prepared,
         stateSerial,
-        secret: store.planSecret(),
-        options: runOptions,
-        now: now(),
+        secret: run.store.planSecret(),
+        baseUrl: run.request.plan.baseUrl,
+        options: planOptionsOf(options),
+        now: run.now(),
         // The run `last` stood for: applying the plan later must undo that run, whatever ran since.
         revert: { runId: prepared.revertOf ?? options.revertRunId, forceRecords: [...(options.forceRecords ?? [])], skipRecords: [...(options.skipRecords ?? [])] },
       });
     }
-    return runPlan(prepared, runRequestOf(runOptions));
+    return runPlan(prepared, run.request);
   });
 }
 
 /** `rostersync apply plan.json` of a plan saved by `revert --out`: planned again, applied only if unchanged. */
 export async function applySavedRevert(path: string, saved: PlanFile & { revert: NonNullable<PlanFile['revert']> }, options: Omit<RunOptions, 'pipelinePath' | 'refresh' | 'dryRun'>): Promise<RunResult> {
-  const now = options.now ?? Date.now;
-  const pipeline = loadPipeline(saved.bindings.pipelineFile);
-  return withRunScope(pipeline, options, async ({ store, runId, signal, lock }) => {
+  return withRun({ ...options, ...saved.options, pipelinePath: saved.bindings.pipelineFile }, async (run) => {
+    const { pipeline, store } = run;
     verifyPlanDigest(path, saved, store.planSecret());
-    lock();
-    const runOptions: RunOptions = { ...options, ...saved.options, pipelinePath: pipeline.file, signal };
+    run.lock();
     const stateSerial = store.serial();
-    const prepared = await prepareRevert({ pipeline, store, runId, startedAt: now(), revertOf: saved.revert.runId, force: saved.revert.forceRecords, skip: saved.revert.skipRecords }, runOptions);
-    const current = planBindings({ pipeline, sourceSha256: prepared.source.sha256, stateSerial, baseUrl: options.service.baseUrl, groupId: prepared.groupId });
+    const prepared = await prepareRevert(run, { revertOf: saved.revert.runId, force: saved.revert.forceRecords, skip: saved.revert.skipRecords });
+    const current = planBindings({ pipeline, sourceSha256: prepared.source.sha256, stateSerial, baseUrl: run.request.plan.baseUrl, groupId: prepared.groupId });
     const stale = staleBindings(saved.bindings, current);
     const differences = planDifferences(saved.plan, prepared.plan);
     if (stale.length > 0 || differences.length > 0) {
@@ -97,24 +91,23 @@ export async function applySavedRevert(path: string, saved: PlanFile & { revert:
       });
     }
     prepared.notes.push(savedRevertNote(path, saved.createdAt));
-    return runPlan(prepared, runRequestOf(runOptions));
+    return runPlan(prepared, run.request);
   });
 }
 
-interface RevertRun {
-  pipeline: ResolvedPipeline;
-  store: StateBackend;
-  runId: string;
-  startedAt: number;
+/** What to undo: the run, and the records to undo anyway or to leave. */
+interface RevertAsked {
   revertOf: string;
   force: readonly string[];
   skip: readonly string[];
 }
 
 /** Everything before the first write: the run, its journal and where it wrote, the read-back, the plan; conflicts refuse here. */
-async function prepareRevert(run: RevertRun, options: RunOptions): Promise<PreparedRun> {
+async function prepareRevert(run: Pick<RunContext, 'pipeline' | 'store' | 'runId' | 'now' | 'client' | 'request'>, asked: RevertAsked): Promise<PreparedRun> {
   const { pipeline, store } = run;
-  const revertOf = run.revertOf === LAST_RUN ? lastWritingRun(store, pipeline.name) : run.revertOf;
+  const request = run.request.plan;
+  const startedAt = run.now();
+  const revertOf = asked.revertOf === LAST_RUN ? lastWritingRun(store, pipeline.name) : asked.revertOf;
   const reverted = store.findRun(revertOf);
   if (!reverted) {
     const recent = store.recentRuns(5).map((r) => r.id);
@@ -126,21 +119,21 @@ async function prepareRevert(run: RevertRun, options: RunOptions): Promise<Prepa
   if (reverted.dryRun) throw new UserFacingError(`run ${revertOf} was a dry run (a plan): it wrote nothing, so there is nothing to undo.`, { exitCode: EXIT.usage });
   // Before any call: the state is used only against the service and group it is bound to, and
   // the run only where it wrote (src/revert/journal.ts).
-  checkBinding(store, pipeline, { baseUrl: options.service.baseUrl });
+  checkBinding(store, pipeline, { baseUrl: request.baseUrl });
   const entries = store.runJournal(revertOf);
   const target = revertTarget(reverted, entries, store.identity());
   const groupId = target.groupId;
-  const client = clientForPipeline(pipeline, options);
-  const labels = await fieldLabels(pipeline, client, options);
+  const client = run.client();
+  const labels = await fieldLabels(pipeline, await readFieldListing(client, request));
 
   const clientIds = [...new Set(entries.map((entry) => entry.clientId))];
-  const unknown = [...run.force, ...run.skip].filter((id) => !clientIds.includes(id));
+  const unknown = [...asked.force, ...asked.skip].filter((id) => !clientIds.includes(id));
   if (unknown.length > 0) {
     throw new UserFacingError(`run ${revertOf} wrote no record ${unknown.join(', ')}: --force-record and --skip-record name client_ids the run wrote.`, { exitCode: EXIT.usage });
   }
-  const skip = new Set(run.skip);
+  const skip = new Set(asked.skip);
   const read = clientIds.filter((id) => !skip.has(id));
-  const remote = await fetchHeld({ client, groupId, clientIds: read, call: options.signal ? { signal: options.signal } : {}, concurrency: 4 });
+  const remote = await fetchHeld({ client, groupId, clientIds: read, call: request.signal ? { signal: request.signal } : {}, concurrency: 4 });
   const history = store.journalOf(clientIds);
   const planned: RevertPlan = buildRevertPlan({
     runId: revertOf,
@@ -153,17 +146,17 @@ async function prepareRevert(run: RevertRun, options: RunOptions): Promise<Prepa
     pipeline: pipeline.name,
     managedFields: labels.managedFields,
     setFields: labels.setFields,
-    force: new Set(run.force),
+    force: new Set(asked.force),
     skip,
     fieldLabels: labels.names,
-    policy: { guards: pipeline.config.policy.guards, max_rps: options.maxRps ?? pipeline.config.policy.max_rps },
+    policy: { guards: pipeline.config.policy.guards, max_rps: request.maxRps ?? pipeline.config.policy.max_rps },
     ownedCount: store.ownedCount(),
-    ...(options.allowDeletes !== undefined ? { allowDeletes: options.allowDeletes } : {}),
+    ...(request.allow.deletes !== undefined ? { allowDeletes: request.allow.deletes } : {}),
   });
   if (planned.conflicts.length > 0) throw conflictsError(revertOf, planned);
   return {
     runId: run.runId,
-    startedAt: run.startedAt,
+    startedAt,
     pipeline,
     client,
     store,
@@ -219,8 +212,7 @@ function lastWritingRun(store: StateBackend, pipeline: string): string {
 }
 
 /** Field names for the diff and which fields are sets; a mapping that no longer compiles only costs the names. */
-async function fieldLabels(pipeline: ResolvedPipeline, client: ServiceClient, options: RunOptions) {
-  const listing = options.fieldsFile ? loadFieldsFile(resolve(options.cwd ?? process.cwd(), options.fieldsFile)) : await client.listCustomFields(options.signal ? { signal: options.signal } : {});
+function fieldLabels(pipeline: ResolvedPipeline, listing: CustomFieldsListing) {
   // Every custom field by name, managed or not: a conflict names the fields editors changed.
   const names = new Map(listing.author_from_group.map((field) => [field.api_id, field.name] as const));
   const optionNames = new Map(listing.author_from_group.flatMap((field) => (field.options ?? []).map((option) => [option.api_id, option.option] as const)));

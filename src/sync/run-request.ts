@@ -1,6 +1,6 @@
 /**
- * What one run was asked, resolved once from RunOptions by the orchestrators (run-sync.ts,
- * apply-saved.ts, revert.ts): what to plan, how to write, where to report. Nothing below them
+ * What one run was asked, resolved once from RunOptions when the run starts (`withRun`,
+ * sync/run-context.ts): what to plan, how to write, where to report. Nothing below the commands
  * takes RunOptions.
  */
 import type { Logger } from 'pino';
@@ -58,7 +58,11 @@ export interface RunRequest {
   report: ReportRequest;
 }
 
-export function runRequestOf(options: RunOptions): RunRequest {
+/** `run`: what the run worked out once (its folder, clock and signal); the options' own outside a run. */
+export function runRequestOf(
+  options: RunOptions,
+  run: { cwd: string; now: () => number; signal: AbortSignal | undefined } = { cwd: options.cwd ?? process.cwd(), now: options.now ?? Date.now, signal: options.signal },
+): RunRequest {
   const baseUrl = options.service.baseUrl;
   const createGroup = options.createGroup === true;
   return {
@@ -76,11 +80,11 @@ export function runRequestOf(options: RunOptions): RunRequest {
       },
       maxRps: options.maxRps,
       fieldsFile: options.fieldsFile,
-      cwd: options.cwd ?? process.cwd(),
+      cwd: run.cwd,
       workerReadMinBytes: options.workerReadMinBytes,
       random: options.random ?? Math.random,
-      now: options.now ?? Date.now,
-      signal: options.signal,
+      now: run.now,
+      signal: run.signal,
     },
     write: {
       dryRun: options.dryRun === true,
@@ -88,11 +92,11 @@ export function runRequestOf(options: RunOptions): RunRequest {
       createGroup,
       concurrency: options.concurrency,
       maxDurationMs: options.maxDurationMs,
-      now: options.now ?? Date.now,
-      signal: options.signal,
+      now: run.now,
+      signal: run.signal,
       logger: options.logger,
       onProgress: options.onProgress,
     },
-    report: { reportDir: options.reportDir, cwd: options.cwd, env: options.env, logger: options.logger, notify: options.notify, mask: options.mask, metricsFile: options.metricsFile, signal: options.signal },
+    report: { reportDir: options.reportDir, cwd: run.cwd, env: options.env, logger: options.logger, notify: options.notify, mask: options.mask, metricsFile: options.metricsFile, signal: run.signal },
   };
 }

@@ -11,83 +11,66 @@
  * resumes from it after checking that nothing it was computed against has changed.
  */
 import { resolve } from 'node:path';
-import { loadPipeline, type ResolvedPipeline } from '../config/load.js';
 import { buildPlan } from '../plan/build.js';
-import { RowKeyRepairs } from '../plan/row-key-repairs.js';
-import { NewRecords } from '../plan/new-records.js';
-import { boundHeapGrowth } from './bounded-heap.js';
 import { earlyFailureReport, estimateText, reportHeader } from '../report/build.js';
-import type { StateBackend } from '../state/backend.js';
-import { clientForPipeline } from './client-for-pipeline.js';
 import { exitCodeOf } from './exit-code.js';
 import { gatherPlanInput } from './gather.js';
 import type { RunOptions, RunResult } from './options.js';
-import { savePreparedPlan } from './plan-file.js';
+import { planOptionsOf, savePreparedPlan } from './plan-file.js';
 import { recordEarlyFailure } from './record.js';
 import { runPlan, type PreparedRun } from './run-plan.js';
-import { runRequestOf, type RunRequest } from './run-request.js';
-import { withRunScope } from './run-scope.js';
+import { withRun, type RunContext } from './run-context.js';
 
 export type { RunOptions, RunResult } from './options.js';
 
 export async function runSync(options: RunOptions): Promise<RunResult> {
-  const now = options.now ?? Date.now;
-  const pipeline = loadPipeline(resolve(options.cwd ?? process.cwd(), options.pipelinePath));
-  return withRunScope(pipeline, options, async ({ store, runId, signal, lock }) => {
-    const rowKeys = new RowKeyRepairs();
-    const created = new NewRecords({ onSpill: boundHeapGrowth });
-    const request = runRequestOf({ ...options, signal });
-    try {
-      if (!options.dryRun) lock();
-      const startedAt = now();
-      const { prepared, stateSerial } = await gatherAndPlan({ pipeline, store, runId, startedAt, rowKeys, created }, options, request).catch(async (error: unknown) => {
-        await recordEarlyFailure({ pipeline, store, report: failedBeforePlanning({ pipeline, store, runId, startedAt, error }, options), options });
-        throw error;
-      });
-      if (options.savePlanTo) {
-        await savePreparedPlan(resolve(options.cwd ?? process.cwd(), options.savePlanTo), { prepared, stateSerial, secret: store.planSecret(), options, now: now() });
-      }
-      return await runPlan(prepared, request);
-    } finally {
-      rowKeys.dispose();
-      created.dispose();
+  return withRun(options, async (run) => {
+    const { pipeline, store, request } = run;
+    if (!request.write.dryRun) run.lock();
+    const startedAt = run.now();
+    const savePlanTo = options.savePlanTo === undefined ? undefined : resolve(run.cwd, options.savePlanTo);
+    const { prepared, stateSerial } = await gatherAndPlan(run, startedAt, savePlanTo !== undefined).catch(async (error: unknown) => {
+      // The alerts of a run that failed before planning end with the command's own signal only.
+      await recordEarlyFailure({ pipeline, store, report: failedBeforePlanning(run, startedAt, error), options: { ...request.report, signal: options.signal } });
+      throw error;
+    });
+    if (savePlanTo !== undefined) {
+      await savePreparedPlan(savePlanTo, { prepared, stateSerial, secret: store.planSecret(), baseUrl: request.plan.baseUrl, options: planOptionsOf(options), now: run.now() });
     }
+    return await runPlan(prepared, request);
   });
 }
 
 /** gather → plan: everything before the first write. */
-async function gatherAndPlan(
-  run: { pipeline: ResolvedPipeline; store: StateBackend; runId: string; startedAt: number; rowKeys: RowKeyRepairs; created: NewRecords },
-  options: RunOptions,
-  request: RunRequest,
-): Promise<{ prepared: PreparedRun; stateSerial: number }> {
-  const { pipeline, store, runId, rowKeys, created } = run;
-  const client = clientForPipeline(pipeline, options);
-  const gathered = await gatherPlanInput({ pipeline, store, client, request: request.plan, rowKeys, created, driftCheck: options.dryRun !== true ? 'read' : options.savePlanTo ? undefined : 'count', groupProbe: options.dryRun === true });
+async function gatherAndPlan(run: RunContext, startedAt: number, savingPlan: boolean): Promise<{ prepared: PreparedRun; stateSerial: number }> {
+  const { pipeline, store, runId, rowKeys, created, request } = run;
+  const { dryRun, logger } = request.write;
+  const client = run.client();
+  const gathered = await gatherPlanInput({ pipeline, store, client, request: request.plan, rowKeys, created, driftCheck: !dryRun ? 'read' : savingPlan ? undefined : 'count', groupProbe: dryRun });
   const plan = buildPlan(gathered.planInput);
   const { roster } = gathered;
-  options.logger?.info(
-    { runId, pipeline: pipeline.name, dryRun: options.dryRun === true, rows: roster.counts.rowsRead, valid: roster.counts.valid, rejected: roster.counts.rejected, plan: plan.counts, refused: plan.refused },
+  logger?.info(
+    { runId, pipeline: pipeline.name, dryRun, rows: roster.counts.rowsRead, valid: roster.counts.valid, rejected: roster.counts.rejected, plan: plan.counts, refused: plan.refused },
     `planned: ${estimateText(plan.estimate)}`,
   );
-  const prepared = { runId, startedAt: run.startedAt, pipeline, client, store, roster, plan, rowKeys, groupId: gathered.groupId, source: gathered.source, optionLabels: gathered.optionLabels, notes: gathered.notes, ...(gathered.drift ? { drift: gathered.drift } : {}), ...(gathered.nextDriftWindow ? { nextDriftWindow: gathered.nextDriftWindow } : {}) };
+  const prepared = { runId, startedAt, pipeline, client, store, roster, plan, rowKeys, groupId: gathered.groupId, source: gathered.source, optionLabels: gathered.optionLabels, notes: gathered.notes, ...(gathered.drift ? { drift: gathered.drift } : {}), ...(gathered.nextDriftWindow ? { nextDriftWindow: gathered.nextDriftWindow } : {}) };
   return { prepared, stateSerial: gathered.stateSerial };
 }
 
-function failedBeforePlanning(run: { pipeline: ResolvedPipeline; store: StateBackend; runId: string; startedAt: number; error: unknown }, options: RunOptions) {
+function failedBeforePlanning(run: RunContext, startedAt: number, error: unknown) {
   const { pipeline } = run;
   return earlyFailureReport({
     base: reportHeader({
       runId: run.runId,
       pipeline,
       source: { file: pipeline.source.file, sha256: '', format: pipeline.source.format },
-      target: { baseUrl: options.service.baseUrl, groupId: run.store.groupId() },
-      dryRun: options.dryRun === true,
-      startedAt: run.startedAt,
-      exitCode: exitCodeOf(run.error),
-      message: run.error instanceof Error ? run.error.message : String(run.error),
+      target: { baseUrl: run.request.plan.baseUrl, groupId: run.store.groupId() },
+      dryRun: run.request.write.dryRun,
+      startedAt,
+      exitCode: exitCodeOf(error),
+      message: error instanceof Error ? error.message : String(error),
     }),
-    startedAt: run.startedAt,
-    finishedAt: (options.now ?? Date.now)(),
+    startedAt,
+    finishedAt: run.now(),
   });
 }

@@ -5,6 +5,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { DesiredRecord } from '../../src/mapping/types.js';
 import { canonicalJson, hashJson } from '../../src/plan/canonical.js';
 import { NewRecords } from '../../src/plan/new-records.js';
+import { newRecordsFile } from '../../src/spill/run-files.js';
 
 const dirs: string[] = [];
 afterEach(() => {
@@ -27,7 +28,7 @@ const read = (spool: NewRecords) => [...spool.read()].flat();
 describe('the spool of new records', () => {
   it('gives back every record as it was added, in order, from memory and from its file', () => {
     const parent = tempDir();
-    const spool = new NewRecords({ pageSize: 2, pagesInMemory: 1, tempDir: parent });
+    const spool = new NewRecords({ pageSize: 2, pagesInMemory: 1, pages: newRecordsFile({ tempDir: parent }) });
     // Values that a line-based format could break: tabs, newlines, quotes, non-Latin-1 text, lone surrogates.
     const added = [
       record('a', 2, { name: 'Zoë\tO\'Brien', emails: ['z@example.org'], cf: 3 }, { rowKey: 'k1' }),
@@ -51,7 +52,7 @@ describe('the spool of new records', () => {
   });
 
   it('keeps the last row of a client_id added again, and leaves out the dropped ones', () => {
-    const spool = new NewRecords({ pageSize: 2, pagesInMemory: 0, tempDir: tempDir() });
+    const spool = new NewRecords({ pageSize: 2, pagesInMemory: 0, pages: newRecordsFile({ tempDir: tempDir() }) });
     spool.add(record('a', 2, { name: 'first a' }));
     spool.add(record('b', 3, { name: 'b' }));
     spool.add(record('a', 4, { name: 'second a' }), true);
@@ -69,7 +70,7 @@ describe('the spool of new records', () => {
   });
 
   it('says where and why when the temporary file cannot be written, before anything is sent', () => {
-    const spool = new NewRecords({ pageSize: 1, pagesInMemory: 0, tempDir: join(tempDir(), 'missing', 'dir') });
+    const spool = new NewRecords({ pageSize: 1, pagesInMemory: 0, pages: newRecordsFile({ tempDir: join(tempDir(), 'missing', 'dir') }) });
     expect(() => spool.add(record('a', 2, { name: 'a' }))).toThrow(/could not keep the new records waiting for apply in a temporary file under .*missing.*Nothing was written/);
   });
 });

@@ -2,7 +2,7 @@ import { chownSync, mkdirSync, mkdtempSync, readdirSync, rmSync, symlinkSync, ut
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, expect, it } from 'vitest';
-import { makeSpillDir } from '../../src/plan/spill-file.js';
+import { makeSpillDir } from '../../src/spill/spill-file.js';
 
 let parent: string;
 afterEach(() => rmSync(parent, { recursive: true, force: true }));

@@ -1,6 +1,7 @@
 /**
  * The owner-only temporary file in which a run keeps what waits for apply when it is too much to
- * hold in memory (new records, row keys): text appended in pieces, each read back by its place.
+ * hold in memory (new records, row keys): the file-backed page store of the plan's spools
+ * (plan/page-store.ts), text appended in pieces, each read back by its place.
  *
  * The run deletes its own file when it ends; a run killed outright (SIGKILL, out of memory) cannot,
  * and a nightly job killed so would leave a gigabyte a night behind. So each run first removes the
@@ -13,6 +14,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { UserFacingError } from '../errors/user-facing-error.js';
 import { fileSystemProblem } from '../errors/file-system-problem.js';
+import type { PagePlace, PageStore } from '../plan/page-store.js';
 
 const STALE_MS = 24 * 3600_000;
 
@@ -59,19 +61,13 @@ export interface SpillFileOptions {
   onOpen?: (() => void) | undefined;
 }
 
-/** Where a piece of text went in the file. */
-export interface SpillPlace {
-  at: number;
-  bytes: number;
-}
-
-export class SpillFile {
+export class SpillFile implements PageStore {
   private open: { dir: string; fd: number; size: number } | undefined;
 
   constructor(private readonly options: SpillFileOptions) {}
 
   /** Appends `text`, creating the file first if need be; a full or unwritable disk is a clear refusal. */
-  append(text: string): SpillPlace {
+  put(text: string): PagePlace {
     const parent = this.options.parent ?? tmpdir();
     try {
       if (!this.open) {
@@ -93,7 +89,7 @@ export class SpillFile {
     }
   }
 
-  read(place: SpillPlace): string {
+  get(place: PagePlace): string {
     const buffer = Buffer.alloc(place.bytes);
     readSync(this.open!.fd, buffer, 0, place.bytes, place.at);
     return buffer.toString('utf8');
