@@ -16,7 +16,7 @@ export const LAYERS = [
   { name: 'the operator\'s files', folders: ['config'], why: 'loads the pipeline and mapping files against the schemas of the folders they configure' },
   { name: 'state', folders: ['state'], why: 'inventory, journal, runs, lock, claims; SQLite and PostgreSQL behind one contract' },
   { name: 'plan', folders: ['plan'], why: 'pure planning against the inventory' },
-  { name: 'apply and report', folders: ['apply', 'report'], why: 'the only writer to the service (and what it journals to undo each write); the report of a run' },
+  { name: 'apply and report', folders: ['apply', 'report', 'spill'], why: 'the only writer to the service (and what it journals to undo each write); the report of a run; the plan\'s pages on disk' },
   { name: 'after a run', folders: ['revert', 'metrics', 'notify'], why: 'undoing a run from its journal; figures and alerts from its report' },
   { name: 'commands\' work', folders: ['sync', 'webhook', 'init'], why: 'one run and its orchestration; the webhook receiver; drafting a pipeline' },
   { name: 'review', folders: ['review'], why: 'plans and applies runs in pull requests through sync/' },

@@ -20,7 +20,6 @@ const OUTSIDE = /^src\/emulator\//;
  */
 const KNOWN_LONG: readonly { file: string; name: string }[] = [
   { file: 'src/mapping/roster.ts', name: 'mapRoster' },
-  { file: 'src/sync/gather.ts', name: 'gatherPlanInput' },
   { file: 'src/cli/commands/state.ts', name: 'stateCommand' },
   { file: 'src/cli/commands/state.ts', name: 'stateCommand.builder' },
   { file: 'src/apply/apply.ts', name: 'writePlan' },
