@@ -170,27 +170,11 @@ async function collectDuplicateCells(
   for (const reopen of reading.openers) if (needValues.size > 0) await collectValues(await reopen(), needValues, pass.duplicateValues, reading.signal);
 }
 
-/** Each shadowed row (see shadowedRows) becomes a rejected row that names the rejected rows of its id. */
+/** Each shadowed row (see shadowedRows) is rejected, naming the rejected rows of its id. */
 function rejectShadowedRows(pass: RosterPass, shadowed: ReadonlyMap<string, number>, clientIdColumn: string): void {
   for (const [clientId, validRow] of shadowed) {
     pass.counts.valid--;
-    pass.counts.rejected++;
-    const provenance: Provenance = { ...pass.fileOf(clientId), row: validRow };
-    const others = pass.rejectedRowsById.get(clientId)!;
-    pass.keep({
-      provenance,
-      values: pass.duplicateValues.get(rowRef(provenance)) ?? {},
-      problems: [
-        {
-          provenance,
-          column: clientIdColumn,
-          value: truncate(clientId),
-          code: 'duplicate_client_id',
-          message: `client_id "${truncate(clientId, 40)}" is also used by rejected row${others.length > 1 ? 's' : ''} ${others.join(', ')}; this row is not written until that is resolved`,
-          hint: 'Each person must appear once: fix the rejected row (or remove it if it is the same person), or correct the ID.',
-        },
-      ],
-    });
+    rejectForSharedId(pass, clientIdColumn, { clientId, row: validRow, others: pass.rejectedRowsById.get(clientId)!, othersRejected: true });
   }
 }
 
@@ -198,26 +182,37 @@ function rejectShadowedRows(pass: RosterPass, shadowed: ReadonlyMap<string, numb
 function rejectDuplicatedIds(pass: RosterPass, clientIdColumn: string): void {
   pass.counts.valid -= pass.duplicateRows.size;
   for (const [clientId, rows] of pass.duplicateRows) {
-    for (const r of rows) {
-      pass.counts.rejected++;
-      const provenance: Provenance = { ...pass.fileOf(clientId), row: r };
-      const others = rows.filter((o) => o !== r);
-      pass.keep({
-        provenance,
-        values: pass.duplicateValues.get(rowRef(provenance)) ?? {},
-        problems: [
-          {
-            provenance,
-            column: clientIdColumn,
-            value: truncate(clientId),
-            code: 'duplicate_client_id',
-            message: `client_id "${truncate(clientId, 40)}" is also used by row${others.length > 1 ? 's' : ''} ${others.join(', ')}`,
-            hint: 'Each person must appear once: merge the rows or correct the ID; or set `duplicate_client_ids: first` or `last` in the mapping.',
-          },
-        ],
-      });
-    }
+    for (const row of rows) rejectForSharedId(pass, clientIdColumn, { clientId, row, others: rows.filter((other) => other !== row), othersRejected: false });
   }
+}
+
+/**
+ * Rejects one row for a client_id that `others` (rows of the same file) carry too, with its cells
+ * when they were kept. When the others are rejected rows, the fix is in them, not in this row.
+ */
+function rejectForSharedId(pass: RosterPass, clientIdColumn: string, shared: { clientId: string; row: number; others: readonly number[]; othersRejected: boolean }): void {
+  const { clientId, others } = shared;
+  pass.counts.rejected++;
+  const provenance: Provenance = { ...pass.fileOf(clientId), row: shared.row };
+  const otherRows = `row${others.length > 1 ? 's' : ''} ${others.join(', ')}`;
+  pass.keep({
+    provenance,
+    values: pass.duplicateValues.get(rowRef(provenance)) ?? {},
+    problems: [
+      {
+        provenance,
+        column: clientIdColumn,
+        value: truncate(clientId),
+        code: 'duplicate_client_id',
+        message: shared.othersRejected
+          ? `client_id "${truncate(clientId, 40)}" is also used by rejected ${otherRows}; this row is not written until that is resolved`
+          : `client_id "${truncate(clientId, 40)}" is also used by ${otherRows}`,
+        hint: shared.othersRejected
+          ? 'Each person must appear once: fix the rejected row (or remove it if it is the same person), or correct the ID.'
+          : 'Each person must appear once: merge the rows or correct the ID; or set `duplicate_client_ids: first` or `last` in the mapping.',
+      },
+    ],
+  });
 }
 
 /** The summary of the pass, its row lists in the pipeline's order of files, then by row. */
