@@ -3,7 +3,6 @@
  * pipeline's inventory. None of these writes to the service.
  */
 import { closeSync, fchmodSync, openSync, readFileSync, writeSync } from 'node:fs';
-import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import type { Argv } from 'yargs';
 import { checkBaseUrl } from '../../client/config.js';
@@ -35,12 +34,10 @@ interface StateArgs {
   [flag: string]: unknown;
 }
 
-function withState<T>(
-  ctx: CommandContext,
-  args: StateArgs,
-  body: (store: StateBackend, pipeline: ReturnType<typeof loadPipeline>) => Promise<T>,
-  storeOptions: StateStoreOptions = {},
-): Promise<T> {
+/** What a state command does with the pipeline's opened state. */
+type StateBody<T> = (store: StateBackend, pipeline: ReturnType<typeof loadPipeline>) => Promise<T>;
+
+function withState<T>(ctx: CommandContext, args: StateArgs, body: StateBody<T>, storeOptions: StateStoreOptions = {}): Promise<T> {
   const pipeline = loadPipeline(resolve(ctx.io.cwd, String(args.pipeline)));
   const store = openState(pipeline, { ...(args['state-dir'] ? { stateDir: args['state-dir'] } : {}), cwd: ctx.io.cwd, env: ctx.io.env }, storeOptions);
   return body(store, pipeline).finally(() => store.close());
@@ -51,12 +48,7 @@ function withState<T>(
  * (or reads it whole, as export does) never interleaves with a run, which would go on recording
  * its writes into a state that was moved under it. Refused, naming the holder, while a run goes.
  */
-function withLockedState<T>(
-  ctx: CommandContext,
-  args: StateArgs,
-  body: (store: StateBackend, pipeline: ReturnType<typeof loadPipeline>) => Promise<T>,
-  storeOptions: StateStoreOptions = {},
-): Promise<T> {
+function withLockedState<T>(ctx: CommandContext, args: StateArgs, body: StateBody<T>, storeOptions: StateStoreOptions = {}): Promise<T> {
   return withState(
     ctx,
     args,
@@ -211,9 +203,7 @@ function forgetRecord(ctx: CommandContext, store: StateBackend, clientId: string
  */
 function adoptListed(ctx: CommandContext, args: StateArgs): Promise<number> {
   return withLockedState(ctx, args, async (store, pipeline) => {
-    const text = await readFile(resolve(ctx.io.cwd, String(args.file)), 'utf8').catch((error: Error) => {
-      throw new UserFacingError(`cannot read ${String(args.file)}: ${error.message}`, { hint: 'Give a text file with one client_id per line.' });
-    });
+    const text = readInputFile(ctx, String(args.file), 'Give a text file with one client_id per line.');
     const clientIds = [...new Set(text.split(/\r?\n/).map((line) => line.trim()).filter((line) => line && !line.startsWith('#')))];
     const service = connectService(args, ctx.io);
     const result = await adoptRecords({ pipeline, store, client: service.client, baseUrl: service.config.baseUrl, clientIds, runId: newRunId(Date.now()) });
@@ -287,13 +277,7 @@ function setGroup(ctx: CommandContext, store: StateBackend, args: StateArgs): nu
 
 /** `state import --jsonl`: loads an export into this pipeline's (empty) state, under its lock. */
 function importExport(ctx: CommandContext, args: StateArgs): Promise<number> {
-  const file = resolve(ctx.io.cwd, String(args.jsonl));
-  let text: string;
-  try {
-    text = readFileSync(file, 'utf8');
-  } catch (error) {
-    throw new UserFacingError(`cannot read ${String(args.jsonl)}: ${(error as Error).message}`, { hint: 'Give the file `rostersync state export` wrote.' });
-  }
+  const text = readInputFile(ctx, String(args.jsonl), 'Give the file `rostersync state export` wrote.');
   const clock = { at: Date.now() };
   return withLockedState(
     ctx,
@@ -305,6 +289,15 @@ function importExport(ctx: CommandContext, args: StateArgs): Promise<number> {
     },
     { now: () => clock.at },
   );
+}
+
+/** A file named on the command line (relative to the working directory), or a message naming it. */
+function readInputFile(ctx: CommandContext, name: string, hint: string): string {
+  try {
+    return readFileSync(resolve(ctx.io.cwd, name), 'utf8');
+  } catch (error) {
+    throw new UserFacingError(`cannot read ${name}: ${(error as Error).message}`, { hint });
+  }
 }
 
 export const unlockCommand: CommandFactory = (ctx) => ({
