@@ -17,6 +17,9 @@
  * when they are met (duplicates are rare, and the count is capped). The first row's cells were
  * already gone by then, so when `reopen` is given and duplicates were found, the source is read
  * a second time, only to collect those rows' cells. Without `reopen` they are left empty.
+ *
+ * The read itself, row by row, is RosterPass (roster-pass.ts); this module settles the duplicates
+ * once every file has been read, and makes the summary.
  */
 import type { OpenedSource, Provenance } from '../sources/types.js';
 import { truncate } from '../sources/headers.js';
