@@ -184,9 +184,7 @@ export class RosterPass {
     const identity = error.values ? identityOf(this.compiled.mapRow({ values: error.values, provenance: error.provenance })) : {};
     if (this.isReplaced(identity.clientId)) return;
     this.noteId(identity.clientId, error.provenance);
-    this.counts.rejected++;
-    this.noteRejected(identity.clientId, error.provenance.row);
-    this.keep({
+    this.rejectRow(identity.clientId, {
       provenance: error.provenance,
       ...identity,
       values: error.values ?? {},
@@ -225,9 +223,7 @@ export class RosterPass {
       return undefined;
     }
     if (result.kind === 'rejected') {
-      this.counts.rejected++;
-      this.noteRejected(result.clientId, row.provenance.row);
-      this.keep({
+      this.rejectRow(result.clientId, {
         provenance: row.provenance,
         ...(result.clientId !== undefined ? { clientId: result.clientId } : {}),
         ...(result.name !== undefined ? { name: result.name } : {}),
@@ -307,14 +303,16 @@ export class RosterPass {
     if (clientId !== undefined && ids && !ids.has(clientId)) ids.set(clientId, provenance);
   }
 
-  private noteRejected(clientId: string | undefined, rowNumber: number): void {
-    if (clientId === undefined) {
-      this.unidentifiedRejected++;
-      return;
+  /** A row rejected as it was read: counted, kept (capped), and noted under its client_id when it has one. */
+  private rejectRow(clientId: string | undefined, rejected: RejectedRow): void {
+    this.counts.rejected++;
+    if (clientId === undefined) this.unidentifiedRejected++;
+    else {
+      const rows = this.rejectedRowsById.get(clientId);
+      if (rows) rows.push(rejected.provenance.row);
+      else this.rejectedRowsById.set(clientId, [rejected.provenance.row]);
     }
-    const rows = this.rejectedRowsById.get(clientId);
-    if (rows) rows.push(rowNumber);
-    else this.rejectedRowsById.set(clientId, [rowNumber]);
+    this.keep(rejected);
   }
 }
 
