@@ -53,53 +53,87 @@ export function compileMapping(
   customFields: CustomFieldsListing,
   options: CompileOptions,
 ): CompiledMapping {
+  // Every problem is collected before any is thrown, in the order of the file (standard fields,
+  // custom fields, client_id), so one run names them all.
   const problems: ConfigProblem[] = [];
-  const plans: FieldPlan[] = [];
-  const columns: string[] = [];
-  const useColumn = (c: string): void => {
-    if (!columns.includes(c)) columns.push(c);
-  };
-
-  for (const field of STANDARD_FIELDS) {
-    const spec = mapping.fields[field];
-    if (!spec) continue;
-    const plan = planStandard(field, spec, `fields.${field}`, problems);
-    if (plan) plans.push(plan);
+  const standardPlans = planStandardFields(mapping, problems);
+  const custom = planCustomFields(mapping, customFields.author_from_group, problems);
+  const plans = [...standardPlans, ...custom.plans];
+  const clientId = planClientId(mapping.client_id, mapping, problems);
+  if (problems.length) {
+    throw new MappingError(options.mappingFile, problems, {
+      hint: 'Fix the mapping file; `rostersync fields` lists the custom fields and their options.',
+    });
   }
 
-  const available = customFields.author_from_group;
+  const columns = columnsRead(clientId.columns, plans, mapping.skip_rows);
+  const rules: RowRules = {
+    plans,
+    clientId,
+    nfc: mapping.unicode === 'nfc',
+    formulaLike: mapping.formula_like,
+    emailLookalikes: mapping.email_lookalikes,
+    filters: mapping.skip_rows.map((filter, index) => ({ matches: compileFilter(filter, mapping.unicode === 'nfc'), reason: describeFilter(filter, index) })),
+  };
+  return {
+    mappingFile: options.mappingFile,
+    managedFields: plans.map((p) => p.key),
+    setFields: new Set(plans.filter((p) => p.kind === 'multi_option').map((p) => p.key)),
+    fieldNames: Object.fromEntries(plans.map((p) => [p.key, p.label])),
+    seededFields: { ...standardSeededFields(mapping), ...custom.seededFields },
+    columns,
+    duplicatePolicy: mapping.duplicate_client_ids,
+    clientIdColumn: clientId.columnLabel,
+    checkHeaders: headerCheck(mapping, columns, options.mappingFile),
+    mapRow(row) {
+      return mapRowWith(rules, row);
+    },
+  };
+}
+
+/** The standard fields the mapping names, in service order. */
+function planStandardFields(mapping: MappingFile, problems: ConfigProblem[]): FieldPlan[] {
+  const plans: FieldPlan[] = [];
+  for (const field of STANDARD_FIELDS) {
+    const spec = mapping.fields[field];
+    if (spec) plans.push(planStandard(field, spec, `fields.${field}`, problems));
+  }
+  return plans;
+}
+
+/** Standard fields written other than `always`, in service order. */
+function standardSeededFields(mapping: MappingFile): Record<string, Exclude<WritePolicy, 'always'>> {
+  const seeded: Record<string, Exclude<WritePolicy, 'always'>> = {};
+  for (const field of STANDARD_FIELDS) {
+    const write = mapping.fields[field]?.write;
+    if (write !== undefined && write !== 'always') seeded[field] = write;
+  }
+  return seeded;
+}
+
+/**
+ * The custom fields the mapping names, each resolved by name to exactly one of the service's
+ * fields: plans sorted by api_id (the records' key order), and those written other than `always`.
+ */
+function planCustomFields(
+  mapping: MappingFile,
+  available: readonly CustomField[],
+  problems: ConfigProblem[],
+): { plans: FieldPlan[]; seededFields: Record<string, Exclude<WritePolicy, 'always'>> } {
+  // Names are matched as people type them: case and surrounding spaces do not count.
   const byName = new Map<string, CustomField[]>();
   for (const f of available) {
     const key = f.name.trim().toLowerCase();
     byName.set(key, [...(byName.get(key) ?? []), f]);
   }
-  const customPlans: FieldPlan[] = [];
-  const claimed = new Map<string, string>();
+  const plans: FieldPlan[] = [];
   const seededFields: Record<string, Exclude<WritePolicy, 'always'>> = {};
-  for (const field of STANDARD_FIELDS) {
-    const write = mapping.fields[field]?.write;
-    if (write !== undefined && write !== 'always') seededFields[field] = write;
-  }
+  /** api_id → the mapping's name for it: two names for one field would write it twice. */
+  const claimed = new Map<string, string>();
   for (const [name, spec] of Object.entries(mapping.custom_fields)) {
     const path = `custom_fields.${name}`;
-    const matches = byName.get(name.trim().toLowerCase()) ?? [];
-    if (matches.length === 0) {
-      const names = available.map((f) => f.name);
-      const closest = closestMatch(name, names);
-      problems.push({
-        path,
-        message:
-          `no author_from_group custom field is named "${name}".` +
-          (closest ? ` Did you mean "${closest}"?` : '') +
-          ` Available: ${names.length ? names.map((n) => `"${n}"`).join(', ') : '(none)'}`,
-      });
-      continue;
-    }
-    if (matches.length > 1) {
-      problems.push({ path, message: `the service has ${matches.length} custom fields named "${name}"; rename one in the service` });
-      continue;
-    }
-    const field = matches[0]!;
+    const field = oneFieldNamed(name, byName.get(name.trim().toLowerCase()) ?? [], available, path, problems);
+    if (!field) continue;
     const earlier = claimed.get(field.api_id);
     if (earlier !== undefined) {
       problems.push({ path, message: `maps the same custom field as custom_fields.${earlier}` });
@@ -114,64 +148,64 @@ export function compileMapping(
       });
       continue;
     }
-    const plan = planCustom(field, spec, path, problems);
-    if (plan) customPlans.push(plan);
+    plans.push(planCustom(field, spec, path, problems));
   }
-  customPlans.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
-  plans.push(...customPlans);
+  plans.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+  return { plans, seededFields };
+}
 
-  const clientId = planClientId(mapping.client_id, mapping, problems);
-  if (problems.length) {
-    throw new MappingError(options.mappingFile, problems, {
-      hint: 'Fix the mapping file; `rostersync fields` lists the custom fields and their options.',
+/** The one custom field of `matches`, or undefined with the problem noted (none, or several). */
+function oneFieldNamed(name: string, matches: CustomField[], available: readonly CustomField[], path: string, problems: ConfigProblem[]): CustomField | undefined {
+  if (matches.length === 0) {
+    const names = available.map((f) => f.name);
+    const closest = closestMatch(name, names);
+    problems.push({
+      path,
+      message:
+        `no author_from_group custom field is named "${name}".` +
+        (closest ? ` Did you mean "${closest}"?` : '') +
+        ` Available: ${names.length ? names.map((n) => `"${n}"`).join(', ') : '(none)'}`,
     });
+    return undefined;
   }
+  if (matches.length > 1) {
+    problems.push({ path, message: `the service has ${matches.length} custom fields named "${name}"; rename one in the service` });
+    return undefined;
+  }
+  return matches[0];
+}
 
-  for (const c of clientId.columns) useColumn(c);
-  for (const plan of plans) for (const c of plan.columns) useColumn(c);
-  for (const f of mapping.skip_rows) useColumn(f.column);
-
-  const rules: RowRules = {
-    plans,
-    clientId,
-    nfc: mapping.unicode === 'nfc',
-    formulaLike: mapping.formula_like,
-    emailLookalikes: mapping.email_lookalikes,
-    filters: mapping.skip_rows.map((filter, index) => ({ matches: compileFilter(filter, mapping.unicode === 'nfc'), reason: describeFilter(filter, index) })),
+/** Every source column the mapping reads, once each, in first-use order: client_id, fields, filters. */
+function columnsRead(clientIdColumns: readonly string[], plans: readonly FieldPlan[], filters: readonly RowFilter[]): string[] {
+  const columns: string[] = [];
+  const useColumn = (c: string): void => {
+    if (!columns.includes(c)) columns.push(c);
   };
-  const managedFields = plans.map((p) => p.key);
-  const fieldNames = Object.fromEntries(plans.map((p) => [p.key, p.label]));
+  for (const c of clientIdColumns) useColumn(c);
+  for (const plan of plans) for (const c of plan.columns) useColumn(c);
+  for (const f of filters) useColumn(f.column);
+  return columns;
+}
 
-  return {
-    mappingFile: options.mappingFile,
-    managedFields,
-    setFields: new Set(plans.filter((p) => p.kind === 'multi_option').map((p) => p.key)),
-    fieldNames,
-    seededFields,
-    columns,
-    duplicatePolicy: mapping.duplicate_client_ids,
-    clientIdColumn: clientId.columnLabel,
-    checkHeaders(headers, sourceFile) {
-      const missing = columns.filter((c) => !headers.includes(c));
-      if (!missing.length) return;
-      throw new MappingError(
-        options.mappingFile,
-        missing.map((c) => {
-          const closest = closestMatch(c, headers);
-          return {
-            path: columnPaths(mapping, c).join(', '),
-            message: `column "${c}" is not in the header of ${sourceFile}${closest ? `; did you mean "${closest}"?` : ''}`,
-          };
-        }),
-        {
-          // A wide export (thousands of columns) must not turn the hint into pages of names.
-          hint: `The header has: ${headers.slice(0, 30).map((h) => `"${h}"`).join(', ')}${headers.length > 30 ? ` … and ${headers.length - 30} more` : ''}. Column names must match exactly; check header_row if the header is not on the first line.`,
-        },
-      );
-    },
-    mapRow(row) {
-      return mapRowWith(rules, row);
-    },
+/** `checkHeaders`: every column the mapping reads must be in a file's header, named exactly. */
+function headerCheck(mapping: MappingFile, columns: readonly string[], mappingFile: string): CompiledMapping['checkHeaders'] {
+  return (headers, sourceFile) => {
+    const missing = columns.filter((c) => !headers.includes(c));
+    if (!missing.length) return;
+    throw new MappingError(
+      mappingFile,
+      missing.map((c) => {
+        const closest = closestMatch(c, headers);
+        return {
+          path: columnPaths(mapping, c).join(', '),
+          message: `column "${c}" is not in the header of ${sourceFile}${closest ? `; did you mean "${closest}"?` : ''}`,
+        };
+      }),
+      {
+        // A wide export (thousands of columns) must not turn the hint into pages of names.
+        hint: `The header has: ${headers.slice(0, 30).map((h) => `"${h}"`).join(', ')}${headers.length > 30 ? ` … and ${headers.length - 30} more` : ''}. Column names must match exactly; check header_row if the header is not on the first line.`,
+      },
+    );
   };
 }
 

@@ -91,23 +91,41 @@ function layersText(layers: NonNullable<RunReport['layers']>): string {
 }
 
 export function renderMarkdown(report: RunReport): string {
-  const lines: string[] = [];
-  const push = (...more: string[]) => lines.push(...more);
+  // Each section is its own list of lines, ending with a blank line when it is not empty; a
+  // section with nothing to say is left out whole.
+  const lines = [
+    ...heading(report),
+    ...summaryTable(report),
+    ...countsSection(report),
+    ...guardsSection(report),
+    ...limiterSection(report),
+    ...failuresSection(report),
+    ...clientIdChangesSection(report),
+    ...changesSection(report),
+    ...orphansSection(report),
+    ...rejectedSection(report),
+    ...discardedSection(report),
+    ...notesSection(report),
+  ];
+  return `${lines.join('\n').trimEnd()}\n`;
+}
 
-  push(
-    `## rostersync · ${code(report.pipeline)} — ${OUTCOME_ICON[report.outcome]} ${reportOutcomeWords(report)} (exit ${report.exitCode})`,
-    '',
-  );
-  if (report.dryRun) push('**Dry run** — nothing was written to the service.', '');
-  if (report.message) push(`> ${mdText(redactEmails(report.message))}`, '');
+/** The title line with the outcome, then whether anything was written and the run's message. */
+function heading(report: RunReport): string[] {
+  const lines = [`## rostersync · ${code(report.pipeline)} — ${OUTCOME_ICON[report.outcome]} ${reportOutcomeWords(report)} (exit ${report.exitCode})`, ''];
+  if (report.dryRun) lines.push('**Dry run** — nothing was written to the service.', '');
+  if (report.message) lines.push(`> ${mdText(redactEmails(report.message))}`, '');
+  return lines;
+}
 
-  const source = report.source;
-  const target = report.target;
+/** What was synced where, when and from what: one row per fact, optional rows only when they apply. */
+function summaryTable(report: RunReport): string[] {
+  const { source, target } = report;
   const groupText =
     target.groupId === null
       ? `group ${target.groupName ? `${mdText(target.groupName)} ` : ''}${target.groupToCreate ? 'to be created (--create-group)' : 'not created yet'}`
       : `group ${target.groupId}${target.groupName ? ` (${mdText(target.groupName)})` : ''}`;
-  push(
+  const lines = [
     '| | |',
     '|---|---|',
     `| Pipeline | ${code(report.pipeline)} from ${code(report.pipelineFile)} |`,
@@ -116,117 +134,128 @@ export function renderMarkdown(report: RunReport): string {
     `| Mode | ${report.mode}, ${report.update} updates${report.dryRun ? ', dry run' : ''} |`,
     `| Run | ${code(report.runId)} · ${mdText(report.startedAt)} → ${mdText(report.finishedAt)} · ${formatDuration(report.durationMs)} |`,
     `| Input | ${report.input.rowsRead} rows read · ${report.input.valid} valid · ${report.input.rejected} rejected · ${report.input.filtered} filtered · ${report.input.duplicates} duplicates |`,
-  );
-  if (report.layers) push(`| Overlays | ${layersText(report.layers)} |`);
-  if (report.duplicatePeople?.length) {
-    // Client_ids and tiers only: the evidence holds names and emails, which stay in report.html.
-    const pairs = report.duplicatePeople.slice(0, MARKDOWN_LIMITS.changes).map((pair) => `${code(pair.a.clientId)} = ${code(pair.b.clientId)} (same ${pair.tier}${pair.pendingRename ? ', pending rename' : ''})`);
-    const total = report.duplicatePeopleFound ? report.duplicatePeopleFound.listed + report.duplicatePeopleFound.leftOut : report.duplicatePeople.length;
-    const more = total > pairs.length ? `, and ${total - pairs.length} more` : '';
-    push(`| Same person? | ${pairs.join(', ')}${more} |`);
-  }
-  if (report.estimate) push(`| Estimate | ${mdText(report.estimate.text)} |`);
-  if (report.drift) push(`| Drift check | ${mdText(driftSentence(report.drift))} |`);
-  push('');
+  ];
+  if (report.layers) lines.push(`| Overlays | ${layersText(report.layers)} |`);
+  if (report.duplicatePeople?.length) lines.push(`| Same person? | ${duplicatePeopleText(report)} |`);
+  if (report.estimate) lines.push(`| Estimate | ${mdText(report.estimate.text)} |`);
+  if (report.drift) lines.push(`| Drift check | ${mdText(driftSentence(report.drift))} |`);
+  lines.push('');
+  return lines;
+}
 
-  // Counts by action × outcome (docs/reading-plans-and-reports.md, "Reports").
+/** The pairs that may be one person, by client_id and tier. */
+function duplicatePeopleText(report: RunReport): string {
+  const found = report.duplicatePeople ?? [];
+  // Client_ids and tiers only: the evidence holds names and emails, which stay in report.html.
+  const pairs = found.slice(0, MARKDOWN_LIMITS.changes).map((pair) => `${code(pair.a.clientId)} = ${code(pair.b.clientId)} (same ${pair.tier}${pair.pendingRename ? ', pending rename' : ''})`);
+  const total = report.duplicatePeopleFound ? report.duplicatePeopleFound.listed + report.duplicatePeopleFound.leftOut : found.length;
+  const more = total > pairs.length ? `, and ${total - pairs.length} more` : '';
+  return `${pairs.join(', ')}${more}`;
+}
+
+/** Counts by action × outcome (docs/reading-plans-and-reports.md, "Reports"). */
+function countsSection(report: RunReport): string[] {
   const outcomes = outcomesPresent(report);
-  push('### Counts', '', `| action | ${outcomes.join(' | ')} | total |`, `|---|${outcomes.map(() => '---:').join('|')}|---:|`);
+  const lines = ['### Counts', '', `| action | ${outcomes.join(' | ')} | total |`, `|---|${outcomes.map(() => '---:').join('|')}|---:|`];
   for (const action of ACTIONS) {
     const cells = outcomes.map((outcome) => String(countOf(report, action, outcome)));
-    push(`| ${ACTION_SYMBOL[action]} ${action} | ${cells.join(' | ')} | ${actionTotal(report, action)} |`);
+    lines.push(`| ${ACTION_SYMBOL[action]} ${action} | ${cells.join(' | ')} | ${actionTotal(report, action)} |`);
   }
-  push('');
+  lines.push('');
+  return lines;
+}
 
-  if (report.guards.length > 0) {
-    push('### Guards', '');
-    for (const guard of report.guards) {
-      const allow = guard.tripped && guard.allowWith ? ` To allow it: ${code(guard.allowWith)}` : '';
-      const state = guardState(guard);
-      push(`- ${state === 'tripped' ? '⛔ **tripped**' : state === 'warning' ? '⚠️ warning' : '✅ passed'} ${code(guard.guard)} — ${mdText(sentence(guard.message))}${allow}`);
-    }
-    push('');
+function guardsSection(report: RunReport): string[] {
+  if (report.guards.length === 0) return [];
+  const lines = ['### Guards', ''];
+  for (const guard of report.guards) {
+    const allow = guard.tripped && guard.allowWith ? ` To allow it: ${code(guard.allowWith)}` : '';
+    const state = guardState(guard);
+    lines.push(`- ${state === 'tripped' ? '⛔ **tripped**' : state === 'warning' ? '⚠️ warning' : '✅ passed'} ${code(guard.guard)} — ${mdText(sentence(guard.message))}${allow}`);
   }
+  lines.push('');
+  return lines;
+}
 
+function limiterSection(report: RunReport): string[] {
   const limiter = limiterSentence(report);
-  if (limiter) push('### Rate limiter', '', mdText(limiter), '');
+  return limiter ? ['### Rate limiter', '', mdText(limiter), ''] : [];
+}
 
+/** The first failures, with the service's status and error (e-mail-shaped text masked). */
+function failuresSection(report: RunReport): string[] {
   const failures = failedRecords(report);
-  if (failures.length > 0) {
-    const shown = failures.slice(0, MARKDOWN_LIMITS.failures);
-    push(
-      `### Failures (${shown.length < failures.length ? `first ${shown.length} of ` : ''}${failures.length})`,
-      '',
-      '| client_id | action | status | attempts | error |',
-      '|---|---|---:|---:|---|',
-    );
-    for (const record of shown) {
-      push(
-        `| ${code(record.clientId)} | ${record.action} | ${record.httpStatus ?? ''} | ${record.attempts ?? ''} | ${mdText(redactEmails(record.error ?? ''))} |`,
-      );
-    }
-    push('');
+  if (failures.length === 0) return [];
+  const shown = failures.slice(0, MARKDOWN_LIMITS.failures);
+  const lines = [
+    `### Failures (${shown.length < failures.length ? `first ${shown.length} of ` : ''}${failures.length})`,
+    '',
+    '| client_id | action | status | attempts | error |',
+    '|---|---|---:|---:|---|',
+  ];
+  for (const record of shown) {
+    lines.push(`| ${code(record.clientId)} | ${record.action} | ${record.httpStatus ?? ''} | ${record.attempts ?? ''} | ${mdText(redactEmails(record.error ?? ''))} |`);
   }
+  lines.push('');
+  return lines;
+}
 
+function clientIdChangesSection(report: RunReport): string[] {
   const idChanges = clientIdChanges(report);
-  if (idChanges.length > 0) {
-    push('### client_id changes (delete + create)', '');
-    for (const change of idChanges) push(`- ${code(change.from)} → ${code(change.to)}`);
-    push('');
-  }
+  if (idChanges.length === 0) return [];
+  return ['### client_id changes (delete + create)', '', ...idChanges.map((change) => `- ${code(change.from)} → ${code(change.to)}`), ''];
+}
 
+/** The first changed records, with the fields that changed (names only, never values). */
+function changesSection(report: RunReport): string[] {
   const changed = report.records.filter((record) => record.action !== 'noop');
+  if (changed.length === 0) return [];
   // Records report.json does not list (a large run) are in records.jsonl, and counted here.
   const changedTotal = changed.length + (report.recordsOmitted ?? 0);
-  if (changed.length > 0) {
-    const shown = changed.slice(0, MARKDOWN_LIMITS.changes);
-    push(`### Changes (${shown.length < changedTotal ? `first ${shown.length} of ` : ''}${changedTotal})`, '');
-    for (const record of shown) {
-      const fields = record.changes.map((change) => mdText(change.label || change.field)).join(', ');
-      const where = record.provenance ? ` at ${code(formatProvenance(record.provenance))}` : '';
-      push(
-        `- ${code(`${ACTION_SYMBOL[record.action]} ${record.clientId}`)} ${record.action} (${mdText(record.reason)}, ${record.outcome})${where}${fields ? `: ${fields}` : ''}`,
-      );
-    }
-    if (shown.length < changedTotal) push('', `Field-level detail for every record is in report.html and ${report.recordsFile ?? 'report.json'}.`);
-    push('');
+  const shown = changed.slice(0, MARKDOWN_LIMITS.changes);
+  const lines = [`### Changes (${shown.length < changedTotal ? `first ${shown.length} of ` : ''}${changedTotal})`, ''];
+  for (const record of shown) {
+    const fields = record.changes.map((change) => mdText(change.label || change.field)).join(', ');
+    const where = record.provenance ? ` at ${code(formatProvenance(record.provenance))}` : '';
+    lines.push(`- ${code(`${ACTION_SYMBOL[record.action]} ${record.clientId}`)} ${record.action} (${mdText(record.reason)}, ${record.outcome})${where}${fields ? `: ${fields}` : ''}`);
   }
+  if (shown.length < changedTotal) lines.push('', `Field-level detail for every record is in report.html and ${report.recordsFile ?? 'report.json'}.`);
+  lines.push('');
+  return lines;
+}
 
-  if (report.orphans.length > 0) {
-    push(
-      '### Orphans',
-      '',
-      `${report.orphans.length} owned record(s) are gone from the roster and were kept (upsert mode). They are listed, with their last-applied names, in report.html and report.json.`,
-      '',
-    );
-  }
+/** A count only: orphans are listed with their last-applied names, which stay out of this summary. */
+function orphansSection(report: RunReport): string[] {
+  if (report.orphans.length === 0) return [];
+  return [
+    '### Orphans',
+    '',
+    `${report.orphans.length} owned record(s) are gone from the roster and were kept (upsert mode). They are listed, with their last-applied names, in report.html and report.json.`,
+    '',
+  ];
+}
 
+/** A count only: rejected rows carry the roster's cells, which are in rejected.csv and report.html. */
+function rejectedSection(report: RunReport): string[] {
   const rejectedTotal = report.rejectedRows.length + report.rejectedRowsOmitted;
-  if (rejectedTotal > 0 || report.input.rejected > 0) {
-    push(
-      '### Rejected rows',
-      '',
-      `${Math.max(rejectedTotal, report.input.rejected)} row(s) rejected; see rejected.csv and report.html for every problem and how to fix it.`,
-      '',
-    );
-  }
+  if (rejectedTotal === 0 && report.input.rejected === 0) return [];
+  return ['### Rejected rows', '', `${Math.max(rejectedTotal, report.input.rejected)} row(s) rejected; see rejected.csv and report.html for every problem and how to fix it.`, ''];
+}
 
+function discardedSection(report: RunReport): string[] {
   const discarded = report.discardedRows ?? [];
-  if (discarded.length > 0) {
-    // Columns only: the values are personal data, listed in report.html.
-    push('### Discarded duplicate rows', '', '| row | client_id | kept row | not synced |', '| --- | --- | --- | --- |');
-    for (const row of discarded.slice(0, MARKDOWN_LIMITS.changes)) {
-      push(`| ${row.provenance.row} | ${mdText(row.clientId)} | ${row.keptRow} | ${mdText(Object.keys(row.notSynced).join(', ') || '-')} |`);
-    }
-    if (discarded.length > MARKDOWN_LIMITS.changes) push('', `${discarded.length - MARKDOWN_LIMITS.changes} more in report.html and report.json.`);
-    push('');
+  if (discarded.length === 0) return [];
+  // Columns only: the values are personal data, listed in report.html.
+  const lines = ['### Discarded duplicate rows', '', '| row | client_id | kept row | not synced |', '| --- | --- | --- | --- |'];
+  for (const row of discarded.slice(0, MARKDOWN_LIMITS.changes)) {
+    lines.push(`| ${row.provenance.row} | ${mdText(row.clientId)} | ${row.keptRow} | ${mdText(Object.keys(row.notSynced).join(', ') || '-')} |`);
   }
+  if (discarded.length > MARKDOWN_LIMITS.changes) lines.push('', `${discarded.length - MARKDOWN_LIMITS.changes} more in report.html and report.json.`);
+  lines.push('');
+  return lines;
+}
 
-  if (report.notes.length > 0) {
-    push('### Notes', '');
-    for (const note of report.notes) push(`- ${mdText(redactEmails(note))}`);
-    push('');
-  }
-
-  return `${lines.join('\n').trimEnd()}\n`;
+function notesSection(report: RunReport): string[] {
+  if (report.notes.length === 0) return [];
+  return ['### Notes', '', ...report.notes.map((note) => `- ${mdText(redactEmails(note))}`), ''];
 }
