@@ -92,7 +92,11 @@ async function buildParser(argv: string[], ctx: CommandContext): Promise<Argv> {
         });
       }
       if (invoked !== undefined && /^Not enough non-option arguments/.test(message ?? '')) throw missingArgument(positionals(argv));
-      throw error ?? new UserFacingError(message, { hint: 'Run the command with --help to see its options.' });
+      // yargs' own refusals (a `.check`, `.conflicts`, a missing option) are usage errors; any other
+      // error came from our code while parsing and keeps its own shape.
+      // (A `.check` that returns a sentence hands it over as the "error", a plain string.)
+      if (error instanceof Error && error.name !== 'YError') throw error;
+      throw new UserFacingError(message ?? (error instanceof Error ? error.message : String(error ?? 'the command line is not valid')), { hint: 'Run the command with --help to see its options.' });
     })
     .help()
     .alias('help', 'h');

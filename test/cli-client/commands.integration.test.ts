@@ -86,10 +86,13 @@ describe('rostersync author', () => {
     [['author', 'patch', '501', 'x', '--data-file', 'nope.json'], /cannot read --data-file/],
     [['author', 'get', '12x', 'x'], /group id "12x" is not a positive integer/],
     [['author', 'put', '501', 'x', '--data', '{}', '--data-file', 'f'], /mutually exclusive/],
+    // A check of the options (yargs `.check`) is a usage error too, not "a bug in rostersync".
+    [['state', 'import', 'pipelines/reviewers.yaml'], /give --file \(client_ids to adopt\) or --jsonl \(a state export\)/],
   ])('refuses bad input %j with exit 1', async (argv, message) => {
     const { code, stderr } = await run(argv, env, dir);
     expect(code).toBe(EXIT.usage);
     expect(stderr).toMatch(message);
+    expect(stderr).not.toMatch(/unexpected failure|a bug in rostersync/);
   });
 
   it('an unknown custom field is refused before any write, exit 1', async () => {
