@@ -192,6 +192,14 @@ describe('buildPlan', () => {
       ['new-id', 'create', 'client_id_changed', 'old-id'],
       ['old-id', 'delete', 'client_id_changed', 'new-id'],
     ]);
+    // A code and its data: report/ writes the sentence.
+    expect(result.notes).toEqual([{ code: 'client_id_changed', from: 'old-id', to: 'new-id', sameBy: 'orcid', deleted: true }]);
+  });
+
+  it('in upsert mode notes a changed client_id whose old record stays', () => {
+    const result = plan({ desired: [record('new-id', { name: 'Marie', emails: ['M@x.org'] })], owned: { 'old-id': { name: 'Marie', emails: ['m@x.org'] } }, mode: 'upsert' });
+    expect(result.orphans).toEqual(['old-id']);
+    expect(result.notes).toEqual([{ code: 'client_id_changed', from: 'old-id', to: 'new-id', sameBy: 'email', deleted: false }]);
   });
 
   it('estimates calls and time at the configured rate', () => {
