@@ -4,12 +4,15 @@
  */
 import type { FieldValue } from '../mapping/types.js';
 import type { Provenance } from '../sources/types.js';
-import { recordChangeOf } from '../plan/types.js';
+import { planItemSchema, recordChangeOf } from '../plan/types.js';
 import type { CountedAction, PlanAction, RecordEntry, RecordOutcome, RunReport } from './types.js';
 
 /** The rows of the counts: a replace is counted as an update (`countedAs`). */
 export const ACTIONS: readonly CountedAction[] = ['create', 'update', 'delete', 'noop'];
 export const OUTCOMES: readonly RecordOutcome[] = ['planned', 'done', 'failed', 'skipped'];
+
+/** The actions a listed record can have (the filter of report.html offers them). */
+export const RECORD_ACTIONS = planItemSchema.shape.action.options;
 
 /** Terraform-style symbols for the closed set of actions. */
 export const ACTION_SYMBOL: Record<PlanAction, string> = { create: '+', update: '~', replace: '~', delete: '-', noop: '=' };
