@@ -29,7 +29,7 @@ import { identityChangesOf } from '../plan/identity-changes.js';
 import { DuplicatePeopleFinder } from '../mapping/duplicate-people.js';
 import { checkBinding, GONE_GROUP_META } from '../state/binding.js';
 import type { StateBackend } from '../state/backend.js';
-import { foreignReason, ownMissing } from '../plan/ownership.js';
+import { foreignReason, ownMissing, type ForeignReason } from '../plan/ownership.js';
 import { unfinishedAsMissing } from '../plan/unfinished.js';
 import { guardInputOf } from '../plan/guards.js';
 import { driftCheckSkippedNote, driftNote, foreignNote, REFRESH_WITHOUT_GROUP_NOTE } from '../report/run-notes.js';
@@ -140,7 +140,7 @@ export async function gatherPlanInput(input: {
   const replacing = new Set<DesiredRecord>();
   // One owner per record: rows outside this pipeline's declared prefixes, or whose client_id
   // another pipeline sharing the group claims, are neither written nor (being in the roster) deleted.
-  const foreign = new Map<string, string>();
+  const foreign = new Map<string, ForeignReason>();
   const shared = groupId !== null && binding.sharedWith.length > 0 ? { baseUrl: request.baseUrl, groupId } : null;
   // Identities of the mapped rows, and which of them the inventory lacks: the same person twice.
   const people = new DuplicatePeopleFinder();

@@ -7,6 +7,8 @@ import { evaluateGuards, type GuardInput } from '../../src/plan/guards.js';
 import { judgeRejects } from '../../src/plan/rejects-tolerance.js';
 import { guardMessage, planNoteText, refusalMessage, rejectsVerdict, reportedGuard } from '../../src/report/plan-text.js';
 import { maskText } from '../../src/report/mask.js';
+import { foreignReason } from '../../src/plan/ownership.js';
+import { foreignNote } from '../../src/report/run-notes.js';
 
 const guards = { max_deletes: 50, max_delete_percent: 10, max_source_drop_percent: 50, max_identity_changes: 10, max_identity_change_percent: 5 };
 const base: GuardInput = { guards, deletes: 0, ownedCount: 200, validCount: 200, previousValidCount: null, inventoryMissing: false, allow: {} };
@@ -94,5 +96,15 @@ describe('plan notes', () => {
     expect(planNoteText({ code: 'client_id_changed', from: 'p1', to: 'legacy-1', sameBy: 'email', deleted: false })).toBe(
       'client_id changed: p1 → legacy-1 (same email); planned as a create, the old record stays as an orphan.',
     );
+  });
+});
+
+describe('records left alone as another pipeline\'s', () => {
+  it('names each with why: claimed by another pipeline, or outside the client_id prefixes', () => {
+    const foreign = new Map([foreignReason('a-1', 'other', 'this', null), foreignReason('b-2', undefined, 'this', ['A-', 'C-'])].map((why, i) => [['a-1', 'b-2'][i]!, why!]));
+    expect(foreignNote(foreign)).toBe(`2 client_ids left alone, as another pipeline owns them: a-1 (claimed by pipeline "other"), b-2 (outside this pipeline's client_id prefixes (A-, C-)).`);
+    expect(foreignReason('a-1', 'other', 'this', null)).toEqual({ code: 'claimed', owner: 'other' });
+    expect(foreignReason('b-2', undefined, 'this', ['A-'])).toEqual({ code: 'outside_prefixes', prefixes: ['A-'] });
+    expect(foreignReason('A-3', 'this', 'this', ['A-'])).toBeUndefined();
   });
 });
