@@ -5,19 +5,19 @@
  */
 import { personal } from '../personal-data/personal-text.js';
 import type { RejectsJudgement } from '../plan/rejects-tolerance.js';
-import type { GuardCode, GuardFinding, GuardResult, PlanNote } from '../plan/types.js';
-
-/** A guard's result as the report carries it: the finding's code (for tools), and its sentence. */
-export interface ReportedGuard {
-  guard: GuardResult['guard'];
-  code: GuardCode;
-  tripped: boolean;
-  message: string;
-  allowWith?: string;
-}
+import type { GuardFinding, GuardResult, PlanNote } from '../plan/types.js';
+import type { ReportedGuard } from './types.js';
 
 export function reportedGuard(result: GuardResult): ReportedGuard {
   return { guard: result.guard, code: result.found.code, tripped: result.tripped, message: guardMessage(result.found), ...(result.allowWith !== undefined ? { allowWith: result.allowWith } : {}) };
+}
+
+/** The message of a run the guards refused: each tripped guard, what it found and the flag that allows it. */
+export function refusalMessage(guards: readonly GuardResult[]): string {
+  return guards
+    .filter((g) => g.tripped)
+    .map((g) => `${g.guard}: ${guardMessage(g.found)} Allow with ${g.allowWith}.`)
+    .join(' ');
 }
 
 const plural = (count: number, one: string, many: string): string => (count === 1 ? one : many);
@@ -76,12 +76,4 @@ function rejectedFigures(rejected: number, considered: number, percent: number):
 
 function rejectsLimits(maxCount: number | undefined, maxPercent: number | undefined): string {
   return [maxCount !== undefined ? `at most ${maxCount} ${plural(maxCount, 'row', 'rows')}` : undefined, maxPercent !== undefined ? `${maxPercent}%` : undefined].filter(Boolean).join(', ');
-}
-
-/** The message of a run the guards refused: each tripped guard, what it found and the flag that allows it. */
-export function refusalMessage(guards: readonly GuardResult[]): string {
-  return guards
-    .filter((g) => g.tripped)
-    .map((g) => `${g.guard}: ${guardMessage(g.found)} Allow with ${g.allowWith}.`)
-    .join(' ');
 }

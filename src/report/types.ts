@@ -3,19 +3,28 @@
  * verbatim; `report.md`, `report.html` and the console summary are renderings of it.
  */
 import type { DiscardedRow, FilteredRow, RejectedRow } from '../mapping/types.js';
-import type { FieldChange, PlanAction, RecordChange, RecordOutcome } from '../plan/types.js';
-import type { ReportedGuard } from './plan-text.js';
+import type { FieldChange, GuardCode, GuardResult, PlanAction, RecordChange, RecordOutcome } from '../plan/types.js';
 import type { Provenance } from '../sources/types.js';
 import type { DuplicatePair, DuplicatePeopleFound } from '../mapping/duplicate-people.js';
 
 // The plan owns its vocabulary; the report carries it.
-export type { FieldChange, PlanAction, RecordOutcome, ReportedGuard };
+export type { FieldChange, PlanAction, RecordOutcome };
 
 /**
  * The kinds of change the counts keep (and the state's run history with them): a replace is
  * counted as an update, the record it rewrites being one that exists.
  */
 export type CountedAction = RecordChange | 'noop';
+
+/** A guard's result as the report carries it: the finding's code (for tools) and its sentence (report/plan-text.ts). */
+export interface ReportedGuard {
+  guard: GuardResult['guard'];
+  code: GuardCode;
+  tripped: boolean;
+  message: string;
+  /** The exact flag or setting that would allow the run. */
+  allowWith?: string;
+}
 
 export interface RecordEntry {
   clientId: string;
