@@ -107,7 +107,7 @@ export const planItemSchema = z.strictObject({
   clientId: z.string().min(1),
   action: planActionSchema.exclude(['noop']),
   reason: planReasonSchema,
-  /** Request body: the full record for create / full update, only changed fields for partial update. */
+  /** Request body: the full record for a create or a replace, only the changed fields for an update. */
   body: fieldsSchema.optional(),
   /**
    * Create-if-absent, for a client_id the pipeline does not own in a group it did not create: a
