@@ -40,7 +40,7 @@ export type { MappingFile } from './mapping/schema.js';
 // ---- runs
 export type { RunOptions, RunResult } from './sync/options.js';
 export type { ValidatePipelineOptions, ValidationResult } from './sync/validate.js';
-export type { RunReport, RecordEntry, FieldChange, GuardResult, PlanAction, RecordOutcome } from './report/types.js';
+export type { RunReport, RecordEntry, FieldChange, ReportedGuard as GuardResult, PlanAction, RecordOutcome } from './report/types.js';
 export type { Plan, PlanItem } from './plan/types.js';
 export { EXIT, UserFacingError } from './errors/user-facing-error.js';
 export type { ExitCode } from './errors/user-facing-error.js';

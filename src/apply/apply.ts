@@ -10,7 +10,7 @@
  */
 import { NotFoundError, ServiceError } from '../client/errors.js';
 import { EXIT, UserFacingError } from '../errors/user-facing-error.js';
-import type { Fields, Plan, PlanItem } from '../plan/types.js';
+import { recordChangeOf, type Fields, type Plan, type PlanItem } from '../plan/types.js';
 import { DONE_FIRST_TIME, type ApplyResult, type ItemOutcome, type Overwritten } from '../plan/outcomes.js';
 import { isEmptyValue } from '../plan/build.js';
 import type { RowKeyRepairs } from '../plan/row-key-repairs.js';
@@ -85,14 +85,61 @@ export interface ApplyOptions {
 }
 
 export async function writePlan(options: ApplyOptions): Promise<ApplyResult> {
-  const { plan, store, runId } = options;
-  const now = options.now ?? Date.now;
-  const unavailableLimit = options.unavailableLimit ?? Math.max(5, options.concurrency * 2);
-  const outcomes = new Map<string, ItemOutcome>();
-  let stopped: ApplyResult['stopped'];
-  let consecutiveUnavailable = 0;
-  const writer = groupAware(options.writer, options.groupId);
+  const { plan } = options;
+  storeRepairs(options);
+  // Where every write goes, journaled with it: a revert acts there or refuses (src/sync/revert.ts).
+  const bound = options.store.identity();
+  const run: ApplyRun = {
+    options,
+    writer: groupAware(options.writer, options.groupId),
+    now: options.now ?? Date.now,
+    unavailableLimit: options.unavailableLimit ?? Math.max(5, options.concurrency * 2),
+    target: bound.baseUrl !== null ? { baseUrl: bound.baseUrl, groupId: options.groupId } : null,
+    outcomes: new Map(),
+    stopped: undefined,
+    consecutiveUnavailable: 0,
+  };
 
+  // Creates and updates first (the new records, read a page at a time, then the plan's other
+  // writes), then deletes; deletes wait for the first phase to finish so a stop never leaves
+  // deletes done and their replacements undone.
+  let newRecordsReached = 0;
+  const writePages = function* (): Generator<WritePage> {
+    for (const page of plan.newRecords?.pages() ?? []) yield { items: page, newRecords: true };
+    yield { items: plan.items.filter((i) => i.action !== 'delete'), newRecords: false };
+  };
+  await runWorkers(run, writePages(), (item, newRecord) => {
+    if (newRecord) newRecordsReached += 1;
+    return run.outcomes.has(item.clientId) ? undefined : writeOne(run, item, newRecord);
+  });
+  if (!run.stopped) {
+    const deletes = plan.items.filter((i) => i.action === 'delete');
+    holdUnpairedDeletes(run, deletes);
+    await runWorkers(run, [{ items: deletes, newRecords: false }], (item) => (run.outcomes.has(item.clientId) ? undefined : writeOne(run, item, false)));
+  }
+  return { outcomes: run.outcomes, newRecordsReached, ...(run.stopped ? { stopped: run.stopped } : {}) };
+}
+
+/** One apply under way: what it was given, and what it has found so far. */
+interface ApplyRun {
+  readonly options: ApplyOptions;
+  readonly writer: RecordWriter;
+  readonly now: () => number;
+  readonly unavailableLimit: number;
+  /** The service and group every write is journaled with; null for a state bound to no service. */
+  readonly target: { baseUrl: string; groupId: number } | null;
+  readonly outcomes: Map<string, ItemOutcome>;
+  stopped: ApplyResult['stopped'];
+  consecutiveUnavailable: number;
+}
+
+interface WritePage {
+  items: readonly PlanItem[];
+  newRecords: boolean;
+}
+
+/** The inventory corrections that need no call, and the row keys to store, before any write. */
+function storeRepairs({ plan, store, runId, rowKeys }: ApplyOptions): void {
   // The keys this apply stores are salted so: the next plan with the same salt loads them.
   if (plan.rowKeySalt !== undefined) store.setRowKeySalt(plan.rowKeySalt);
   for (const repair of plan.stateRepairs) {
@@ -100,159 +147,154 @@ export async function writePlan(options: ApplyOptions): Promise<ApplyResult> {
   }
   store.setRowKeys(plan.stateRepairs.flatMap(({ clientId, rowKey, hash }) => (rowKey !== undefined ? [{ clientId, rowKey, hash }] : [])));
   // Read a page at a time: after a mapping change there is a repair for every record.
-  if (options.rowKeys) store.setRowKeyPages(options.rowKeys.read(), options.rowKeys.added);
+  if (rowKeys) store.setRowKeyPages(rowKeys.read(), rowKeys.added);
+}
 
-  const stopNow = (): boolean => {
-    if (stopped) return true;
-    if (options.signal?.aborted && options.signal.reason instanceof LockLostError) {
-      stopped = { reason: 'lock_lost', message: `${options.signal.reason.message}: calls in flight finished, no new call was started; the rest is left for the next run`, exitCode: EXIT.partial };
-    } else if (options.signal?.aborted) {
-      stopped = { reason: 'interrupted', message: 'stopped by a signal: calls in flight finished, the rest is left for the next run', exitCode: EXIT.interrupted };
-    } else if (options.deadline !== undefined && now() >= options.deadline) {
-      stopped = { reason: 'deadline', message: 'reached --max-duration: the rest is left for the next run', exitCode: EXIT.ok };
-    }
-    return stopped !== undefined;
-  };
-
-  // Where every write goes, journaled with it: a revert acts there or refuses (src/sync/revert.ts).
-  const bound = store.identity();
-  const target = bound.baseUrl !== null ? { baseUrl: bound.baseUrl, groupId: options.groupId } : null;
-
-  const runOne = async (item: PlanItem, newRecord: boolean): Promise<void> => {
-    let journalId: number | undefined;
-    let outcome: ItemOutcome;
-    let attempts = 1;
-    const write: WriteOptions = { onSucceeded: (count) => (attempts = count) };
-    try {
-      // Read first when the write needs it; journaled after the read, before the write: a run
-      // stopped during the read wrote nothing and journals nothing.
-      const prepared = await prepareWrite(writer, options.groupId, item, write);
-      // The values the write changes, kept for `rostersync revert` (src/apply/undo-record.ts).
-      journalId = store.journalSent(runId, item.clientId, item.action, JSON.stringify(prepared.undo), target);
-      const { sent, kept, overwritten } = await prepared.send();
-      outcome =
-        attempts === 1 && sent === 'written' && kept.length === 0
-          ? DONE_FIRST_TIME
-          : {
-              outcome: 'done',
-              httpStatus: 200,
-              attempts,
-              ...(sent === 'recreated' ? { recreated: true } : sent === 'adopted' ? { adopted: true } : {}),
-              ...(kept.length > 0 ? { kept } : {}),
-              ...(overwritten?.length ? { overwritten } : {}),
-            };
-      consecutiveUnavailable = 0;
-      if (item.action === 'delete') store.recordDeleted({ journalId, clientId: item.clientId, status: 200, attempts });
-      else {
-        const undo = undoRecordAfter(item, outcome);
-        store.recordApplied({ journalId, clientId: item.clientId, ...item.desired!, runId, sourceRow: item.provenance?.row ?? null, status: 200, attempts, ...(undo ? { undoJson: JSON.stringify(undo) } : {}) });
-      }
-    } catch (error) {
-      const service = error instanceof ServiceError ? error : undefined;
-      const tries = service?.attempts ?? 1;
-      const message = error instanceof Error ? error.message : String(error);
-      if (error instanceof GroupGoneError) {
-        // Said once for the run (the stop message), not as one 404 per record.
-        outcome = { outcome: 'skipped', httpStatus: 404, attempts: tries, error: `not written: ${error.message}` };
-        if (journalId !== undefined) store.journalFailed(journalId, 404, error.message, tries);
-        stopped ??= {
-          reason: 'group_gone',
-          message:
-            `group ${error.groupId} no longer exists in the service (deleted in its user interface?); nothing more was written. ` +
-            'Point the pipeline at an existing group: `target.group_id` in the pipeline file, or ' +
-            '`rostersync state set-group <pipeline> <id>` for a pipeline that creates its group',
-          exitCode: EXIT.partial,
-        };
-      } else if (item.action === 'delete' && error instanceof NotFoundError && journalId !== undefined) {
-        // Already gone (deleted in the UI, or a repeat after a crash): the goal is reached.
-        outcome = { outcome: 'done', httpStatus: 404, attempts: tries };
-        store.recordDeleted({ journalId, clientId: item.clientId, status: 404, attempts: tries });
-      } else {
-        outcome = { outcome: 'failed', ...(service?.status ? { httpStatus: service.status } : {}), attempts: tries, error: message };
-        // A read that failed sent no write: nothing to journal.
-        if (journalId !== undefined) store.journalFailed(journalId, service?.status ?? null, message, tries);
-        const exitCode = error instanceof UserFacingError ? error.exitCode : undefined;
-        if (exitCode === EXIT.auth && !stopped) {
-          stopped = { reason: 'auth', message: `the service refused the key or the plan: ${message}`, exitCode: EXIT.auth };
-        } else if (exitCode === EXIT.unavailable) {
-          consecutiveUnavailable += 1;
-          if (consecutiveUnavailable >= unavailableLimit && !stopped) {
-            stopped = { reason: 'unavailable', message: `the service kept failing (${consecutiveUnavailable} calls in a row past the retry budget): ${message}`, exitCode: EXIT.unavailable };
-          }
-        }
-      }
-    }
-    // A new record done first time is told by its place (outcomeOf): a million entries otherwise.
-    if (!newRecord || outcome !== DONE_FIRST_TIME) outcomes.set(item.clientId, outcome);
-    options.onOutcome?.(item, outcome);
-  };
-
-  // One owner per record: a client_id is claimed for this pipeline before it is first written, a
-  // page at a time. One that another pipeline sharing the state claimed since planning is not written.
-  const claim = (page: readonly PlanItem[]): void => {
-    if (bound.baseUrl === null) return;
-    const creates = page.filter((i) => i.action === 'create').map((i) => i.clientId);
-    if (creates.length === 0) return;
-    for (const [clientId, owner] of store.claim({ baseUrl: bound.baseUrl, groupId: options.groupId }, creates)) {
-      const refused: ItemOutcome = { outcome: 'failed', error: `not written: pipeline "${owner}" owns this record (it claimed it in the shared state)` };
-      outcomes.set(clientId, refused);
-    }
-  };
-
-  // Creates and updates first (the new records, read a page at a time, then the plan's other
-  // writes), then deletes; deletes wait for the first phase to finish so a stop never leaves
-  // deletes done and their replacements undone.
-  let newRecordsReached = 0;
-  const writePages = function* (): Generator<{ items: readonly PlanItem[]; newRecords: boolean }> {
-    for (const page of plan.newRecords?.pages() ?? []) yield { items: page, newRecords: true };
-    yield { items: plan.items.filter((i) => i.action !== 'delete'), newRecords: false };
-  };
-  await runWorkers(writePages(), (item, newRecord) => {
-    if (newRecord) newRecordsReached += 1;
-    return outcomes.has(item.clientId) ? undefined : runOne(item, newRecord);
-  });
-  if (!stopped) {
-    const deletes = plan.items.filter((i) => i.action === 'delete');
-    // A delete paired with a create (a changed client_id) waits until its replacement exists:
-    // otherwise a failed create would leave the person out of the group until the next run.
-    for (const item of deletes) {
-      if (item.pairedWith !== undefined && outcomes.get(item.pairedWith)?.outcome === 'failed') {
-        const skipped: ItemOutcome = { outcome: 'skipped', error: `not deleted: the create of ${item.pairedWith} that replaces it failed; retried on the next run` };
-        outcomes.set(item.clientId, skipped);
-        options.onOutcome?.(item, skipped);
-      }
-    }
-    await runWorkers([{ items: deletes, newRecords: false }], (item) => (outcomes.has(item.clientId) ? undefined : runOne(item, false)));
+/** Whether the run must start no new call: stopped already, by a signal, a lost lock or the deadline. */
+function stopNow(run: ApplyRun): boolean {
+  if (run.stopped) return true;
+  const { signal, deadline } = run.options;
+  if (signal?.aborted && signal.reason instanceof LockLostError) {
+    run.stopped = { reason: 'lock_lost', message: `${signal.reason.message}: calls in flight finished, no new call was started; the rest is left for the next run`, exitCode: EXIT.partial };
+  } else if (signal?.aborted) {
+    run.stopped = { reason: 'interrupted', message: 'stopped by a signal: calls in flight finished, the rest is left for the next run', exitCode: EXIT.interrupted };
+  } else if (deadline !== undefined && run.now() >= deadline) {
+    run.stopped = { reason: 'deadline', message: 'reached --max-duration: the rest is left for the next run', exitCode: EXIT.ok };
   }
-  return { outcomes, newRecordsReached, ...(stopped ? { stopped } : {}) };
+  return run.stopped !== undefined;
+}
 
-  /**
-   * `concurrency` workers taking the items in order, page after page (each page claimed as it is
-   * read), until they run out or the run stops. `take` is called for every item reached.
-   */
-  async function runWorkers(pages: Iterable<{ items: readonly PlanItem[]; newRecords: boolean }>, take: (item: PlanItem, newRecord: boolean) => Promise<void> | undefined): Promise<void> {
-    const source = pages[Symbol.iterator]();
-    let page: { items: readonly PlanItem[]; newRecords: boolean } = { items: [], newRecords: false };
-    let next = 0;
-    const nextItem = (): PlanItem | undefined => {
-      while (next >= page.items.length) {
-        const read = source.next();
-        if (read.done) return undefined;
-        page = read.value;
-        next = 0;
-        claim(page.items);
-      }
-      return page.items[next++];
-    };
-    const worker = async () => {
-      while (!stopNow()) {
-        const item = nextItem();
-        if (item === undefined) return;
-        await take(item, page.newRecords);
-      }
-    };
-    await Promise.all(Array.from({ length: Math.max(1, options.concurrency) }, worker));
+/** Writes one item: journaled before its call, the inventory updated with its outcome. */
+async function writeOne(run: ApplyRun, item: PlanItem, newRecord: boolean): Promise<void> {
+  const { store, runId, groupId } = run.options;
+  let journalId: number | undefined;
+  let outcome: ItemOutcome;
+  let attempts = 1;
+  const write: WriteOptions = { onSucceeded: (count) => (attempts = count) };
+  try {
+    // Read first when the write needs it; journaled after the read, before the write: a run
+    // stopped during the read wrote nothing and journals nothing.
+    const prepared = await prepareWrite(run.writer, groupId, item, write);
+    // The values the write changes, kept for `rostersync revert` (src/apply/undo-record.ts).
+    journalId = store.journalSent(runId, item.clientId, recordChangeOf(item.action), JSON.stringify(prepared.undo), run.target);
+    const { sent, kept, overwritten } = await prepared.send();
+    outcome =
+      attempts === 1 && sent === 'written' && kept.length === 0
+        ? DONE_FIRST_TIME
+        : {
+            outcome: 'done',
+            httpStatus: 200,
+            attempts,
+            ...(sent === 'recreated' ? { recreated: true } : sent === 'adopted' ? { adopted: true } : {}),
+            ...(kept.length > 0 ? { kept } : {}),
+            ...(overwritten?.length ? { overwritten } : {}),
+          };
+    run.consecutiveUnavailable = 0;
+    if (item.action === 'delete') store.recordDeleted({ journalId, clientId: item.clientId, status: 200, attempts });
+    else {
+      const undo = undoRecordAfter(item, outcome);
+      store.recordApplied({ journalId, clientId: item.clientId, ...item.desired!, runId, sourceRow: item.provenance?.row ?? null, status: 200, attempts, ...(undo ? { undoJson: JSON.stringify(undo) } : {}) });
+    }
+  } catch (error) {
+    outcome = failedWrite(run, item, error, journalId);
   }
+  // A new record done first time is told by its place (outcomeOf): a million entries otherwise.
+  if (!newRecord || outcome !== DONE_FIRST_TIME) run.outcomes.set(item.clientId, outcome);
+  run.options.onOutcome?.(item, outcome);
+}
+
+/** The outcome of a write that threw, journaled; stops the run when the error says the rest would fail too. */
+function failedWrite(run: ApplyRun, item: PlanItem, error: unknown, journalId: number | undefined): ItemOutcome {
+  const { store } = run.options;
+  const service = error instanceof ServiceError ? error : undefined;
+  const tries = service?.attempts ?? 1;
+  const message = error instanceof Error ? error.message : String(error);
+  if (error instanceof GroupGoneError) {
+    if (journalId !== undefined) store.journalFailed(journalId, 404, error.message, tries);
+    // Said once for the run (the stop message), not as one 404 per record.
+    run.stopped ??= {
+      reason: 'group_gone',
+      message:
+        `group ${error.groupId} no longer exists in the service (deleted in its user interface?); nothing more was written. ` +
+        'Point the pipeline at an existing group: `target.group_id` in the pipeline file, or ' +
+        '`rostersync state set-group <pipeline> <id>` for a pipeline that creates its group',
+      exitCode: EXIT.partial,
+    };
+    return { outcome: 'skipped', httpStatus: 404, attempts: tries, error: `not written: ${error.message}` };
+  }
+  if (item.action === 'delete' && error instanceof NotFoundError && journalId !== undefined) {
+    // Already gone (deleted in the UI, or a repeat after a crash): the goal is reached.
+    store.recordDeleted({ journalId, clientId: item.clientId, status: 404, attempts: tries });
+    return { outcome: 'done', httpStatus: 404, attempts: tries };
+  }
+  // A read that failed sent no write: nothing to journal.
+  if (journalId !== undefined) store.journalFailed(journalId, service?.status ?? null, message, tries);
+  const exitCode = error instanceof UserFacingError ? error.exitCode : undefined;
+  if (exitCode === EXIT.auth && !run.stopped) {
+    run.stopped = { reason: 'auth', message: `the service refused the key or the plan: ${message}`, exitCode: EXIT.auth };
+  } else if (exitCode === EXIT.unavailable) {
+    run.consecutiveUnavailable += 1;
+    if (run.consecutiveUnavailable >= run.unavailableLimit && !run.stopped) {
+      run.stopped = { reason: 'unavailable', message: `the service kept failing (${run.consecutiveUnavailable} calls in a row past the retry budget): ${message}`, exitCode: EXIT.unavailable };
+    }
+  }
+  return { outcome: 'failed', ...(service?.status ? { httpStatus: service.status } : {}), attempts: tries, error: message };
+}
+
+/**
+ * One owner per record: a client_id is claimed for this pipeline before it is first written, a
+ * page at a time. One that another pipeline sharing the state claimed since planning is not written.
+ */
+function claimCreates(run: ApplyRun, page: readonly PlanItem[]): void {
+  const { target } = run;
+  if (target === null) return;
+  const creates = page.filter((i) => i.action === 'create').map((i) => i.clientId);
+  if (creates.length === 0) return;
+  for (const [clientId, owner] of run.options.store.claim(target, creates)) {
+    run.outcomes.set(clientId, { outcome: 'failed', error: `not written: pipeline "${owner}" owns this record (it claimed it in the shared state)` });
+  }
+}
+
+/**
+ * A delete paired with a create (a changed client_id) waits until its replacement exists:
+ * otherwise a failed create would leave the person out of the group until the next run.
+ */
+function holdUnpairedDeletes(run: ApplyRun, deletes: readonly PlanItem[]): void {
+  for (const item of deletes) {
+    if (item.pairedWith !== undefined && run.outcomes.get(item.pairedWith)?.outcome === 'failed') {
+      const skipped: ItemOutcome = { outcome: 'skipped', error: `not deleted: the create of ${item.pairedWith} that replaces it failed; retried on the next run` };
+      run.outcomes.set(item.clientId, skipped);
+      run.options.onOutcome?.(item, skipped);
+    }
+  }
+}
+
+/**
+ * `concurrency` workers taking the items in order, page after page (each page claimed as it is
+ * read), until they run out or the run stops. `take` is called for every item reached.
+ */
+async function runWorkers(run: ApplyRun, pages: Iterable<WritePage>, take: (item: PlanItem, newRecord: boolean) => Promise<void> | undefined): Promise<void> {
+  const source = pages[Symbol.iterator]();
+  let page: WritePage = { items: [], newRecords: false };
+  let next = 0;
+  const nextItem = (): PlanItem | undefined => {
+    while (next >= page.items.length) {
+      const read = source.next();
+      if (read.done) return undefined;
+      page = read.value;
+      next = 0;
+      claimCreates(run, page.items);
+    }
+    return page.items[next++];
+  };
+  const worker = async () => {
+    while (!stopNow(run)) {
+      const item = nextItem();
+      if (item === undefined) return;
+      await take(item, page.newRecords);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.max(1, run.options.concurrency) }, worker));
 }
 
 /** A write ready to send, with the undo record to journal before it. */
@@ -271,7 +313,7 @@ interface PreparedWrite {
  * the values it replaced are returned for the report (a name typed in the UI, say).
  */
 async function prepareWrite(writer: RecordWriter, groupId: number, item: PlanItem, write: WriteOptions): Promise<PreparedWrite> {
-  const ifEmpty = item.replace ? [] : (item.ifEmpty ?? []);
+  const ifEmpty = item.action === 'replace' ? [] : (item.ifEmpty ?? []);
   const read = item.held === undefined && ((item.action === 'create' && item.ifAbsent === true) || ifEmpty.length > 0 || item.readFirst === true);
   if (item.held === undefined && !read) return { undo: undoRecordOf(item), send: async () => ({ sent: await sendWhole(writer, groupId, item, write), kept: [] }) };
   const held = item.held !== undefined ? item.held : await readRecord(writer, groupId, item.clientId);
@@ -281,7 +323,7 @@ async function prepareWrite(writer: RecordWriter, groupId: number, item: PlanIte
     const body = item.action === 'create' && item.body ? item.body : fullBody(item);
     return { undo: undoRecordFromRead(item, null, body, true), send: async () => (await writer.putAuthor(groupId, item.clientId, body, write), { sent: item.action === 'create' ? 'written' : 'recreated', kept: [] }) };
   }
-  if (item.replace) return { undo: undoRecordFromRead(item, held, item.body ?? {}, true), send: async () => ({ sent: await sendWhole(writer, groupId, item, write), kept: [] }) };
+  if (item.action === 'replace') return { undo: undoRecordFromRead(item, held, item.body ?? {}, true), send: async () => ({ sent: await sendWhole(writer, groupId, item, write), kept: [] }) };
   const kept = ifEmpty.filter((field) => !isEmptyValue(held[field] as Fields[string] | undefined));
   const body = Object.fromEntries(Object.entries(item.action === 'create' ? managedFields(item) : (item.body ?? {})).filter(([field]) => !kept.includes(field)));
   return {
@@ -317,11 +359,10 @@ async function sendWhole(writer: RecordWriter, groupId: number, item: PlanItem, 
     case 'delete':
       await writer.deleteAuthor(groupId, item.clientId, write);
       return 'written';
+    case 'replace':
+      await writer.putAuthor(groupId, item.clientId, item.body ?? {}, write);
+      return 'written';
     case 'update':
-      if (item.replace) {
-        await writer.putAuthor(groupId, item.clientId, item.body ?? {}, write);
-        return 'written';
-      }
       try {
         await writer.patchAuthor(groupId, item.clientId, item.body ?? {}, write);
         return 'written';

@@ -64,8 +64,10 @@ export function undoRecordOf(item: PlanItem): UndoRecord {
       return { v: UNDO_FORMAT, before: null, after: sentWhole(item.body ?? desired), whole: true };
     case 'delete':
       return { v: UNDO_FORMAT, before: Object.fromEntries(previous), after: null, from };
-    case 'update': {
-      const sent = item.replace ? item.changes.filter((change) => !change.kept).map((change) => change.field) : Object.keys(item.body ?? {});
+    case 'update':
+    case 'replace': {
+      // A replace sends every field, but only the changed ones take another value.
+      const sent = item.action === 'replace' ? item.changes.filter((change) => !change.kept).map((change) => change.field) : Object.keys(item.body ?? {});
       return { v: UNDO_FORMAT, before: Object.fromEntries(sent.map((field) => [field, previous.get(field) ?? null])), after: Object.fromEntries(sent.map((field) => [field, desired[field] ?? null])), from };
     }
   }

@@ -5,7 +5,8 @@
  * roster value. Counts are the report's own (`report.counts`, `report.input`, `report.limiter`,
  * `report.drift`), so the file and the report cannot disagree.
  */
-import { guardResultSchema, planActionSchema, recordOutcomeSchema } from '../plan/types.js';
+import { guardResultSchema, recordOutcomeSchema } from '../plan/types.js';
+import { ACTIONS } from '../report/format.js';
 import type { RunReport } from '../report/types.js';
 
 export type MetricType = 'gauge' | 'counter';
@@ -76,7 +77,8 @@ export function runSeries(report: RunReport, previous: { lastSuccessSeconds?: nu
   add('rostersync_last_run_duration_seconds', report.durationMs / 1000);
   const lastSuccess = isSuccess(report) ? finished : previous.lastSuccessSeconds;
   if (lastSuccess !== undefined) add(LAST_SUCCESS, lastSuccess);
-  for (const action of planActionSchema.options) {
+  // By the report's counts: a replace is counted as an update.
+  for (const action of ACTIONS) {
     for (const outcome of recordOutcomeSchema.options) add('rostersync_last_run_records', report.counts[action]?.[outcome] ?? 0, { action, outcome });
   }
   for (const kind of ROW_KINDS) add('rostersync_last_run_rows', report.input[ROW_KEY[kind]], { kind });

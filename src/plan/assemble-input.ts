@@ -18,7 +18,7 @@ import type { Classification } from './classify.js';
 import { guardInputOf, type GuardAllowances } from './guards.js';
 import { identityChangesOf } from './identity-changes.js';
 import type { ClassifiedRecord } from './new-records.js';
-import { ownMissing } from './ownership.js';
+import { ownMissing, type ForeignReason } from './ownership.js';
 import type { Fields } from './types.js';
 import { unfinishedAsMissing } from './unfinished.js';
 
@@ -48,7 +48,7 @@ export function fastPathAllowed(request: { fastPath: boolean; refresh: false | '
  * `duplicate_client_ids: reject`), and records another pipeline owns. The same-person check may
  * add to it (sync/duplicate-people-check.ts).
  */
-export function keptAsIs(roster: Pick<RosterSummary, 'rejectedClientIds' | 'duplicateClientIds'>, duplicatePolicy: CompiledMapping['duplicatePolicy'], foreign: ReadonlyMap<string, string>): Set<string> {
+export function keptAsIs(roster: Pick<RosterSummary, 'rejectedClientIds' | 'duplicateClientIds'>, duplicatePolicy: CompiledMapping['duplicatePolicy'], foreign: ReadonlyMap<string, ForeignReason>): Set<string> {
   const keep = new Set(roster.rejectedClientIds);
   if (duplicatePolicy === 'reject') for (const clientId of roster.duplicateClientIds) keep.add(clientId);
   for (const clientId of foreign.keys()) keep.add(clientId);
@@ -70,13 +70,13 @@ export function settleMissing(input: {
   /** The claims of `classification.missing` on a shared group; absent when the group is not shared. */
   claims?: ReadonlyMap<string, string> | undefined;
   pipeline: string;
-  foreign: ReadonlyMap<string, string>;
+  foreign: ReadonlyMap<string, ForeignReason>;
   unfinished: ReadonlyMap<string, UnfinishedWrite>;
   inRoster: (clientId: string) => boolean;
   keptAsIs: ReadonlySet<string>;
   /** Whether the inventory holds a client_id (a lookup, asked only of unfinished writes). */
   owned: (clientId: string) => boolean;
-}): { classification: Classification; foreign: Map<string, string> } {
+}): { classification: Classification; foreign: Map<string, ForeignReason> } {
   const foreign = new Map(input.foreign);
   let missing = input.classification.missing;
   if (input.pendingRenames.size > 0) missing = missing.filter((clientId) => !input.pendingRenames.has(clientId));

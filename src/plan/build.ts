@@ -10,7 +10,7 @@ import { canonicalJson, hashJson, sameValue } from './canonical.js';
 import type { Classification, ClassifiedRecord } from './classify.js';
 import { evaluateGuards, type GuardInput } from './guards.js';
 import type { NewRecords } from './new-records.js';
-import type { FieldChange, Fields, Plan, PlanEstimate, PlanItem, PlanNewRecords, PlanReason, StateRepair } from './types.js';
+import type { FieldChange, Fields, Plan, PlanEstimate, PlanItem, PlanNewRecords, PlanNote, PlanReason, StateRepair } from './types.js';
 
 export interface BuildPlanInput {
   classification: Classification;
@@ -47,112 +47,19 @@ export function isEmptyValue(value: FieldValue | undefined): boolean {
 }
 
 export function buildPlan(input: BuildPlanInput): Plan {
-  const { classification, lastApplied, remote, previouslyFailed, policy } = input;
-  const seeded = input.seededFields ?? {};
+  const { classification, policy } = input;
   const label = (field: string) => input.fieldLabels.get(field) ?? field;
-  const items: PlanItem[] = [];
-  const stateRepairs: StateRepair[] = [];
-  const notes: string[] = [];
-  // Unchanged records kept whole (refreshing all) are counted as they are considered below.
-  let noop = classification.unchangedCount - classification.unchanged.length;
-
-  const consider = (item: ClassifiedRecord) => {
-    const { record } = item;
-    const applied = lastApplied.get(record.clientId);
-    const remoteFields = remote?.get(record.clientId);
-    const retriedAction = previouslyFailed.get(record.clientId);
-    const retried = retriedAction !== undefined;
-    // Without a remote copy, the outcome of an unconfirmed write is unknown: a delete may have
-    // removed the record, an update may have set values the inventory does not hold. So the
-    // record is written again whole, even if the roster now matches the inventory.
-    const uncertain = retried && remoteFields === undefined;
-
-    // Deleted remotely, or perhaps deleted by an unconfirmed delete: a full POST recreates it.
-    if (remoteFields === null || (uncertain && retriedAction === 'delete')) {
-      items.push(createItem(item, uncertain ? 'retry_failed' : 'remote_deleted', { applied, remoteFields, ifEmpty: [], label, seeded }));
-      return;
-    }
-    // Compare with the remote record when we have it (it may have drifted), else with the inventory.
-    const baseline = remoteFields ?? applied ?? {};
-    // A field skipped for an invalid value is not written: the record keeps, and the inventory
-    // records, what the service has (or knows nothing of it).
-    const kept = keepSkipped(item, baseline, input.fieldLabels);
-    const keptDesired = { fieldsJson: kept.fieldsJson, hash: kept.hash, ...(record.rowKey !== undefined ? { rowKey: record.rowKey } : {}) };
-    const changed = uncertain
-      ? Object.keys(record.fields)
-      : Object.keys(record.fields).filter((field) => !sameValue(record.fields[field], baseline[field]));
-    // Seeded fields of a record that exists: `on_create` is never written again; `if_empty` only
-    // where the service holds no value (known with --refresh, else apply reads the record first).
-    // Neither clears a value the roster no longer has.
-    const keptByPolicy = new Set<string>();
-    const ifEmpty: string[] = [];
-    for (const field of changed) {
-      const write = seeded[field];
-      if (write === undefined) continue;
-      if (write === 'on_create' || isEmptyValue(record.fields[field])) keptByPolicy.add(field);
-      else if (remoteFields !== undefined) {
-        if (!isEmptyValue(remoteFields[field])) keptByPolicy.add(field);
-      } else ifEmpty.push(field);
-    }
-    const sent = changed.filter((field) => !keptByPolicy.has(field));
-    if (sent.length === 0) {
-      noop += 1;
-      if (applied === undefined || kept.hash !== hashJson(canonicalJson(applied))) {
-        // Apply adopts the repair, then stores the row key with the hash it now matches.
-        stateRepairs.push({ clientId: record.clientId, ...keptDesired });
-      }
-      return;
-    }
-    const drifted = remoteFields !== undefined && applied !== undefined && sent.some((f) => sameValue(applied[f], record.fields[f]));
-    const reason: PlanReason = retried ? 'retry_failed' : drifted ? 'drift' : 'changed';
-    // `update: full` with a seeded field is refused by the pipeline's schema, so a full body keeps
-    // only the values skipped as invalid (as the service has them).
-    const body = policy.update === 'full' ? withoutNulls(kept.fields) : pick(record.fields, sent);
-    items.push({
-      clientId: record.clientId,
-      action: 'update',
-      reason,
-      body,
-      ...(policy.update === 'full' ? { replace: true } : {}),
-      ...(ifEmpty.length > 0 ? { ifEmpty } : {}),
-      desired: keptDesired,
-      changes: changed.map((field) => {
-        const entry = change(field, label, record.fields[field], applied?.[field], remoteFields);
-        const write = seeded[field];
-        return write === undefined ? entry : { ...entry, policy: write, ...(keptByPolicy.has(field) ? { kept: true } : {}) };
-      }),
-      provenance: record.provenance,
-    });
-  };
-
-  for (const item of classification.changed) consider(item);
-  for (const item of classification.unchanged) consider(item);
-
-  const orphans: string[] = [];
-  const orphanNames: Record<string, string> = {};
-  for (const clientId of classification.missing) {
-    if (policy.mode === 'mirror') {
-      const applied = lastApplied.get(clientId);
-      items.push({
-        clientId,
-        action: 'delete',
-        reason: previouslyFailed.has(clientId) ? 'retry_failed' : 'gone_from_roster',
-        changes: applied ? Object.keys(applied).map((field) => change(field, label, undefined, applied[field], remote?.get(clientId))) : [],
-      });
-    } else {
-      orphans.push(clientId);
-      // Named as last applied, so an operator recognises the people a count would hide.
-      const name = lastApplied.get(clientId)?.name;
-      if (typeof name === 'string' && name !== '') orphanNames[clientId] = name;
-    }
-  }
-  const pairs = pairClientIdChanges({ items, orphans, created: classification.created, previouslyFailed, lastApplied, notes });
+  const seeded = input.seededFields ?? {};
+  const known = planKnownRecords(input, label, seeded);
+  const missing = planMissingRecords(input, label);
+  const items = [...known.items, ...missing.deletes];
+  const { pairs, notes } = pairClientIdChanges({ items, orphans: missing.orphans, created: classification.created, previouslyFailed: input.previouslyFailed, lastApplied: input.lastApplied });
   const created = classification.created.count;
-  const newRecords = created === 0 ? undefined : newRecordItems(classification.created, { pairs, previouslyFailed, createIfAbsent: input.createIfAbsent === true, label, seeded });
+  const newRecords = created === 0 ? undefined : newRecordItems(classification.created, { pairs, previouslyFailed: input.previouslyFailed, createIfAbsent: input.createIfAbsent === true, label, seeded });
 
   // `policy.undo: exact`: updates and deletes read the record first (those written if_empty read it anyway).
   if (policy.undo === 'exact') for (const [i, item] of items.entries()) if (!readsAnyway(item)) items[i] = { ...item, readFirst: true };
-  const counts = { create: created, update: 0, delete: 0, noop };
+  const counts = { create: created, update: 0, replace: 0, delete: 0, noop: known.noop };
   for (const item of items) counts[item.action] += 1;
   const upsertClientIdChanges = policy.mode === 'upsert' ? [...pairs].map(([to, from]) => ({ from, to })) : [];
   const guards = evaluateGuards({ ...input.guardInput, deletes: counts.delete, guards: policy.guards, upsertClientIdChanges, ...(policy.rejects ? { rejects: policy.rejects } : {}) });
@@ -161,15 +68,126 @@ export function buildPlan(input: BuildPlanInput): Plan {
     items: [...items.filter((i) => i.action !== 'delete'), ...items.filter((i) => i.action === 'delete')],
     ...(newRecords ? { newRecords } : {}),
     counts,
-    orphans,
-    ...(Object.keys(orphanNames).length > 0 ? { orphanNames } : {}),
-    stateRepairs,
+    orphans: missing.orphans,
+    ...(Object.keys(missing.orphanNames).length > 0 ? { orphanNames: missing.orphanNames } : {}),
+    stateRepairs: known.stateRepairs,
     ...(input.rowKeySalt !== undefined ? { rowKeySalt: input.rowKeySalt } : {}),
     guards,
     refused: guards.some((guard) => guard.tripped),
     estimate: estimateOf(items, { count: created, ifAbsent: input.createIfAbsent === true }, policy.max_rps, input.driftReads ?? 0),
     notes,
   };
+}
+
+type Label = (field: string) => string;
+type Seeded = Readonly<Record<string, 'on_create' | 'if_empty'>>;
+
+/**
+ * The records the inventory knows that the roster still has (changed, and the unchanged ones
+ * kept whole when refreshing all): a write each, or none (a noop, with a state repair when the
+ * inventory does not hold what the service has). Unchanged records not kept are counted as noops.
+ */
+function planKnownRecords(input: BuildPlanInput, label: Label, seeded: Seeded): { items: PlanItem[]; stateRepairs: StateRepair[]; noop: number } {
+  const { classification } = input;
+  const items: PlanItem[] = [];
+  const stateRepairs: StateRepair[] = [];
+  let noop = classification.unchangedCount - classification.unchanged.length;
+  for (const record of [...classification.changed, ...classification.unchanged]) {
+    const planned = planKnownRecord(record, input, label, seeded);
+    if ('action' in planned) items.push(planned);
+    else {
+      noop += 1;
+      if (planned.repair) stateRepairs.push(planned.repair);
+    }
+  }
+  return { items, stateRepairs, noop };
+}
+
+/** One known record: its write, or nothing to write (and perhaps a repair of the inventory). */
+function planKnownRecord(item: ClassifiedRecord, input: BuildPlanInput, label: Label, seeded: Seeded): PlanItem | { repair?: StateRepair } {
+  const { record } = item;
+  const applied = input.lastApplied.get(record.clientId);
+  const remoteFields = input.remote?.get(record.clientId);
+  const retriedAction = input.previouslyFailed.get(record.clientId);
+  const retried = retriedAction !== undefined;
+  // Without a remote copy, the outcome of an unconfirmed write is unknown: a delete may have
+  // removed the record, an update may have set values the inventory does not hold. So the
+  // record is written again whole, even if the roster now matches the inventory.
+  const uncertain = retried && remoteFields === undefined;
+
+  // Deleted remotely, or perhaps deleted by an unconfirmed delete: a full POST recreates it.
+  if (remoteFields === null || (uncertain && retriedAction === 'delete')) {
+    return createItem(item, uncertain ? 'retry_failed' : 'remote_deleted', { applied, remoteFields, ifEmpty: [], label, seeded });
+  }
+  // Compare with the remote record when we have it (it may have drifted), else with the inventory.
+  const baseline = remoteFields ?? applied ?? {};
+  // A field skipped for an invalid value is not written: the record keeps, and the inventory
+  // records, what the service has (or knows nothing of it).
+  const kept = keepSkipped(item, baseline, input.fieldLabels);
+  const desired = { fieldsJson: kept.fieldsJson, hash: kept.hash, ...(record.rowKey !== undefined ? { rowKey: record.rowKey } : {}) };
+  const changed = uncertain ? Object.keys(record.fields) : Object.keys(record.fields).filter((field) => !sameValue(record.fields[field], baseline[field]));
+  const { keptByPolicy, ifEmpty } = seededWrites(changed, record.fields, remoteFields, seeded);
+  const sent = changed.filter((field) => !keptByPolicy.has(field));
+  if (sent.length === 0) {
+    // Apply adopts the repair, then stores the row key with the hash it now matches.
+    const stale = applied === undefined || kept.hash !== hashJson(canonicalJson(applied));
+    return stale ? { repair: { clientId: record.clientId, ...desired } } : {};
+  }
+  const drifted = remoteFields !== undefined && applied !== undefined && sent.some((f) => sameValue(applied[f], record.fields[f]));
+  const reason: PlanReason = retried ? 'retry_failed' : drifted ? 'drift' : 'changed';
+  const changes = changed.map((field) => {
+    const entry = change(field, label, record.fields[field], applied?.[field], remoteFields);
+    const write = seeded[field];
+    return write === undefined ? entry : { ...entry, policy: write, ...(keptByPolicy.has(field) ? { kept: true } : {}) };
+  });
+  // `update: full` with a seeded field is refused by the pipeline's schema, so a replacing body
+  // keeps only the values skipped as invalid (as the service has them).
+  if (input.policy.update === 'full') return { clientId: record.clientId, action: 'replace', reason, body: withoutNulls(kept.fields), desired, changes, provenance: record.provenance };
+  return { clientId: record.clientId, action: 'update', reason, body: pick(record.fields, sent), ...(ifEmpty.length > 0 ? { ifEmpty } : {}), desired, changes, provenance: record.provenance };
+}
+
+/**
+ * Seeded fields of a record that exists: `on_create` is never written again; `if_empty` only
+ * where the service holds no value (known with --refresh, else apply reads the record first).
+ * Neither clears a value the roster no longer has.
+ */
+function seededWrites(changed: readonly string[], fields: Fields, remoteFields: Fields | undefined, seeded: Seeded): { keptByPolicy: Set<string>; ifEmpty: string[] } {
+  const keptByPolicy = new Set<string>();
+  const ifEmpty: string[] = [];
+  for (const field of changed) {
+    const write = seeded[field];
+    if (write === undefined) continue;
+    if (write === 'on_create' || isEmptyValue(fields[field])) keptByPolicy.add(field);
+    else if (remoteFields !== undefined) {
+      if (!isEmptyValue(remoteFields[field])) keptByPolicy.add(field);
+    } else ifEmpty.push(field);
+  }
+  return { keptByPolicy, ifEmpty };
+}
+
+/** Owned records gone from the roster: deleted in mirror mode, kept as orphans (named as last applied) in upsert mode. */
+function planMissingRecords(input: BuildPlanInput, label: Label): { deletes: PlanItem[]; orphans: string[]; orphanNames: Record<string, string> } {
+  const { lastApplied, previouslyFailed } = input;
+  const deletes: PlanItem[] = [];
+  const orphans: string[] = [];
+  const orphanNames: Record<string, string> = {};
+  for (const clientId of input.classification.missing) {
+    const applied = lastApplied.get(clientId);
+    if (input.policy.mode === 'mirror') {
+      deletes.push({
+        clientId,
+        action: 'delete',
+        reason: previouslyFailed.has(clientId) ? 'retry_failed' : 'gone_from_roster',
+        changes: applied ? Object.keys(applied).map((field) => change(field, label, undefined, applied[field], input.remote?.get(clientId))) : [],
+      });
+    } else {
+      orphans.push(clientId);
+      // Named as last applied, so an operator recognises the people a count would hide.
+      const name = applied?.name;
+      if (typeof name === 'string' && name !== '') orphanNames[clientId] = name;
+    }
+  }
+  return { deletes, orphans, orphanNames };
 }
 
 /**
@@ -199,7 +217,7 @@ function estimateOf(items: readonly PlanItem[], created: { count: number; ifAbse
 
 /** An update with fields written if_empty: apply reads the record before it whatever the policy. */
 function readsAnyway(item: PlanItem): boolean {
-  return item.action === 'update' && (item.ifEmpty?.length ?? 0) > 0 && !item.replace;
+  return item.action === 'update' && (item.ifEmpty?.length ?? 0) > 0;
 }
 
 /** How each new record becomes a create, applied as the spool is read. */
@@ -262,51 +280,52 @@ function createItem(
  * A roster that changed a person's client_id shows up as one new and one missing record. They are
  * still a create plus a delete (the service keys records by client_id), but the report calls the
  * pair out: same ORCID, else same primary email. Returns each new client_id with the one it
- * replaces; the deletes are marked here, the creates as the spool is read (newRecordItems).
+ * replaces, and a note of each; the deletes of `items` are marked here (replaced in place by
+ * their marked copies), the creates as the spool is read (newRecordItems).
  */
 function pairClientIdChanges(input: {
   items: PlanItem[];
-  orphans: string[];
+  orphans: readonly string[];
   created: NewRecords;
   previouslyFailed: ReadonlyMap<string, unknown>;
   lastApplied: ReadonlyMap<string, Fields>;
-  notes: string[];
-}): Map<string, string> {
+}): { pairs: Map<string, string>; notes: PlanNote[] } {
   const { items, lastApplied } = input;
   const pairs = new Map<string, string>();
-  const goneByIdentity = new Map<string, string>();
+  const notes: PlanNote[] = [];
+  const goneByIdentity = new Map<string, { clientId: string; sameBy: IdentityKind }>();
   const gone = [...items.filter((i) => i.action === 'delete').map((i) => i.clientId), ...input.orphans];
   for (const clientId of gone) {
-    const key = identityKey(lastApplied.get(clientId));
-    if (key) goneByIdentity.set(key, clientId);
+    const identity = identityOf(lastApplied.get(clientId));
+    if (identity) goneByIdentity.set(identity.key, { clientId, sameBy: identity.kind });
   }
   // Nothing gone (every nightly run without deletes, every first sync): the spool is not read.
-  if (goneByIdentity.size === 0) return pairs;
-  const deletes = new Map(items.filter((item) => item.action === 'delete').map((item) => [item.clientId, item]));
+  if (goneByIdentity.size === 0) return { pairs, notes };
+  const deleteAt = new Map(items.flatMap((item, index) => (item.action === 'delete' ? [[item.clientId, index] as const] : [])));
   for (const page of input.created.read()) {
     for (const { record } of page) {
       if (input.previouslyFailed.has(record.clientId)) continue;
-      const key = identityKey(record.fields);
-      const previous = key ? goneByIdentity.get(key) : undefined;
+      const identity = identityOf(record.fields);
+      const previous = identity ? goneByIdentity.get(identity.key) : undefined;
       if (!previous) continue;
-      pairs.set(record.clientId, previous);
-      const deleted = deletes.get(previous);
-      if (deleted) {
-        deleted.reason = 'client_id_changed';
-        deleted.pairedWith = record.clientId;
-      }
-      input.notes.push(`client_id changed: ${previous} → ${record.clientId} (same ${key?.split(':')[0]}); planned as ${deleted ? 'a delete plus a create' : 'a create, the old record stays as an orphan'}.`);
+      pairs.set(record.clientId, previous.clientId);
+      const index = deleteAt.get(previous.clientId);
+      if (index !== undefined) items[index] = { ...items[index]!, reason: 'client_id_changed', pairedWith: record.clientId };
+      notes.push({ code: 'client_id_changed', from: previous.clientId, to: record.clientId, sameBy: previous.sameBy, deleted: index !== undefined });
     }
   }
-  return pairs;
+  return { pairs, notes };
 }
 
-function identityKey(fields: Fields | undefined): string | undefined {
+type IdentityKind = 'orcid' | 'email';
+
+/** The identity a changed client_id is recognised by: the first ORCID iD, else the first email. */
+function identityOf(fields: Fields | undefined): { key: string; kind: IdentityKind } | undefined {
   if (!fields) return undefined;
   const orcid = firstOf(fields.orcids);
-  if (orcid) return `orcid:${orcid}`;
+  if (orcid) return { key: `orcid:${orcid}`, kind: 'orcid' };
   const email = firstOf(fields.emails);
-  return email ? `email:${email.toLowerCase()}` : undefined;
+  return email ? { key: `email:${email.toLowerCase()}`, kind: 'email' } : undefined;
 }
 
 function firstOf(value: FieldValue | undefined): string | undefined {

@@ -17,15 +17,24 @@
  *   it never causes one.
  * - The report lists the strongest MAX_LISTED_PAIRS pairs and counts the rest by tier.
  *
- * Pure: the inventory's fields come in as an iterable.
+ * Pure: the inventory's fields come in as an iterable, and the decision says what to hold back
+ * and list; the caller records it in the roster (src/sync/duplicate-people-check.ts).
  */
-import type { DuplicatePair, DuplicatePeopleFinder } from '../mapping/duplicate-people.js';
+import type { DuplicatePair, DuplicatePeopleFinder, DuplicatePeopleFound } from '../mapping/duplicate-people.js';
 import type { RosterSummary } from '../mapping/roster.js';
+import type { RejectedRow } from '../mapping/types.js';
 import type { Fields } from './types.js';
 
 export interface DuplicatePeopleDecision {
   /** Owned client_ids gone from the roster, kept because their new id is held back: id → the pair. */
   pendingRenames: Map<string, DuplicatePair>;
+  /** New client_ids held back (not to be written), each counted as a rejected row. */
+  heldBack: Set<string>;
+  /** The rejected rows of those held back, as many as the roster may still store; `rejectedNotStored` the rest. */
+  rejected: RejectedRow[];
+  rejectedNotStored: number;
+  /** The pairs the report lists, and the count by tier; absent when none was found. */
+  listed?: { pairs: DuplicatePair[]; found: DuplicatePeopleFound };
 }
 
 export function decideDuplicatePeople(input: {
@@ -34,35 +43,36 @@ export function decideDuplicatePeople(input: {
   newIds?: ReadonlySet<string>;
   /** The inventory's records, read only when a new client_id needs them. */
   owned?: () => Iterable<readonly [string, Fields]>;
-  roster: RosterSummary;
-  /** Client_ids in the roster not to be written; held-back ones are added. */
-  keepAsIs: Set<string>;
+  roster: Pick<RosterSummary, 'firstRowById' | 'rejected'>;
+  /** Client_ids in the roster not to be written (rejected, duplicated, another pipeline's). */
+  keepAsIs: ReadonlySet<string>;
   reject: boolean;
   /** Rejected rows stored, at most (the rest counted), as mapRoster's `maxStoredRejected`. */
   maxStoredRejected?: number;
 }): DuplicatePeopleDecision {
   const { people, newIds, roster, keepAsIs } = input;
-  const pendingRenames = new Map<string, DuplicatePair>();
+  const decision: DuplicatePeopleDecision = { pendingRenames: new Map(), heldBack: new Set(), rejected: [], rejectedNotStored: 0 };
+  const { pendingRenames, heldBack } = decision;
   const isNew = (clientId: string) => (newIds ? newIds.has(clientId) : true);
-  const setAside = new Set(keepAsIs);
-  const anyNew = newIds ? [...newIds].some((clientId) => !setAside.has(clientId)) : people.size > 0;
-  if (!anyNew) return { pendingRenames };
-  const cap = input.maxStoredRejected ?? 10_000;
+  const anyNew = newIds ? [...newIds].some((clientId) => !keepAsIs.has(clientId)) : people.size > 0;
+  if (!anyNew) return decision;
+  const notWritten = (clientId: string) => keepAsIs.has(clientId) || heldBack.has(clientId);
+  const context: HoldBackContext = { isNew, notWritten, decision, room: (input.maxStoredRejected ?? 10_000) - roster.rejected.length };
   const list = people.find({
-    accept: (a, b) => !setAside.has(a) && !setAside.has(b) && (isNew(a) || isNew(b)),
+    accept: (a, b) => !keepAsIs.has(a) && !keepAsIs.has(b) && (isNew(a) || isNew(b)),
     ...(newIds ? { newIds } : {}),
     ...(input.owned ? { owned: input.owned() } : {}),
     onPair: (pair) => {
       if (!input.reject) return;
-      for (const [person, other] of [[pair.a, pair.b], [pair.b, pair.a]] as const) holdBack(person, other, pair, { isNew, roster, keepAsIs, cap });
+      for (const [person, other] of [[pair.a, pair.b], [pair.b, pair.a]] as const) holdBack(person, other, pair, context);
       for (const [person, other] of [[pair.a, pair.b], [pair.b, pair.a]] as const) {
-        if (!isNew(person.clientId) && keepAsIs.has(other.clientId) && isNew(other.clientId) && !roster.firstRowById.has(person.clientId) && !pendingRenames.has(person.clientId)) {
+        if (!isNew(person.clientId) && notWritten(other.clientId) && isNew(other.clientId) && !roster.firstRowById.has(person.clientId) && !pendingRenames.has(person.clientId)) {
           pendingRenames.set(person.clientId, pair);
         }
       }
     },
   });
-  if (list.total === 0) return { pendingRenames };
+  if (list.total === 0) return decision;
   // Each side marked as the report shows it: owned (in the group already), a pending rename.
   const sideOf = (person: DuplicatePair['a']) => (isNew(person.clientId) || person.owned ? person : { ...person, owned: true as const });
   const listed = list.pairs().map((pair) => ({
@@ -71,29 +81,28 @@ export function decideDuplicatePeople(input: {
     b: sideOf(pair.b),
     ...(pendingRenames.get(pair.a.clientId) === pair || pendingRenames.get(pair.b.clientId) === pair ? { pendingRename: true as const } : {}),
   }));
-  roster.duplicatePeople = listed;
-  roster.duplicatePeopleFound = { found: { ...list.found }, listed: listed.length, leftOut: list.total - listed.length };
-  return { pendingRenames };
+  return { ...decision, listed: { pairs: listed, found: { found: { ...list.found }, listed: listed.length, leftOut: list.total - listed.length } } };
 }
 
-function holdBack(
-  person: DuplicatePair['a'],
-  other: DuplicatePair['a'],
-  pair: DuplicatePair,
-  context: { isNew: (clientId: string) => boolean; roster: RosterSummary; keepAsIs: Set<string>; cap: number },
-): void {
-  const { roster, keepAsIs } = context;
-  if (!context.isNew(person.clientId) || person.owned || keepAsIs.has(person.clientId)) return;
-  keepAsIs.add(person.clientId);
-  roster.counts.valid -= 1;
-  roster.counts.rejected += 1;
-  if (roster.rejected.length >= context.cap) {
-    roster.rejectedNotStored += 1;
+interface HoldBackContext {
+  isNew: (clientId: string) => boolean;
+  notWritten: (clientId: string) => boolean;
+  decision: DuplicatePeopleDecision;
+  /** Rejected rows the roster may still store. */
+  room: number;
+}
+
+function holdBack(person: DuplicatePair['a'], other: DuplicatePair['a'], pair: DuplicatePair, context: HoldBackContext): void {
+  const { decision } = context;
+  if (!context.isNew(person.clientId) || person.owned || context.notWritten(person.clientId)) return;
+  decision.heldBack.add(person.clientId);
+  if (decision.rejected.length >= context.room) {
+    decision.rejectedNotStored += 1;
     return;
   }
   const provenance = person.provenance ?? { file: '', row: 0 };
   const owned = other.owned || !context.isNew(other.clientId);
-  roster.rejected.push({
+  decision.rejected.push({
     provenance,
     clientId: person.clientId,
     values: {},

@@ -7,7 +7,6 @@ import type { RosterCounts } from '../mapping/roster.js';
 import { judgeRejects } from './rejects-tolerance.js';
 import type { IdentityChange } from './identity-changes.js';
 import type { GuardResult } from './types.js';
-import { personal } from '../personal-data/personal-text.js';
 
 export interface GuardInput {
   guards: PolicyConfig['guards'];
@@ -74,24 +73,19 @@ export function deleteLimit(guards: PolicyConfig['guards'], ownedCount: number):
 export function evaluateGuards(input: GuardInput): GuardResult[] {
   const results: GuardResult[] = [];
   const { guards, deletes, validCount, previousValidCount, allow } = input;
+  const owned = input.ownedCount;
 
-  if (validCount === 0 && (input.ownedCount > 0 || (previousValidCount ?? 0) > 0)) {
+  if (validCount === 0 && (owned > 0 || (previousValidCount ?? 0) > 0)) {
     const allowed = allow.emptySource === true && (allow.deletes ?? 0) >= deletes;
-    results.push({
-      guard: 'empty_source',
-      tripped: !allowed,
-      message: `the source has no valid records while the pipeline owns ${input.ownedCount}; an empty or unreadable source never deletes anything.`,
-      allowWith: `--allow-empty-source --allow-deletes ${deletes}`,
-    });
+    results.push({ guard: 'empty_source', tripped: !allowed, found: { code: 'empty_source', owned }, allowWith: `--allow-empty-source --allow-deletes ${deletes}` });
   }
 
-  const limit = deleteLimit(guards, input.ownedCount);
+  const limit = deleteLimit(guards, owned);
   if (deletes > limit) {
-    const allowed = (allow.deletes ?? 0) >= deletes;
     results.push({
       guard: 'max_deletes',
-      tripped: !allowed,
-      message: `${deletes} deletes planned, above the limit of ${limit} (max_deletes ${guards.max_deletes} or ${guards.max_delete_percent}% of ${input.ownedCount} owned records, whichever is lower).`,
+      tripped: (allow.deletes ?? 0) < deletes,
+      found: { code: 'max_deletes', deletes, limit, maxDeletes: guards.max_deletes, maxDeletePercent: guards.max_delete_percent, owned },
       allowWith: `--allow-deletes ${deletes}`,
     });
   }
@@ -100,12 +94,7 @@ export function evaluateGuards(input: GuardInput): GuardResult[] {
   // owned record, which would then look gone from the roster. Deleting on such a roster needs a flag.
   const unidentified = input.unidentifiedRejected ?? 0;
   if (unidentified > 0 && deletes > 0) {
-    results.push({
-      guard: 'unreadable_rows',
-      tripped: (allow.deletes ?? 0) < deletes,
-      message: `${unidentified} rejected row${unidentified === 1 ? ' has' : 's have'} no readable client_id, so ${deletes} planned delete${deletes === 1 ? '' : 's'} may hit people still in the roster. Fix those rows first (see rejected.csv).`,
-      allowWith: `--allow-deletes ${deletes}`,
-    });
+    results.push({ guard: 'unreadable_rows', tripped: (allow.deletes ?? 0) < deletes, found: { code: 'unreadable_rows', unidentified, deletes }, allowWith: `--allow-deletes ${deletes}` });
   }
 
   if (previousValidCount !== null && previousValidCount > 0 && validCount > 0) {
@@ -114,7 +103,7 @@ export function evaluateGuards(input: GuardInput): GuardResult[] {
       results.push({
         guard: 'source_drop',
         tripped: allow.sourceDrop !== true,
-        message: `the source has ${validCount} valid records, ${dropPercent.toFixed(1)}% fewer than the ${previousValidCount} of the last successful run (limit ${guards.max_source_drop_percent}%). Is the file truncated?`,
+        found: { code: 'source_drop', valid: validCount, previousValid: previousValidCount, dropPercent, maxDropPercent: guards.max_source_drop_percent },
         allowWith: '--allow-source-drop',
       });
     }
@@ -123,13 +112,20 @@ export function evaluateGuards(input: GuardInput): GuardResult[] {
   // A roster that reuses the ids for other people would rewrite records as someone else, leaving
   // editor-set fields (a conflict of interest) on the wrong person.
   const identityChanges = input.identityChanges ?? [];
-  const identityLimit = Math.min(guards.max_identity_changes, Math.max(1, Math.floor((input.ownedCount * guards.max_identity_change_percent) / 100)));
+  const identityLimit = Math.min(guards.max_identity_changes, Math.max(1, Math.floor((owned * guards.max_identity_change_percent) / 100)));
   if (identityChanges.length > identityLimit) {
-    const examples = identityChanges.slice(0, 5).map((c) => `${c.clientId}: "${personal(c.before)}" → "${personal(c.after)}"`).join('; ');
     results.push({
       guard: 'identity_changes',
       tripped: (allow.identityChanges ?? 0) < identityChanges.length,
-      message: `${identityChanges.length} owned records would become other people (name changed, no email or ORCID kept), above the limit of ${identityLimit} (max_identity_changes ${guards.max_identity_changes} or ${guards.max_identity_change_percent}% of ${input.ownedCount} owned records, whichever is lower). Is this roster from another system that reuses the ids? For example ${examples}.`,
+      found: {
+        code: 'identity_changes',
+        changes: identityChanges.length,
+        limit: identityLimit,
+        maxChanges: guards.max_identity_changes,
+        maxChangePercent: guards.max_identity_change_percent,
+        owned,
+        examples: identityChanges.slice(0, GUARD_EXAMPLES).map(({ clientId, before, after }) => ({ clientId, before, after })),
+      },
       allowWith: `--allow-identity-changes ${identityChanges.length}`,
     });
   }
@@ -138,11 +134,10 @@ export function evaluateGuards(input: GuardInput): GuardResult[] {
   // guard counts them); in upsert mode they stay, so every such person would be in the group twice.
   const renamed = input.upsertClientIdChanges ?? [];
   if (renamed.length > identityLimit) {
-    const examples = renamed.slice(0, 5).map((c) => `${c.from} → ${c.to}`).join('; ');
     results.push({
       guard: 'identity_changes',
       tripped: (allow.identityChanges ?? 0) < renamed.length,
-      message: `${renamed.length} owned records reappear under new client_ids (same ORCID or email), above the limit of ${identityLimit}: in upsert mode the old records stay, so the group would hold each of these people twice. Did the client_id (its prefix, say) change? For example ${examples}. To rename the records, run in mode: mirror with --allow-deletes, which deletes the old ones.`,
+      found: { code: 'client_ids_changed', changes: renamed.length, limit: identityLimit, examples: renamed.slice(0, GUARD_EXAMPLES).map(({ from, to }) => ({ from, to })) },
       allowWith: `--allow-identity-changes ${renamed.length}`,
     });
   }
@@ -153,21 +148,19 @@ export function evaluateGuards(input: GuardInput): GuardResult[] {
   if (input.rejects !== undefined && rejected > 0) {
     const judged = judgeRejects(input.rosterCounts!, input.rejects);
     if (!judged.tolerated) {
+      const { max_count: maxCount, max_percent: maxPercent } = input.rejects;
       results.push({
         guard: 'rejects',
         tripped: (allow.rejects ?? 0) < rejected,
-        message: `${judged.text.replace(/, not synced$/, '')}; nothing is written over it. Fix the rows listed in rejected.csv, or raise policy.rejects.`,
+        found: { code: 'rejects', rejected, considered: judged.considered, percent: judged.percent, ...(maxCount !== undefined ? { maxCount } : {}), ...(maxPercent !== undefined ? { maxPercent } : {}) },
         allowWith: `--allow-rejects ${rejected}`,
       });
     }
   }
 
-  if (input.inventoryMissing) {
-    results.push({
-      guard: 'inventory_missing',
-      tripped: false,
-      message: 'the target group is known but this pipeline owns no records in its state: deletions cannot be computed. Records of the roster that already exist in the group are adopted (create-if-absent, managed fields only); adopt others by id with `rostersync state import`.',
-    });
-  }
+  if (input.inventoryMissing) results.push({ guard: 'inventory_missing', tripped: false, found: { code: 'inventory_missing' } });
   return results;
 }
+
+/** Examples a guard keeps of what tripped it (the identity guards). */
+const GUARD_EXAMPLES = 5;

@@ -6,19 +6,22 @@
  */
 import { withinPrefixes } from '../state/sharing.js';
 
+/** Why this pipeline leaves a record alone: another pipeline claims it, or its client_id is outside this pipeline's prefixes. */
+export type ForeignReason = { code: 'claimed'; owner: string } | { code: 'outside_prefixes'; prefixes: readonly string[] };
+
 /** Why this pipeline leaves a roster row's record alone; undefined when the record is its own. */
-export function foreignReason(clientId: string, claimedBy: string | undefined, pipeline: string, prefixes: readonly string[] | null): string | undefined {
-  if (claimedBy !== undefined && claimedBy !== pipeline) return `claimed by pipeline "${claimedBy}"`;
-  if (!withinPrefixes(clientId, prefixes)) return `outside this pipeline's client_id prefixes (${prefixes?.join(', ')})`;
+export function foreignReason(clientId: string, claimedBy: string | undefined, pipeline: string, prefixes: readonly string[] | null): ForeignReason | undefined {
+  if (claimedBy !== undefined && claimedBy !== pipeline) return { code: 'claimed', owner: claimedBy };
+  if (prefixes !== null && !withinPrefixes(clientId, prefixes)) return { code: 'outside_prefixes', prefixes };
   return undefined;
 }
 
 /** The missing records this pipeline may delete; those another pipeline claims go to `foreign`. */
-export function ownMissing(missing: readonly string[], claimedBy: ReadonlyMap<string, string>, pipeline: string, foreign: Map<string, string>): string[] {
+export function ownMissing(missing: readonly string[], claimedBy: ReadonlyMap<string, string>, pipeline: string, foreign: Map<string, ForeignReason>): string[] {
   return missing.filter((clientId) => {
     const owner = claimedBy.get(clientId);
     if (owner === undefined || owner === pipeline) return true;
-    foreign.set(clientId, `claimed by pipeline "${owner}"`);
+    foreign.set(clientId, { code: 'claimed', owner });
     return false;
   });
 }

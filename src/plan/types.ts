@@ -9,8 +9,21 @@
 import { z } from 'zod';
 import type { FieldValue } from '../mapping/types.js';
 
-export const planActionSchema = z.enum(['create', 'update', 'delete', 'noop']);
+/**
+ * `update` sends the changed fields (a partial POST); `replace` sends the whole record (a full
+ * POST, `policy.update: full`), so fields it leaves out become empty in the service.
+ */
+export const planActionSchema = z.enum(['create', 'update', 'replace', 'delete', 'noop']);
 export type PlanAction = z.infer<typeof planActionSchema>;
+
+/**
+ * What a write does to the record, as the journal, the state's run counts and the report's counts
+ * keep it: a replace rewrites a record that exists, so it is an update there.
+ */
+export type RecordChange = 'create' | 'update' | 'delete';
+export function recordChangeOf(action: Exclude<PlanAction, 'noop'>): RecordChange {
+  return action === 'replace' ? 'update' : action;
+}
 
 /** What became of a planned item: `planned` in a dry run, `skipped` when the run stopped first. */
 export const recordOutcomeSchema = z.enum(['done', 'failed', 'skipped', 'planned']);
@@ -38,14 +51,53 @@ export const fieldChangeSchema = z.strictObject({
 });
 export type FieldChange = z.infer<typeof fieldChangeSchema>;
 
+const count = z.number().int();
+
+/**
+ * What a guard found, by code (a closed set), with the figures report/ puts in a sentence
+ * (report/plan-text.ts). `client_ids_changed` is the identity_changes guard in upsert mode: the
+ * same people under new client_ids, which would be in the group twice.
+ */
+export const guardFindingSchema = z.discriminatedUnion('code', [
+  z.strictObject({ code: z.literal('empty_source'), owned: count }),
+  z.strictObject({ code: z.literal('max_deletes'), deletes: count, limit: count, maxDeletes: count, maxDeletePercent: z.number(), owned: count }),
+  z.strictObject({ code: z.literal('unreadable_rows'), unidentified: count, deletes: count }),
+  z.strictObject({ code: z.literal('source_drop'), valid: count, previousValid: count, dropPercent: z.number(), maxDropPercent: z.number() }),
+  z.strictObject({
+    code: z.literal('identity_changes'),
+    changes: count,
+    limit: count,
+    maxChanges: count,
+    maxChangePercent: z.number(),
+    owned: count,
+    /** The first few: the record, its last-applied name and the roster's (personal data). */
+    examples: z.array(z.strictObject({ clientId: z.string(), before: z.string(), after: z.string() })),
+  }),
+  z.strictObject({ code: z.literal('client_ids_changed'), changes: count, limit: count, examples: z.array(z.strictObject({ from: z.string(), to: z.string() })) }),
+  z.strictObject({ code: z.literal('rejects'), rejected: count, considered: count, percent: z.number(), maxCount: count.optional(), maxPercent: z.number().optional() }),
+  z.strictObject({ code: z.literal('inventory_missing') }),
+]);
+export type GuardFinding = z.infer<typeof guardFindingSchema>;
+export type GuardCode = GuardFinding['code'];
+
 export const guardResultSchema = z.strictObject({
   guard: z.enum(['max_deletes', 'source_drop', 'empty_source', 'unreadable_rows', 'inventory_missing', 'identity_changes', 'rejects']),
   tripped: z.boolean(),
-  message: z.string(),
+  found: guardFindingSchema,
   /** The exact flag or setting that would allow the run. */
   allowWith: z.string().optional(),
 });
 export type GuardResult = z.infer<typeof guardResultSchema>;
+
+/**
+ * What planning noticed that the report tells people, by code (a closed set), with its data.
+ * `client_id_changed`: a new client_id with the same ORCID iD (or email) as an owned record gone
+ * from the roster; `deleted`: the old record is deleted (mirror mode), else it stays as an orphan.
+ */
+export const planNoteSchema = z.discriminatedUnion('code', [
+  z.strictObject({ code: z.literal('client_id_changed'), from: z.string(), to: z.string(), sameBy: z.enum(['orcid', 'email']), deleted: z.boolean() }),
+]);
+export type PlanNote = z.infer<typeof planNoteSchema>;
 
 /** Why an action was planned; shown in reports. */
 export const planReasonSchema = z.enum(['new', 'changed', 'retry_failed', 'drift', 'remote_deleted', 'gone_from_roster', 'client_id_changed', 'revert']);
@@ -55,10 +107,8 @@ export const planItemSchema = z.strictObject({
   clientId: z.string().min(1),
   action: planActionSchema.exclude(['noop']),
   reason: planReasonSchema,
-  /** Request body: the full record for create / full update, only changed fields for partial update. */
+  /** Request body: the full record for a create or a replace, only the changed fields for an update. */
   body: fieldsSchema.optional(),
-  /** An update sent as a full POST (`update: full`), replacing the whole record. */
-  replace: z.boolean().optional(),
   /**
    * Create-if-absent, for a client_id the pipeline does not own in a group it did not create: a
    * GET first (the same read `ifEmpty` needs); a record that exists is adopted (a partial POST of
@@ -108,7 +158,7 @@ export interface RowKeyRepair {
   hash: string;
 }
 
-export const planCountsSchema = z.strictObject({ create: z.number().int(), update: z.number().int(), delete: z.number().int(), noop: z.number().int() });
+export const planCountsSchema = z.strictObject({ create: z.number().int(), update: z.number().int(), replace: z.number().int(), delete: z.number().int(), noop: z.number().int() });
 export type PlanCounts = z.infer<typeof planCountsSchema>;
 
 /** Calls the plan needs and the time they take at the configured rate (report/ puts it in words). */
@@ -142,7 +192,7 @@ export const planSchema = z.strictObject({
   /** True when a tripped guard refuses the run. */
   refused: z.boolean(),
   estimate: planEstimateSchema,
-  notes: z.array(z.string()),
+  notes: z.array(planNoteSchema),
 });
 /**
  * The records a plan creates because the inventory does not know them, read a page at a time

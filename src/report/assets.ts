@@ -57,7 +57,7 @@ td.chg div{margin:1px 0}td.chg b{color:var(--muted);font-weight:normal}
 td.chg s{background:#fdecea;text-decoration-color:#c6282866;padding:0 3px;border-radius:3px}
 td.chg ins{background:#e6f4ea;text-decoration:none;padding:0 3px;border-radius:3px}
 td.chg i{color:#6a1b9a;font-style:normal;padding-left:6px}
-.act{font-weight:600;white-space:nowrap}.act.create{color:var(--create)}.act.update{color:var(--update)}.act.delete{color:var(--delete)}
+.act{font-weight:600;white-space:nowrap}.act.create{color:var(--create)}.act.update,.act.replace{color:var(--update)}.act.delete{color:var(--delete)}
 .out{white-space:nowrap}.out.failed{color:var(--failed);font-weight:600}.out.done{color:var(--done)}.out.planned{color:var(--planned)}.out.skipped{color:var(--skipped)}
 .more{margin:8px 0 0}.more button{font:inherit;padding:4px 10px;cursor:pointer}
 .empty{color:var(--muted);font-style:italic}

@@ -7,8 +7,10 @@ import type { ResolvedPipeline } from '../config/load.js';
 import { outcomeOf, type ApplyResult } from '../plan/outcomes.js';
 import type { FieldValue } from '../mapping/types.js';
 import type { RosterSummary } from '../mapping/roster.js';
-import { planItems, type FieldChange, type Plan, type PlanAction, type PlanEstimate, type RecordOutcome } from '../plan/types.js';
-import type { RecordEntry, RunReport } from './types.js';
+import { planItems, type FieldChange, type Plan, type PlanEstimate, type RecordOutcome } from '../plan/types.js';
+import type { CountedAction, RecordEntry, RunReport } from './types.js';
+import { countedAs } from './format.js';
+import { planNoteText, reportedGuard } from './plan-text.js';
 
 /** The run's facts that the plan and the outcomes do not carry. */
 export type ReportHeader = Omit<
@@ -120,7 +122,7 @@ export function* reportRecords(input: Pick<ReportInput, 'plan' | 'applied' | 'op
 export function buildRunReport(input: ReportInput): RunReport {
   const { plan, roster, applied } = input;
   const counts: RunReport['counts'] = { create: {}, update: {}, delete: {}, noop: {} };
-  const bump = (action: PlanAction, outcome: RecordOutcome, by = 1) => {
+  const bump = (action: CountedAction, outcome: RecordOutcome, by = 1) => {
     counts[action][outcome] = (counts[action][outcome] ?? 0) + by;
   };
   // One pass: counted, and listed while the caps allow (the first records, then failures).
@@ -129,7 +131,7 @@ export function buildRunReport(input: ReportInput): RunReport {
   let failedListed = 0;
   let total = 0;
   for (const entry of reportRecords(input)) {
-    bump(entry.action, entry.outcome);
+    bump(countedAs(entry.action), entry.outcome);
     if (entry.adopted && ++adoptions.count <= ADOPTIONS_NAMED) adoptions.named.push(entry.clientId);
     if (entry.overwritten && ++adoptions.overwroteCount <= ADOPTIONS_NAMED) adoptions.overwrote.push(`${entry.clientId} (${entry.overwritten.map((value) => value.label).join(', ')})`);
     if (total++ < RECORDS_LISTED) records.push(entry);
@@ -149,7 +151,7 @@ export function buildRunReport(input: ReportInput): RunReport {
     },
     counts,
     estimate: { ...plan.estimate, ...(input.callsMade !== undefined ? { made: input.callsMade } : {}), text: estimateText(plan.estimate, input.callsMade) },
-    guards: plan.guards,
+    guards: plan.guards.map(reportedGuard),
     records,
     ...(total > records.length ? { recordsOmitted: total - records.length } : {}),
     ...(total > 0 ? { recordsFile: RECORDS_FILE } : {}),
@@ -163,7 +165,7 @@ export function buildRunReport(input: ReportInput): RunReport {
     ...(roster.duplicatePeople?.length ? { duplicatePeople: roster.duplicatePeople } : {}),
     ...(roster.duplicatePeopleFound ? { duplicatePeopleFound: roster.duplicatePeopleFound } : {}),
     ...(roster.layers ? { layers: { files: roster.layers.files, replaced: roster.layers.replaced, added: roster.layers.added, addedOmitted: roster.layers.addedNotStored } } : {}),
-    notes: [...plan.notes, ...input.notes, ...adoptionNote(adoptions)],
+    notes: [...plan.notes.map(planNoteText), ...input.notes, ...adoptionNote(adoptions)],
   };
 }
 

@@ -4,7 +4,7 @@
  */
 import { escapeHtml } from './escape.js';
 import { ACTIONS, ACTION_SYMBOL, OUTCOMES, actionTotal, countOf } from './format.js';
-import type { PlanAction, RecordOutcome, RunReport } from './types.js';
+import type { CountedAction, RecordOutcome, RunReport } from './types.js';
 
 export const OUTCOME_COLOR: Record<RecordOutcome, string> = {
   done: '#2e7d32',
@@ -19,7 +19,7 @@ export function formatCount(count: number): string {
   return count.toLocaleString('en-US');
 }
 
-const CHANGE_ACTIONS = ACTIONS.filter((action): action is Exclude<PlanAction, 'noop'> => action !== 'noop');
+const CHANGE_ACTIONS = ACTIONS.filter((action): action is Exclude<CountedAction, 'noop'> => action !== 'noop');
 
 /**
  * One horizontal bar per change (create, update, delete: a segment per outcome) and one for

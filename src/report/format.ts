@@ -4,20 +4,30 @@
  */
 import type { FieldValue } from '../mapping/types.js';
 import type { Provenance } from '../sources/types.js';
-import type { PlanAction, RecordEntry, RecordOutcome, RunReport } from './types.js';
+import { planItemSchema, recordChangeOf } from '../plan/types.js';
+import type { CountedAction, PlanAction, RecordEntry, RecordOutcome, RunReport } from './types.js';
 
-export const ACTIONS: readonly PlanAction[] = ['create', 'update', 'delete', 'noop'];
+/** The rows of the counts: a replace is counted as an update (`countedAs`). */
+export const ACTIONS: readonly CountedAction[] = ['create', 'update', 'delete', 'noop'];
 export const OUTCOMES: readonly RecordOutcome[] = ['planned', 'done', 'failed', 'skipped'];
 
+/** The actions a listed record can have (the filter of report.html offers them). */
+export const RECORD_ACTIONS = planItemSchema.shape.action.options;
+
 /** Terraform-style symbols for the closed set of actions. */
-export const ACTION_SYMBOL: Record<PlanAction, string> = { create: '+', update: '~', delete: '-', noop: '=' };
+export const ACTION_SYMBOL: Record<PlanAction, string> = { create: '+', update: '~', replace: '~', delete: '-', noop: '=' };
+
+/** The count a record of this action is in. */
+export function countedAs(action: PlanAction): CountedAction {
+  return action === 'noop' ? 'noop' : recordChangeOf(action);
+}
 
 /** The count of one action × outcome cell; absent means zero. */
-export function countOf(report: RunReport, action: PlanAction, outcome: RecordOutcome): number {
+export function countOf(report: RunReport, action: CountedAction, outcome: RecordOutcome): number {
   return report.counts[action]?.[outcome] ?? 0;
 }
 
-export function actionTotal(report: RunReport, action: PlanAction): number {
+export function actionTotal(report: RunReport, action: CountedAction): number {
   return OUTCOMES.reduce((sum, outcome) => sum + countOf(report, action, outcome), 0);
 }
 

@@ -12,6 +12,7 @@ import { formatCount, renderChangeChart } from './charts.js';
 import { escapeHtml, outcomeBadgeHtml, relativeHref, timeHtml } from './escape.js';
 import {
   ACTIONS,
+  RECORD_ACTIONS,
   ACTION_SYMBOL,
   OUTCOMES,
   actionTotal,
@@ -332,8 +333,7 @@ export interface RenderHtmlOptions {
 
 const filtersBar = `<div class="filters" hidden>
 <input data-filter="text" type="search" placeholder="Search: client_id, name, field, value, error…" aria-label="Search">
-<select data-filter="action" aria-label="Action"><option value="">every action</option>${ACTIONS.filter((a) => a !== 'noop')
-  .map((a) => `<option value="${a}">${a}</option>`)
+<select data-filter="action" aria-label="Action"><option value="">every action</option>${RECORD_ACTIONS.map((a) => `<option value="${a}">${a}</option>`)
   .join('')}</select>
 <select data-filter="outcome" aria-label="Outcome"><option value="">every outcome</option>${OUTCOMES.map((o) => `<option value="${o}">${o}</option>`).join('')}</select>
 </div>`;

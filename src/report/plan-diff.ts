@@ -1,6 +1,6 @@
 /**
  * The console view of a plan, Terraform style (`rostersync plan`): one block per record with its
- * action symbol (+ create, ~ update, - delete) and, field by field, the old value -> the new one.
+ * action symbol (+ create, ~ update or replace, - delete) and, field by field, the old value -> the new one.
  * It renders a RunReport (the plan holds no display text); the HTML report shows the same changes.
  *
  * With `mask`, every field value is replaced by `(masked)` (lists keep their length), so the
@@ -9,7 +9,7 @@
  */
 import type { FieldValue } from '../mapping/types.js';
 import { ACTION_SYMBOL, actionTotal, formatProvenance, plain } from './format.js';
-import type { FieldChange, PlanAction, RecordEntry, RunReport } from './types.js';
+import type { CountedAction, FieldChange, PlanAction, RecordEntry, RunReport } from './types.js';
 
 export interface PlanDiffOptions {
   color: boolean;
@@ -22,7 +22,7 @@ export interface PlanDiffOptions {
 export const DEFAULT_DIFF_LIMIT = 100;
 
 const ANSI = { bold: 1, dim: 2, red: 31, green: 32, yellow: 33 } as const;
-const ACTION_STYLE: Record<Exclude<PlanAction, 'noop'>, keyof typeof ANSI> = { create: 'green', update: 'yellow', delete: 'red' };
+const ACTION_STYLE: Record<Exclude<PlanAction, 'noop'>, keyof typeof ANSI> = { create: 'green', update: 'yellow', replace: 'yellow', delete: 'red' };
 const REASON_TEXT: Record<string, string> = {
   new: 'new in the roster',
   changed: 'changed in the roster',
@@ -125,7 +125,7 @@ function orphanBlock(report: RunReport, options: PlanDiffOptions, paint: Paint, 
 export function renderPlanDiff(report: RunReport, options: PlanDiffOptions): string {
   const paint: Paint = (style, text) => (options.color ? `\u001b[${ANSI[style]}m${text}\u001b[0m` : text);
   const changed = report.records.filter((record) => record.action !== 'noop');
-  const total = (action: PlanAction) => actionTotal(report, action);
+  const total = (action: CountedAction) => actionTotal(report, action);
   const limit = options.limit ?? DEFAULT_DIFF_LIMIT;
   const shown = limit > 0 ? changed.slice(0, limit) : changed;
   const creatingGroup = report.target.groupToCreate !== undefined;

@@ -3,13 +3,18 @@
  * report/, from the facts gather and plan/ hand over.
  */
 import type { PolicyConfig } from '../config/pipeline.js';
+import type { ForeignReason } from '../plan/ownership.js';
 import { describePartialBlocks, type DuplicatePair, type DuplicatePeopleFound, type PartialBlock } from '../mapping/duplicate-people.js';
 
 /** Roster rows and owned records another pipeline owns, left alone. */
-export function foreignNote(foreign: ReadonlyMap<string, string>): string | undefined {
+export function foreignNote(foreign: ReadonlyMap<string, ForeignReason>): string | undefined {
   if (foreign.size === 0) return undefined;
-  const shown = [...foreign].slice(0, 20).map(([clientId, why]) => `${clientId} (${why})`).join(', ');
+  const shown = [...foreign].slice(0, 20).map(([clientId, why]) => `${clientId} (${foreignText(why)})`).join(', ');
   return `${foreign.size} client_id${foreign.size === 1 ? '' : 's'} left alone, as another pipeline owns them: ${shown}${foreign.size > 20 ? ', …' : ''}.`;
+}
+
+function foreignText(why: ForeignReason): string {
+  return why.code === 'claimed' ? `claimed by pipeline "${why.owner}"` : `outside this pipeline's client_id prefixes (${why.prefixes.join(', ')})`;
 }
 
 /**

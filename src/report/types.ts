@@ -3,15 +3,32 @@
  * verbatim; `report.md`, `report.html` and the console summary are renderings of it.
  */
 import type { DiscardedRow, FilteredRow, RejectedRow } from '../mapping/types.js';
-import type { FieldChange, GuardResult, PlanAction, RecordOutcome } from '../plan/types.js';
+import type { FieldChange, GuardCode, GuardResult, PlanAction, RecordChange, RecordOutcome } from '../plan/types.js';
 import type { Provenance } from '../sources/types.js';
 import type { DuplicatePair, DuplicatePeopleFound } from '../mapping/duplicate-people.js';
 
 // The plan owns its vocabulary; the report carries it.
-export type { FieldChange, GuardResult, PlanAction, RecordOutcome };
+export type { FieldChange, PlanAction, RecordOutcome };
+
+/**
+ * The kinds of change the counts keep (and the state's run history with them): a replace is
+ * counted as an update, the record it rewrites being one that exists.
+ */
+export type CountedAction = RecordChange | 'noop';
+
+/** A guard's result as the report carries it: the finding's code (for tools) and its sentence (report/plan-text.ts). */
+export interface ReportedGuard {
+  guard: GuardResult['guard'];
+  code: GuardCode;
+  tripped: boolean;
+  message: string;
+  /** The exact flag or setting that would allow the run. */
+  allowWith?: string;
+}
 
 export interface RecordEntry {
   clientId: string;
+  /** The plan's action: `replace` is a full POST of the record (`policy.update: full`). */
   action: PlanAction;
   /** Why the plan chose this action, e.g. `new`, `changed`, `drift`, `remote_deleted`, `gone_from_roster`, `client_id_changed`. */
   reason: string;
@@ -71,12 +88,12 @@ export interface RunReport {
   exitCode: number;
   message?: string;
   input: { rowsRead: number; valid: number; rejected: number; filtered: number; duplicates: number };
-  /** counts[action][outcome] */
-  counts: Record<PlanAction, Partial<Record<RecordOutcome, number>>>;
+  /** counts[action][outcome]; a replace is counted as an update. */
+  counts: Record<CountedAction, Partial<Record<RecordOutcome, number>>>;
   /** The plan's estimate; `made`: the write calls the run made, to compare with `calls`; `driftReads`: the drift check's GETs before the writes. */
   estimate?: { calls: number; rps: number; seconds: number; ifAbsent?: number; ifEmpty?: number; undoReads?: number; driftReads?: number; made?: number; text: string };
   limiter?: { requests: number; retries: number; rateLimited: number; currentRate: number; [key: string]: number };
-  guards: GuardResult[];
+  guards: ReportedGuard[];
   /**
    * Records whose action is not noop, in plan order (noops are only counted): every one when the
    * run has at most 10,000, else the first 10,000 and then the failed ones (up to 10,000 more).

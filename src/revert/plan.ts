@@ -118,7 +118,7 @@ export function buildRevertPlan(input: RevertInput): RevertPlan {
   if (asBefore.length > 0) notes.push(`already as before run ${input.runId}, nothing to write: ${shown(asBefore)} (undone by an earlier revert of it, or never written).`);
   if (left.length > 0) notes.push(`left as ${plural(left.length, 'it is', 'they are')} (--skip-record): ${shown(left)}.`);
 
-  const counts = { create: 0, update: 0, delete: 0, noop: 0 };
+  const counts = { create: 0, update: 0, replace: 0, delete: 0, noop: 0 };
   for (const item of items) counts[item.action] += 1;
   const guards = evaluateGuards({
     guards: input.policy.guards,

@@ -7,7 +7,7 @@
 import type { PolicyConfig } from '../config/pipeline.js';
 import { DUPLICATE_PEOPLE_MAX_ROWS, type DuplicatePair, type DuplicatePeopleFinder } from '../mapping/duplicate-people.js';
 import type { RosterSummary } from '../mapping/roster.js';
-import { decideDuplicatePeople } from '../plan/duplicate-people.js';
+import { decideDuplicatePeople, type DuplicatePeopleDecision } from '../plan/duplicate-people.js';
 import type { Fields } from '../plan/types.js';
 import { duplicatePeopleNotes } from '../report/run-notes.js';
 import type { StateBackend } from '../state/backend.js';
@@ -36,7 +36,7 @@ export function checkDuplicatePeople(input: {
       if (row !== undefined && !people.has(clientId)) people.add({ clientId, fields, provenance: { file: input.sourceFile, row } });
     }
   }
-  const { pendingRenames } = decideDuplicatePeople({
+  const decision = decideDuplicatePeople({
     people,
     ...(store && input.newIds ? { newIds: input.newIds, owned: () => ownedFields(store) } : {}),
     roster,
@@ -44,6 +44,8 @@ export function checkDuplicatePeople(input: {
     reject: input.policy === 'reject',
     ...(input.maxStoredRejected !== undefined ? { maxStoredRejected: input.maxStoredRejected } : {}),
   });
+  recordDecision(roster, input.keepAsIs, decision);
+  const { pendingRenames } = decision;
   const notes = duplicatePeopleNotes({
     found: roster.duplicatePeopleFound,
     policy: input.policy,
@@ -52,6 +54,19 @@ export function checkDuplicatePeople(input: {
     ...(people.overflowed ? { skippedPast: DUPLICATE_PEOPLE_MAX_ROWS } : {}),
   });
   return { notes, pendingRenames };
+}
+
+/** The rows held back as rejected ones (not written), and the pairs the report lists. */
+function recordDecision(roster: RosterSummary, keepAsIs: Set<string>, decision: DuplicatePeopleDecision): void {
+  for (const clientId of decision.heldBack) keepAsIs.add(clientId);
+  roster.counts.valid -= decision.heldBack.size;
+  roster.counts.rejected += decision.heldBack.size;
+  roster.rejected.push(...decision.rejected);
+  roster.rejectedNotStored += decision.rejectedNotStored;
+  if (decision.listed) {
+    roster.duplicatePeople = decision.listed.pairs;
+    roster.duplicatePeopleFound = decision.listed.found;
+  }
 }
 
 /** The inventory's records, a page at a time: the fields last applied to each owned client_id. */

@@ -31,7 +31,7 @@ import { FAST_PATH_BATCHES_AHEAD, openSourceInWorker, WORKER_READ_MIN_BYTES } fr
 import { DuplicatePeopleFinder } from '../mapping/duplicate-people.js';
 import { checkBinding, GONE_GROUP_META, type BindingCheck } from '../state/binding.js';
 import type { StateBackend, UnfinishedWrite } from '../state/backend.js';
-import { foreignReason } from '../plan/ownership.js';
+import { foreignReason, type ForeignReason } from '../plan/ownership.js';
 import { driftCheckSkippedNote, driftNote, foreignNote, REFRESH_WITHOUT_GROUP_NOTE } from '../report/run-notes.js';
 import { checkDuplicatePeople } from './duplicate-people-check.js';
 import { checkDrift, GroupGoneError, pickDriftReads, type DriftFound } from './drift.js';
@@ -162,7 +162,7 @@ interface RosterRead {
   roster: RosterSummary;
   classifier: RosterClassifier;
   /** Roster rows another pipeline owns, with why. */
-  foreign: Map<string, string>;
+  foreign: Map<string, ForeignReason>;
   /** The group, when other pipelines share it. */
   shared: { baseUrl: string; groupId: number } | null;
   /** Identities of the mapped rows, and which of them the inventory lacks: the same person twice. */
@@ -241,7 +241,7 @@ async function readRoster(input: GatherInput & { binding: BindingCheck; listing:
  */
 class InventoryBatches {
   /** One owner per record: rows outside this pipeline's declared prefixes, or whose client_id another pipeline sharing the group claims, are neither written nor (being in the roster) deleted. */
-  readonly foreign = new Map<string, string>();
+  readonly foreign = new Map<string, ForeignReason>();
   /** Mapped client_ids the inventory lacks. */
   readonly newIds = new Set<string>();
   private readonly pending: Array<DesiredRecord | string> = [];

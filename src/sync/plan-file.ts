@@ -19,8 +19,11 @@ import type { PreparedRun } from './run-plan.js';
  * 3: the digest is an HMAC keyed with the state's secret; the run's guard flags travel with the plan.
  * 4: a state repair carries its row key; the fast path's other row keys are not saved (apply
  *    plans again and gathers its own, src/plan/row-key-repairs.ts).
+ * 5: a full POST is its own action (`replace`, counted in `counts.replace`); guards and notes carry
+ *    a code and figures (`found`, `notes[].code`) where they carried sentences. A version 4 file
+ *    is refused (made again), never read as this one.
  */
-export const PLAN_FILE_VERSION = 4;
+export const PLAN_FILE_VERSION = 5;
 
 /** The flags the plan was made with: `apply` re-runs every guard with exactly these. */
 const planOptionsSchema = z.strictObject({
@@ -205,7 +208,7 @@ export async function readPlanFile(path: string): Promise<PlanFile> {
 
 /** What `apply` compares: the writes themselves, not their display. */
 function itemKey(item: PlanFile['plan']['items'][number]): string {
-  return JSON.stringify([item.action, item.body ?? null, item.replace ?? false, item.ifAbsent ?? false]);
+  return JSON.stringify([item.action, item.body ?? null, item.ifAbsent ?? false]);
 }
 
 /**

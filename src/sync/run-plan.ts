@@ -21,6 +21,7 @@ import { failureDuringApply } from './exit-code.js';
 import type { RunResult } from './options.js';
 import type { RunRequest, WriteRequest } from './run-request.js';
 import { rejectsNote } from '../report/run-notes.js';
+import { refusalMessage, rejectsVerdict } from '../report/plan-text.js';
 import { recordRun } from './record.js';
 import { saveDriftWindow, type DriftWindowState } from './drift-window.js';
 import { judgeRejects } from '../plan/rejects-tolerance.js';
@@ -63,7 +64,7 @@ export async function runPlan(prepared: PreparedRun, request: RunRequest): Promi
   store.startRun({ id: prepared.runId, dryRun, sourceSha256: prepared.source.sha256 });
 
   if (plan.refused) {
-    const message = plan.guards.filter((g) => g.tripped).map((g) => `${g.guard}: ${g.message} Allow with ${g.allowWith}.`).join(' ');
+    const message = refusalMessage(plan.guards);
     return record(prepared, withRejected(prepared, { outcome: 'refused', exitCode: EXIT.guard, message, groupId: prepared.groupId }), undefined, request);
   }
   if (dryRun) return record(prepared, withRejected(prepared, { outcome: 'dry_run', exitCode: EXIT.ok, groupId: prepared.groupId }), undefined, request);
@@ -166,7 +167,7 @@ function appliedVerdict(applied: ApplyResult, groupId: number): Verdict {
 function withRejected(prepared: PreparedRun, verdict: Verdict): Verdict {
   const counts = prepared.roster.counts;
   if (verdict.exitCode !== EXIT.ok || counts.rejected === 0 || verdict.outcome === 'interrupted') return verdict;
-  const judged = judgeRejects(counts, prepared.pipeline.config.policy.rejects);
+  const judged = rejectsVerdict(judgeRejects(counts, prepared.pipeline.config.policy.rejects));
   const note = rejectsNote(judged.text);
   const message = [verdict.message, note].filter(Boolean).join(' ');
   if (judged.tolerated) return { ...verdict, outcome: verdict.outcome === 'success' ? 'warning' : verdict.outcome, message };

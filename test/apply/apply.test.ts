@@ -86,6 +86,16 @@ describe('writePlan', () => {
     expect(store.ownedHashesOf(['u1']).get('u1')).toBe(desired({ name: 'u1!' }).hash);
   });
 
+  it('sends a replace as a full POST, journaled as an update of the record', async () => {
+    const writer = fakeWriter();
+    const replace: PlanItem = { ...update('u1'), action: 'replace' };
+    const result = await apply([replace], writer);
+    expect(writer.calls).toEqual([{ method: 'put', clientId: 'u1' }]);
+    expect(result.outcomes.get('u1')).toMatchObject({ outcome: 'done' });
+    expect(store.runJournal(RUN).map((entry) => [entry.clientId, entry.action, entry.state])).toEqual([['u1', 'update', 'done']]);
+    expect(store.ownedHashesOf(['u1']).get('u1')).toBe(desired({ name: 'u1!' }).hash);
+  });
+
   it('takes a 404 on delete as done: the record is already gone', async () => {
     const result = await apply([remove('d1')], fakeWriter({ d1: statusError(404) }));
     expect(result.outcomes.get('d1')).toEqual({ outcome: 'done', httpStatus: 404, attempts: 1 });

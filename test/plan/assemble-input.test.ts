@@ -11,6 +11,7 @@ import { assemblePlanInput, driftCheckPlan, fastPathAllowed, keptAsIs, lastAppli
 import { canonicalJson, hashJson } from '../../src/plan/canonical.js';
 import type { Classification } from '../../src/plan/classify.js';
 import { NewRecords, type ClassifiedRecord } from '../../src/plan/new-records.js';
+import type { ForeignReason } from '../../src/plan/ownership.js';
 import type { Fields } from '../../src/plan/types.js';
 import type { UnfinishedWrite } from '../../src/state/backend.js';
 
@@ -59,7 +60,7 @@ describe('the fast path', () => {
 describe('the roster records kept as they are', () => {
   const roster = { rejectedClientIds: new Set(['bad']), duplicateClientIds: new Set(['twice']) };
   it('are the rejected rows, the duplicated ids under `reject`, and the records another pipeline owns', () => {
-    expect([...keptAsIs(roster, 'reject', new Map([['theirs', 'claimed by pipeline "b"']]))].sort()).toEqual(['bad', 'theirs', 'twice']);
+    expect([...keptAsIs(roster, 'reject', new Map<string, ForeignReason>([['theirs', { code: 'claimed', owner: 'b' }]]))].sort()).toEqual(['bad', 'theirs', 'twice']);
   });
   it('leave duplicated ids to be written under `first` and `last`', () => {
     expect([...keptAsIs(roster, 'last', new Map())]).toEqual(['bad']);
@@ -68,7 +69,7 @@ describe('the roster records kept as they are', () => {
 });
 
 describe('the owned records counted as missing', () => {
-  const base = { pendingRenames: new Map(), pipeline: 'a', foreign: new Map<string, string>(), unfinished: new Map<string, UnfinishedWrite>(), inRoster: () => false, keptAsIs: new Set<string>(), owned: () => false };
+  const base = { pendingRenames: new Map(), pipeline: 'a', foreign: new Map<string, ForeignReason>(), unfinished: new Map<string, UnfinishedWrite>(), inRoster: () => false, keptAsIs: new Set<string>(), owned: () => false };
 
   it('keeps an owned record whose new client_id is held back as the same person', () => {
     const settled = settleMissing({ ...base, classification: classification({ missing: ['old-id', 'gone'] }), pendingRenames: new Map([['old-id', {}]]) });
@@ -76,11 +77,11 @@ describe('the owned records counted as missing', () => {
   });
 
   it('leaves a record another pipeline claimed since to it, and says so in a new `foreign`, changing neither input', () => {
-    const foreign = new Map([['x', 'outside this pipeline\'s client_id prefixes (a-)']]);
+    const foreign = new Map<string, ForeignReason>([['x', { code: 'outside_prefixes', prefixes: ['a-'] }]]);
     const input = classification({ missing: ['mine', 'theirs', 'unclaimed'] });
     const settled = settleMissing({ ...base, classification: input, foreign, claims: new Map([['mine', 'a'], ['theirs', 'b']]) });
     expect(settled.classification.missing).toEqual(['mine', 'unclaimed']);
-    expect([...settled.foreign]).toEqual([...foreign, ['theirs', 'claimed by pipeline "b"']]);
+    expect([...settled.foreign]).toEqual([...foreign, ['theirs', { code: 'claimed', owner: 'b' }]]);
     expect(foreign.size).toBe(1);
     expect(input.missing).toEqual(['mine', 'theirs', 'unclaimed']);
   });

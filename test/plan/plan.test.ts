@@ -94,13 +94,12 @@ describe('buildPlan', () => {
   it('creates new records with a full body without nulls', () => {
     const result = plan({ desired: [record('a', { ...marie, emails: null })] });
     expect(result.items).toEqual([expect.objectContaining({ clientId: 'a', action: 'create', reason: 'new', body: { name: 'Marie Curie', orcids: ['0000-0002-1825-0097'], 'cf-1': 3 } })]);
-    expect(result.counts).toEqual({ create: 1, update: 0, delete: 0, noop: 0 });
+    expect(result.counts).toEqual({ create: 1, update: 0, replace: 0, delete: 0, noop: 0 });
   });
 
   it('updates only the changed fields, sending a cleared field as null', () => {
     const result = plan({ desired: [record('a', { ...marie, emails: null, 'cf-1': 4 })], owned: { a: marie } });
     expect(result.items[0]).toMatchObject({ action: 'update', reason: 'changed', body: { emails: null, 'cf-1': 4 } });
-    expect(result.items[0]!.replace).toBeUndefined();
     expect(result.items[0]!.changes).toEqual([
       { field: 'emails', label: 'emails', before: ['m@x.org'], after: null },
       { field: 'cf-1', label: 'Reviews completed', before: 3, after: 4 },
@@ -109,7 +108,8 @@ describe('buildPlan', () => {
 
   it('replaces the whole record with update: full', () => {
     const result = plan({ desired: [record('a', { ...marie, 'cf-1': 4 })], owned: { a: marie }, update: 'full' });
-    expect(result.items[0]).toMatchObject({ action: 'update', replace: true, body: { ...marie, 'cf-1': 4 } });
+    expect(result.items[0]).toMatchObject({ action: 'replace', reason: 'changed', body: { ...marie, 'cf-1': 4 } });
+    expect(result.counts).toEqual({ create: 0, update: 0, replace: 1, delete: 0, noop: 0 });
   });
 
   it('counts unchanged records as noops without keeping them', () => {
@@ -162,7 +162,7 @@ describe('buildPlan', () => {
   it('never deletes ids dropped as duplicates: they are still in the roster', () => {
     const result = plan({ desired: [record('a', marie), record('a', { name: 'Other' })], owned: { a: marie }, drop: ['a'] });
     expect(result.items).toEqual([]);
-    expect(result.counts).toEqual({ create: 0, update: 0, delete: 0, noop: 0 });
+    expect(result.counts).toEqual({ create: 0, update: 0, replace: 0, delete: 0, noop: 0 });
   });
 
   it('repairs drift found by refresh and recreates records deleted remotely', () => {
@@ -192,6 +192,14 @@ describe('buildPlan', () => {
       ['new-id', 'create', 'client_id_changed', 'old-id'],
       ['old-id', 'delete', 'client_id_changed', 'new-id'],
     ]);
+    // A code and its data: report/ writes the sentence.
+    expect(result.notes).toEqual([{ code: 'client_id_changed', from: 'old-id', to: 'new-id', sameBy: 'orcid', deleted: true }]);
+  });
+
+  it('in upsert mode notes a changed client_id whose old record stays', () => {
+    const result = plan({ desired: [record('new-id', { name: 'Marie', emails: ['M@x.org'] })], owned: { 'old-id': { name: 'Marie', emails: ['m@x.org'] } }, mode: 'upsert' });
+    expect(result.orphans).toEqual(['old-id']);
+    expect(result.notes).toEqual([{ code: 'client_id_changed', from: 'old-id', to: 'new-id', sameBy: 'email', deleted: false }]);
   });
 
   it('estimates calls and time at the configured rate', () => {

@@ -61,5 +61,5 @@ it('a create leaves the field out of the body, and the inventory claims no value
 
 it('under update: full the replacing body carries the value the service keeps', () => {
   const plan = planOf(skippedOrcid({ name: 'Ada King', emails: ['ada@example.org'] }), OLD, { update: 'full' });
-  expect(plan.items[0]).toMatchObject({ action: 'update', replace: true, body: { name: 'Ada King', emails: ['ada@example.org'], orcids: ['0000-0002-1825-0097'] } });
+  expect(plan.items[0]).toMatchObject({ action: 'replace', body: { name: 'Ada King', emails: ['ada@example.org'], orcids: ['0000-0002-1825-0097'] } });
 });

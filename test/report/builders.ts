@@ -3,14 +3,8 @@
  * `aReport` derives `counts` from the records (plus `noops`) so the counts always agree with them.
  */
 import type { RejectedRow } from '../../src/mapping/types.js';
-import type {
-  FieldChange,
-  GuardResult,
-  PlanAction,
-  RecordEntry,
-  RecordOutcome,
-  RunReport,
-} from '../../src/report/types.js';
+import type { CountedAction, FieldChange, RecordEntry, RecordOutcome, ReportedGuard, RunReport } from '../../src/report/types.js';
+import { countedAs } from '../../src/report/format.js';
 
 export function aChange(overrides: Partial<FieldChange> = {}): FieldChange {
   return { field: 'name', label: 'Name', before: 'Ada Lovelace', after: 'Ada King', ...overrides };
@@ -33,9 +27,10 @@ export function aRecord(overrides: Partial<RecordEntry> = {}): RecordEntry {
   };
 }
 
-export function aGuard(overrides: Partial<GuardResult> = {}): GuardResult {
+export function aGuard(overrides: Partial<ReportedGuard> = {}): ReportedGuard {
   return {
     guard: 'max_deletes',
+    code: overrides.guard ?? 'max_deletes',
     tripped: false,
     message: '2 deletes planned; the limit is 10 (10 % of 120 owned records).',
     ...overrides,
@@ -64,10 +59,10 @@ export function aRejectedRow(overrides: Partial<RejectedRow> = {}): RejectedRow 
 /** counts[action][outcome] computed from the records, with `noops` done noops added. */
 export function countsOf(records: RecordEntry[], noops = 0): RunReport['counts'] {
   const counts: RunReport['counts'] = { create: {}, update: {}, delete: {}, noop: {} };
-  const bump = (action: PlanAction, outcome: RecordOutcome, by = 1) => {
+  const bump = (action: CountedAction, outcome: RecordOutcome, by = 1) => {
     counts[action][outcome] = (counts[action][outcome] ?? 0) + by;
   };
-  for (const record of records) bump(record.action, record.outcome);
+  for (const record of records) bump(countedAs(record.action), record.outcome);
   if (noops > 0) bump('noop', 'done', noops);
   return counts;
 }

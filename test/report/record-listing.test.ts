@@ -53,7 +53,7 @@ function roster(valid: number): RosterSummary {
 function planOf(items: PlanItem[], noop = 0): Plan {
   return {
     items,
-    counts: { create: items.length, update: 0, delete: 0, noop },
+    counts: { create: items.length, update: 0, replace: 0, delete: 0, noop },
     orphans: [],
     stateRepairs: [],
     guards: [],

@@ -11,7 +11,8 @@ import { EXIT } from '../../errors/user-facing-error.js';
 import type { RowProblem } from '../../mapping/types.js';
 import { loadFieldsFile } from '../../config/fields-file.js';
 import { existingState } from '../../state/open.js';
-import { judgeRejects, type RejectsVerdict } from '../../plan/rejects-tolerance.js';
+import { judgeRejects } from '../../plan/rejects-tolerance.js';
+import { rejectsVerdict, type RejectsVerdict } from '../../report/plan-text.js';
 import { validatePipeline, type ValidationResult } from '../../sync/validate.js';
 import { dialectFor, rejectedCsvRows, writeRejectedCsv } from '../../report/rejected-csv.js';
 import type { Provenance } from '../../sources/types.js';
@@ -58,7 +59,7 @@ export const validateCommand: CommandFactory = (ctx) => ({
       const rows = rejectedCsvRows({ rejectedRows: summary.rejected, warnings: summary.warnedRows });
       await writeRejectedCsv(rejectedOut, rows, { headers: result.source.headers, dialect: dialectFor(pipeline.config.source) });
     }
-    const rejects = summary.counts.rejected > 0 ? judgeRejects(summary.counts, pipeline.config.policy.rejects) : undefined;
+    const rejects = summary.counts.rejected > 0 ? rejectsVerdict(judgeRejects(summary.counts, pipeline.config.policy.rejects)) : undefined;
     // Over policy.rejects a sync is refused by its guard before writing: validate gives that answer too.
     const overCeiling = rejects !== undefined && !rejects.tolerated && pipeline.config.policy.rejects !== undefined;
     const exitCode = overCeiling ? EXIT.guard : rejects && !rejects.tolerated ? EXIT.partial : EXIT.ok;
