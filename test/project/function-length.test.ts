@@ -14,15 +14,6 @@ const ROOT = resolve(import.meta.dirname, '../..');
 const MAX_LINES = 120;
 const OUTSIDE = /^src\/emulator\//;
 
-/**
- * The functions over the limit today, each being split on its own branch: the list only shrinks.
- * The test fails when one of them is no longer long, so that it leaves the list the same day.
- */
-const KNOWN_LONG: readonly { file: string; name: string }[] = [
-  { file: 'src/apply/apply.ts', name: 'writePlan' },
-  { file: 'src/plan/build.ts', name: 'buildPlan' },
-];
-
 interface Measured {
   file: string;
   name: string;
@@ -68,7 +59,6 @@ const sources = readdirSync(join(ROOT, 'src'), { recursive: true, encoding: 'utf
   .filter((file) => !OUTSIDE.test(file))
   .sort();
 const functions = sources.flatMap(functionsOf);
-const key = (entry: { file: string; name: string }) => `${entry.file}: ${entry.name}`;
 
 describe(`functions of src/ (outside the emulator) are at most ${MAX_LINES} lines`, () => {
   it('reads the sources', () => {
@@ -76,14 +66,8 @@ describe(`functions of src/ (outside the emulator) are at most ${MAX_LINES} line
     expect(functions.length).toBeGreaterThan(1000);
   });
 
-  it('has no long function but the known ones', () => {
-    const known = new Set(KNOWN_LONG.map(key));
-    const long = functions.filter((fn) => fn.lines > MAX_LINES && !known.has(key(fn)));
+  it('has no long function', () => {
+    const long = functions.filter((fn) => fn.lines > MAX_LINES);
     expect(long.map((fn) => `${fn.file}:${fn.line} ${fn.name}: ${fn.lines} lines; split it into named steps`)).toEqual([]);
-  });
-
-  it('lists no function in KNOWN_LONG that is no longer long (take it off the list)', () => {
-    const stillLong = new Set(functions.filter((fn) => fn.lines > MAX_LINES).map(key));
-    expect(KNOWN_LONG.map(key).filter((entry) => !stillLong.has(entry))).toEqual([]);
   });
 });
