@@ -146,7 +146,10 @@ export async function checkDrift(input: DriftCheckInput): Promise<DriftFound> {
 export class GroupGoneError extends UserFacingError {
   override name = 'GroupGoneError';
 
-  constructor(groupId: number, sampled: number) {
+  constructor(
+    readonly groupId: number,
+    sampled: number,
+  ) {
     super(
       `authors group ${groupId} looks deleted in the service: the drift check read back ${sampled === 1 ? 'the one owned record it sampled' : `${sampled} owned records`}, and the service answered 404 for ${sampled === 1 ? 'it' : 'every one'}. Nothing was written.`,
       {

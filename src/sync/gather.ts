@@ -3,8 +3,9 @@
  * get-release-plan apart from the pure assemble-release-plan: plan/assemble-input.ts makes every
  * decision). It reads the custom-fields listing, compiles the mapping, streams the roster through
  * the mapping into the classifier against the inventory, and, with --refresh or the drift check,
- * reads remote records. It never writes to the service; of the state it only reads, but for
- * marking a group the drift check found gone.
+ * reads remote records. It writes nothing, neither to the service nor to the state: what a run
+ * learns while gathering (a group the drift check found gone) is written by the run
+ * (sync/run-sync.ts).
  */
 import { createHash } from 'node:crypto';
 import { stat } from 'node:fs/promises';
@@ -29,7 +30,7 @@ import { overlayOpeners } from '../sources/overlays.js';
 import type { OpenedSource } from '../sources/types.js';
 import { FAST_PATH_BATCHES_AHEAD, openSourceInWorker, WORKER_READ_MIN_BYTES } from '../sources/read-in-worker.js';
 import { DuplicatePeopleFinder } from '../mapping/duplicate-people.js';
-import { checkBinding, GONE_GROUP_META, type BindingCheck } from '../state/binding.js';
+import { checkBinding, type BindingCheck } from '../state/binding.js';
 import type { StateBackend, UnfinishedWrite } from '../state/backend.js';
 import { foreignReason, type ForeignReason } from '../plan/ownership.js';
 import { driftCheckSkippedNote, driftNote, foreignNote, REFRESH_WITHOUT_GROUP_NOTE } from '../report/run-notes.js';
@@ -319,7 +320,6 @@ async function readDrift(input: {
   const reads = plan.read === 'sample' ? { ...pick, cycle: 0 } : pick;
   const call = request.signal ? { signal: request.signal } : {};
   const found = await checkDrift({ ...reads, client: input.client, groupId, managedFields: input.compiled.managedFields, setFields: input.compiled.setFields, sourceFile: input.sourceFile, call }).catch((error: unknown) => {
-    if (error instanceof GroupGoneError) store.setMeta(GONE_GROUP_META, String(groupId));
     if (error instanceof GroupGoneError || request.signal?.aborted) throw error;
     notes.push(driftCheckSkippedNote(error));
     return undefined;

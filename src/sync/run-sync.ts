@@ -12,7 +12,9 @@
  */
 import { resolve } from 'node:path';
 import { buildPlan } from '../plan/build.js';
+import { GONE_GROUP_META } from '../state/binding.js';
 import { earlyFailureReport, estimateText, reportHeader } from '../report/build.js';
+import { GroupGoneError } from './drift.js';
 import { exitCodeOf } from './exit-code.js';
 import { gatherPlanInput } from './gather.js';
 import type { RunOptions, RunResult } from './options.js';
@@ -30,6 +32,9 @@ export async function runSync(options: RunOptions): Promise<RunResult> {
     const startedAt = run.now();
     const savePlanTo = options.savePlanTo === undefined ? undefined : resolve(run.cwd, options.savePlanTo);
     const { prepared, stateSerial } = await gatherAndPlan(run, startedAt, savePlanTo !== undefined).catch(async (error: unknown) => {
+      // The drift check found the group gone: remembered, so that no later hint proposes going back
+      // to it (gather only reads; the run writes what it learned).
+      if (error instanceof GroupGoneError) store.setMeta(GONE_GROUP_META, String(error.groupId));
       // The alerts of a run that failed before planning end with the command's own signal only.
       await recordEarlyFailure({ pipeline, store, report: failedBeforePlanning(run, startedAt, error), options: { ...request.report, signal: options.signal } });
       throw error;

@@ -6,10 +6,13 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { loadPipeline } from '../../src/config/load.js';
 import type { RunningEmulator } from '../../src/emulator/server.js';
 import type { RunReport } from '../../src/report/types.js';
 import { seededRandom } from '../../src/runtime/seeded-random.js';
 import { driftSentence } from '../../src/report/format.js';
+import { GONE_GROUP_META } from '../../src/state/binding.js';
+import { openState } from '../../src/state/open.js';
 import { runSync } from '../../src/sync/run-sync.js';
 import { API_KEY, emulator, groupRecords, makeProject, people, type Project } from '../support/project.js';
 
@@ -109,6 +112,10 @@ describe('drift check', () => {
     expect(run.error?.hint).toContain('--release-owned');
     expect(run.report).toMatchObject({ outcome: 'failed', exitCode: 1 });
     expect(emu.stats.snapshot().writes.total).toBe(writesBefore);
+    // The state remembers the group as gone, so that no later hint proposes going back to it.
+    const store = openState(loadPipeline(project.pipeline));
+    expect(store.getMeta(GONE_GROUP_META)).toBe(String(id));
+    store.close();
   });
 
   it('drift_sample: 0 and drift_cycle: 0 turn it off, and dry runs plan nothing from their sample', async () => {
