@@ -35,6 +35,7 @@
  */
 import { distance } from 'fastest-levenshtein';
 import type { Provenance } from '../sources/types.js';
+import { IdentityStore, MAX_STORED_ROWS, type StoredIdentity } from './identity-store.js';
 import type { FieldValue } from './types.js';
 
 type Fields = Record<string, FieldValue>;
@@ -102,30 +103,18 @@ export const COMMON_WORD_ROWS = 5;
 /** The strength of an initials match ("J. Smith" for "John Smith"): below a typo's. */
 const INITIALS_STRENGTH = 0.8;
 
-interface Person {
-  clientId: string;
-  // Set even when undefined: one object shape for every row, and no spread to build it.
-  provenance?: Provenance;
-  /** Normalised, words sorted; '' without an affiliation (the name tier needs one) or a name. */
-  name: string;
-  /** The name has a one-letter word (an initial). */
-  abbreviated: boolean;
-  /** The characters of the name, one bit per character code modulo 32: a quick bound on the distance. */
-  letters: number;
-  /** Index into the finder's normalised affiliations; -1 for none. */
-  affiliation: number;
-  orcids: string[];
-  emails: string[];
-}
+/** A row's identity, built from the finder's columns for the rows being compared (identity-store.ts). */
+type Person = StoredIdentity;
 
 /** The sides of a pair as the inventory pass sees an owned record: no name, only its keys. */
 type Keys = Pick<Person, 'orcids' | 'emails'>;
 
 /**
- * Rows whose identities are kept for the check, at most: about 250 bytes each, so a million-row
- * first run (every row mapped) stays within its memory budget; past it the check is skipped.
+ * Rows whose identities are kept for the check, at most: far above any roster a first run reads
+ * (a row takes about 35 bytes plus its texts: src/mapping/identity-store.ts); past it the check
+ * is skipped and the run says so.
  */
-export const DUPLICATE_PEOPLE_MAX_ROWS = 250_000;
+export const DUPLICATE_PEOPLE_MAX_ROWS = MAX_STORED_ROWS;
 
 /** What a search keeps and tells: see DuplicatePeopleFinder.find. */
 export interface DuplicateSearch {
@@ -143,8 +132,7 @@ export interface DuplicateSearch {
 
 /** Collects the roster's records (their identity only) and finds the pairs among them. */
 export class DuplicatePeopleFinder {
-  private readonly people: Person[] = [];
-  private readonly index = new Map<string, number>();
+  private store = new IdentityStore();
   /** Affiliations as the roster spells them, to their number: most repeat, so each is normalised once. */
   private readonly affiliationByRaw = new Map<string, number>();
   private readonly affiliationByText = new Map<string, number>();
@@ -164,32 +152,34 @@ export class DuplicatePeopleFinder {
   ) {}
 
   add(record: { clientId: string; fields: Fields; provenance?: Provenance }): void {
+    this.keep(record, false);
+  }
+
+  /**
+   * An owned record's fields as the inventory last applied them, for a client_id whose row the
+   * plan's fast path did not map: kept unless a row of the roster holds the client_id.
+   */
+  addUnlessMapped(record: { clientId: string; fields: Fields; provenance?: Provenance }): void {
+    this.keep(record, true);
+  }
+
+  private keep(record: { clientId: string; fields: Fields; provenance?: Provenance }, fromInventory: boolean): void {
     if (this.overflowed) return;
-    if (this.people.length >= this.maxRows && !this.index.has(record.clientId)) return this.overflow();
-    const person = this.personOf(record.clientId, record.fields, record.provenance);
-    // Duplicate policy `last`: a later row of the same client_id replaces the earlier one.
-    const at = this.index.get(record.clientId);
-    if (at === undefined) {
-      this.index.set(record.clientId, this.people.length);
-      this.people.push(person);
-    } else this.people[at] = person;
+    // Duplicate policy `last`: a later row of the same client_id replaces the earlier one (the store sorts it out).
+    if (this.store.rows >= this.maxRows || !this.store.add(this.personOf(record.clientId, record.fields, record.provenance), fromInventory)) this.overflow();
   }
 
   private overflow(): void {
     this.overflowed = true;
-    this.people.length = 0;
-    this.index.clear();
+    this.store = new IdentityStore();
     this.affiliationByRaw.clear();
     this.affiliationByText.clear();
     this.affiliations.length = 0;
   }
 
+  /** Client_ids kept. */
   get size(): number {
-    return this.people.length;
-  }
-
-  has(clientId: string): boolean {
-    return this.index.has(clientId);
+    return this.store.size;
   }
 
   /**
@@ -208,7 +198,7 @@ export class DuplicatePeopleFinder {
     };
     // Only blocks with a new row can give a pair the search wants (a nightly run adds a few).
     const newIds = search.newIds;
-    const anyNew = (members: readonly number[]) => newIds === undefined || members.some((i) => newIds.has(this.people[i]!.clientId));
+    const anyNew = (members: readonly number[]) => newIds === undefined || members.some((i) => newIds.has(this.store.clientId(i)));
     this.sameKey(emit, 'orcid', anyNew);
     this.sameKey(emit, 'email', anyNew);
     this.sameNames(emit, anyNew);
@@ -227,29 +217,24 @@ export class DuplicatePeopleFinder {
    * owned row mapped in this run, with the key in common) is not given twice.
    */
   private againstInventory(emit: (pair: DuplicatePair) => void, owned: Iterable<readonly [string, Fields]>, newIds: ReadonlySet<string> | undefined): void {
-    const byKey = { orcid: new Map<string, Person[]>(), email: new Map<string, Person[]>() };
-    let keys = 0;
-    for (const person of this.people) {
-      if (newIds && !newIds.has(person.clientId)) continue;
-      for (const [tier, values] of [['orcid', person.orcids], ['email', person.emails]] as const) {
-        for (const value of values) {
-          const list = byKey[tier].get(value);
-          if (list) list.push(person);
-          else byKey[tier].set(value, [person]);
-          keys++;
-        }
-      }
-    }
-    if (keys === 0) return;
-    for (const [clientId, fields] of owned) {
+    // An empty inventory (a first run) has nothing to compare: no index of the rows' keys is built.
+    const records = owned[Symbol.iterator]();
+    let record = records.next();
+    if (record.done) return;
+    const wanted = (i: number) => newIds === undefined || newIds.has(this.store.clientId(i));
+    const byKey = { orcid: this.store.keyLookup('orcid', wanted), email: this.store.keyLookup('email', wanted) };
+    if (byKey.orcid.size + byKey.email.size === 0) return;
+    for (; !record.done; record = records.next()) {
+      const [clientId, fields] = record.value;
       const keysOf: Keys = { orcids: listOf(fields.orcids), emails: emailsOf(fields) };
-      const inRoster = this.index.get(clientId);
-      const rosterSide = inRoster === undefined ? undefined : this.people[inRoster]!;
+      const inRoster = this.store.indexOf(clientId);
+      const rosterSide = inRoster === undefined ? undefined : this.store.identity(inRoster);
       const seen = new Set<string>();
       for (const tier of ['orcid', 'email'] as const) {
         for (const value of tier === 'orcid' ? keysOf.orcids : keysOf.emails) {
-          for (const person of byKey[tier].get(value) ?? []) {
-            if (person.clientId === clientId || seen.has(person.clientId)) continue;
+          for (const i of byKey[tier].rowsOf(value)) {
+            if (this.store.clientId(i) === clientId || seen.has(this.store.clientId(i))) continue;
+            const person = this.store.identity(i);
             seen.add(person.clientId);
             if (tier === 'email' && orcidsConflict(person, keysOf)) continue;
             // Found among the roster's rows already (the owned row says the same of this key).
@@ -263,22 +248,19 @@ export class DuplicatePeopleFinder {
 
   /** Rows sharing an ORCID iD (or an email): every pair, or past KEY_ALL_PAIRS each with the first. */
   private sameKey(emit: (pair: DuplicatePair) => void, tier: 'orcid' | 'email', wanted: (members: readonly number[]) => boolean): void {
-    const blocks = new Blocks();
-    this.people.forEach((person, i) => {
-      for (const key of tier === 'orcid' ? person.orcids : person.emails) blocks.add(key, i);
-    });
+    const { shared, sizeOf } = this.store.sharedKeys(tier);
     const evidence = `same ${tier === 'orcid' ? 'ORCID iD' : 'email'} `;
     const pair = (p: Person, q: Person, key: string) => {
       // Each pair once, under its strongest tier and the key of the smallest block it shares
       // (compared in full when any of them is).
-      if (strongestKeyTier(p, q) !== tier || blocks.smallestShared(tier === 'orcid' ? p.orcids : p.emails, tier === 'orcid' ? q.orcids : q.emails) !== key) return;
+      if (strongestKeyTier(p, q) !== tier || smallestShared(sizeOf, tier === 'orcid' ? p.orcids : p.emails, tier === 'orcid' ? q.orcids : q.emails) !== key) return;
       if (tier === 'email' && orcidsConflict(p, q)) return;
       const [a, b] = p.clientId < q.clientId ? [p, q] : [q, p];
       emit({ tier, a: side(a), b: side(b), evidence: evidence + key, strength: 1 });
     };
-    for (const [key, members] of blocks.shared()) {
+    for (const { key, members } of shared) {
       if (!wanted(members)) continue;
-      const people = members.map((i) => this.people[i]!);
+      const people = members.map((i) => this.store.identity(i));
       if (people.length > KEY_ALL_PAIRS) {
         this.partialBlocks.push({ tier, size: people.length, first: side(people[0]!) });
         for (let y = 1; y < people.length; y++) pair(people[0]!, people[y]!, key);
@@ -292,11 +274,12 @@ export class DuplicatePeopleFinder {
   private sameNames(emit: (pair: DuplicatePair) => void, wanted: (members: readonly number[]) => boolean): void {
     const groups: Array<number[] | undefined> = [];
     const rowsByWord = new Map<string, number>();
-    this.people.forEach((person, i) => {
-      if (person.name === '') return;
-      (groups[person.affiliation] ??= []).push(i);
-      for (const word of person.name.split(' ')) rowsByWord.set(word, (rowsByWord.get(word) ?? 0) + 1);
-    });
+    for (let i = 0; i < this.store.size; i++) {
+      const name = this.store.nameOf(i);
+      if (name === '') continue;
+      (groups[this.store.affiliationOf(i)] ??= []).push(i);
+      for (const word of name.split(' ')) rowsByWord.set(word, (rowsByWord.get(word) ?? 0) + 1);
+    }
     const names = new NameJudge(emit, new Commonness(rowsByWord, this.commonWordRows), this.affiliations);
     for (const group of groups) {
       if (group === undefined || group.length < 2 || !wanted(group)) continue;
@@ -305,12 +288,10 @@ export class DuplicatePeopleFinder {
       const byInitials = new Blocks();
       names.rowsHere = new Map();
       const longestOf = new Map<Person, string>();
-      for (const i of group) {
-        const name = this.people[i]!.name;
-        names.rowsHere.set(name, (names.rowsHere.get(name) ?? 0) + 1);
-      }
-      for (const i of group) {
-        const person = this.people[i]!;
+      // The affiliation's rows as objects while compared; numbered by their place in the group.
+      const people = group.map((i) => this.store.identity(i));
+      for (const person of people) names.rowsHere.set(person.name, (names.rowsHere.get(person.name) ?? 0) + 1);
+      for (const [i, person] of people.entries()) {
         // The name's two blocks (computed here, not kept: a row's identity stays small).
         const { longest, others } = namePartsOf(person.name);
         longestOf.set(person, longest);
@@ -318,9 +299,9 @@ export class DuplicatePeopleFinder {
         if (others !== '') byOthers.add(others, i);
         for (const key of initialsOf(person)) byInitials.add(key, i);
       }
-      for (const [part, members] of byLongest.shared()) this.sameName(names, part, members.map((i) => this.people[i]!));
-      for (const [part, members] of byOthers.shared()) this.sameName(names, part, members.map((i) => this.people[i]!), longestOf);
-      for (const [, members] of byInitials.shared()) names.initials(members.map((i) => this.people[i]!));
+      for (const [part, members] of byLongest.shared()) this.sameName(names, part, members.map((i) => people[i]!));
+      for (const [part, members] of byOthers.shared()) this.sameName(names, part, members.map((i) => people[i]!), longestOf);
+      for (const [, members] of byInitials.shared()) names.initials(members.map((i) => people[i]!));
       names.endAffiliation();
     }
   }
@@ -602,22 +583,17 @@ class Blocks {
     }
   }
 
-  /** Members of a key (1 for a key seen once, 0 for none). */
-  size(key: string): number {
-    return this.more.get(key)?.length ?? (this.first.has(key) ? 1 : 0);
-  }
-
-  /** The key in both lists with the fewest members (the first of them in `xs` order on a tie). */
-  smallestShared(xs: readonly string[], ys: readonly string[]): string | undefined {
-    let best: string | undefined;
-    for (const x of xs) if (ys.includes(x) && (best === undefined || this.size(x) < this.size(best))) best = x;
-    return best;
-  }
-
   /** The keys with more than one member. */
   shared(): IterableIterator<[string, number[]]> {
     return this.more.entries();
   }
+}
+
+/** The key in both lists with the fewest rows (the first of them in `xs` order on a tie). */
+function smallestShared(sizeOf: ReadonlyMap<string, number>, xs: readonly string[], ys: readonly string[]): string | undefined {
+  let best: string | undefined;
+  for (const x of xs) if (ys.includes(x) && (best === undefined || (sizeOf.get(x) ?? 1) < (sizeOf.get(best) ?? 1))) best = x;
+  return best;
 }
 
 function side(person: DuplicatePerson): DuplicatePerson {

@@ -144,13 +144,14 @@ export async function gatherPlanInput(input: {
   const shared = groupId !== null && binding.sharedWith.length > 0 ? { baseUrl: request.baseUrl, groupId } : null;
   // Identities of the mapped rows, and which of them the inventory lacks: the same person twice.
   const people = new DuplicatePeopleFinder();
-  const newIds = new Set<string>();
+  // An empty inventory (a first run) owns none: every row is new, and no set of a million ids is kept.
+  const newIds = ownedCount === 0 ? undefined : new Set<string>();
   const classifyPending = () => {
     const mapped = pending.flatMap((entry) => (typeof entry === 'string' ? [] : [entry.clientId]));
     const owned = store.ownedHashesOf(mapped);
-    // Kept as long as the check is (a million-row first run skips it: DUPLICATE_PEOPLE_MAX_ROWS).
-    if (people.overflowed) newIds.clear();
-    else for (const clientId of mapped) if (!owned.has(clientId)) newIds.add(clientId);
+    // Kept as long as the check is (past DUPLICATE_PEOPLE_MAX_ROWS it is skipped).
+    if (people.overflowed) newIds?.clear();
+    else if (newIds) for (const clientId of mapped) if (!owned.has(clientId)) newIds.add(clientId);
     const claimedBy = shared ? store.claimOwners(shared, mapped) : new Map<string, string>();
     for (const record of pending) {
       if (typeof record === 'string') {
@@ -197,7 +198,7 @@ export async function gatherPlanInput(input: {
   const keepAsIs = new Set(roster.rejectedClientIds);
   if (compiled.duplicatePolicy === 'reject') for (const clientId of roster.duplicateClientIds) keepAsIs.add(clientId);
   for (const clientId of foreign.keys()) keepAsIs.add(clientId);
-  const samePerson = checkDuplicatePeople({ people, store, newIds, roster, sourceFile: opened.file, keepAsIs, policy: policy.duplicate_people });
+  const samePerson = checkDuplicatePeople({ people, store, ...(newIds ? { newIds } : {}), roster, sourceFile: opened.file, keepAsIs, policy: policy.duplicate_people });
   notes.push(...samePerson.notes);
   const classification = classifier.finish(roster.firstRowById, { count: ownedCount, ids: () => store.ownedIds() }, keepAsIs);
   // Never a deletion from a suspicion: an owned record whose new client_id is held back stays.

@@ -1,0 +1,404 @@
+/**
+ * The identities the same-person check compares (src/mapping/duplicate-people.ts), stored by
+ * column so that a million-row roster costs tens of megabytes, not hundreds: one object per row
+ * (with its strings and arrays) took about 370 bytes; here a row is a few typed-array cells and
+ * its texts as UTF-8 in shared chunks, about 35 bytes plus the bytes of its name, ORCID iDs and
+ * emails. Nothing is hashed into a Map per row: a client_id is found, and a later row of the
+ * same client_id found to replace an earlier one, by sorting (`compact`).
+ *
+ * Bounded: at most MAX_STORED_ROWS rows and MAX_STORED_KEYS ORCID iDs and emails (both far above
+ * a million-row roster; the packing of sort keys needs them below 2^24), and MAX_TEXT_BYTES of
+ * text; `add` answers false past any of them, and the check says it was skipped.
+ */
+import type { Provenance } from '../sources/types.js';
+
+/** Rows kept at most (the sort keys hold a row number in 24 bits). */
+export const MAX_STORED_ROWS = 16_000_000;
+/** ORCID iDs and emails kept at most, over all rows. */
+export const MAX_STORED_KEYS = 16_000_000;
+const CHUNK_BITS = 20;
+const CHUNK_BYTES = 1 << CHUNK_BITS;
+/** Text positions are 32-bit: 4,095 chunks of 1 MiB. */
+const MAX_TEXT_BYTES = 4095 * CHUNK_BYTES;
+const NO_TEXT = 0xffffffff;
+const TWO_24 = 2 ** 24;
+/** Sort keys: 29 bits of a hash above 24 bits of a number, exact in a double (53 bits). */
+const HASH_MASK = 0x1fffffff;
+
+/** One row's identity as the finder reads it: strings and arrays, built only while compared. */
+export interface StoredIdentity {
+  clientId: string;
+  provenance?: Provenance;
+  /** Normalised, words sorted; '' without an affiliation or a name. */
+  name: string;
+  abbreviated: boolean;
+  letters: number;
+  /** Index into the finder's normalised affiliations; -1 for none. */
+  affiliation: number;
+  orcids: string[];
+  emails: string[];
+}
+
+/** Texts as UTF-8 in 1 MiB chunks, each behind a one-to-four-byte length; a text is its position. */
+class TextPool {
+  private readonly chunks: Buffer[] = [];
+  private used = CHUNK_BYTES;
+
+  /** The text's position, or undefined when the pool is full. */
+  add(text: string): number | undefined {
+    const bytes = text.length * 3 < 128 ? -1 : Buffer.byteLength(text);
+    const room = (bytes < 0 ? 1 + text.length * 3 : varintSize(bytes) + bytes);
+    if (this.used + room > CHUNK_BYTES) {
+      if (this.chunks.length * CHUNK_BYTES >= MAX_TEXT_BYTES) return undefined;
+      // A text longer than a chunk gets a chunk of its own size.
+      this.chunks.push(Buffer.allocUnsafe(Math.max(CHUNK_BYTES, room)));
+      this.used = 0;
+    }
+    const chunk = this.chunks[this.chunks.length - 1]!;
+    const at = (this.chunks.length - 1) * CHUNK_BYTES + this.used;
+    if (bytes < 0) {
+      // Short: at most 127 bytes, so one length byte, written once the text's length is known.
+      const written = chunk.write(text, this.used + 1, 'utf8');
+      chunk[this.used] = written;
+      this.used += 1 + written;
+    } else {
+      let length = bytes;
+      while (length >= 0x80) {
+        chunk[this.used++] = (length & 0x7f) | 0x80;
+        length >>>= 7;
+      }
+      chunk[this.used++] = length;
+      this.used += chunk.write(text, this.used, 'utf8');
+    }
+    return at;
+  }
+
+  get(at: number): string {
+    const chunk = this.chunks[Math.floor(at / CHUNK_BYTES)]!;
+    let offset = at % CHUNK_BYTES;
+    let length = 0;
+    for (let shift = 0; ; shift += 7) {
+      const byte = chunk[offset++]!;
+      length += (byte & 0x7f) * 2 ** shift;
+      if (byte < 0x80) break;
+    }
+    return chunk.toString('utf8', offset, offset + length);
+  }
+}
+
+function varintSize(n: number): number {
+  return n < 0x80 ? 1 : n < 0x4000 ? 2 : n < 0x200000 ? 3 : 4;
+}
+
+type Typed = Float64Array | Uint32Array | Int32Array | Uint16Array | Uint8Array;
+
+/** A typed array that grows (doubling) as values are pushed. */
+class Column<T extends Typed> {
+  data: T;
+  length = 0;
+
+  constructor(private readonly make: (size: number) => T) {
+    this.data = make(1024);
+  }
+
+  push(value: number): void {
+    if (this.length === this.data.length) {
+      const next = this.make(this.data.length * 2);
+      next.set(this.data);
+      this.data = next;
+    }
+    this.data[this.length++] = value;
+  }
+}
+
+/** A 32-bit FNV-1a hash of a string's UTF-16 code units. */
+export function hashText(text: string): number {
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < text.length; i++) hash = Math.imul(hash ^ text.charCodeAt(i), 0x01000193);
+  return hash >>> 0;
+}
+
+/**
+ * Every key (ORCID iD or email) shared by rows of one tier: its text, its rows (logical numbers,
+ * in order, each once), in the order a scan of the rows meets its second row.
+ */
+export interface SharedKey {
+  key: string;
+  members: number[];
+}
+
+/** The rows added, by column. Rows are physical (as added); `compact` numbers the client_ids. */
+export class IdentityStore {
+  private readonly clientIds: string[] = [];
+  /** Index + 1 into `places` (file and sheet), 0 without a provenance. */
+  private readonly place = new Column((n) => new Uint32Array(n));
+  private readonly row = new Column((n) => new Uint32Array(n));
+  private readonly name = new Column((n) => new Uint32Array(n));
+  private readonly letters = new Column((n) => new Int32Array(n));
+  private readonly affiliation = new Column((n) => new Int32Array(n));
+  /** Bit 0: abbreviated; bit 1: from the inventory (a roster row of its client_id wins). */
+  private readonly flags = new Column((n) => new Uint8Array(n));
+  /** The row's first key; its ORCID iDs (`orcidCount` of them) come before its emails. */
+  private readonly keyStart = new Column((n) => new Uint32Array(n));
+  private readonly orcidCount = new Column((n) => new Uint16Array(n));
+  private readonly keyText = new Column((n) => new Uint32Array(n));
+  private readonly keyHash = new Column((n) => new Uint32Array(n));
+  private readonly texts = new TextPool();
+  private readonly places: Array<{ file: string; sheet?: string }> = [];
+  private readonly placeIndex = new Map<string, number>();
+  /** From `compact`: the physical row of each client_id, in the order of its first row. */
+  private order: Uint32Array | undefined;
+  /** Client_ids' hash and physical row, sorted, to find one (`indexOf`). */
+  private byId: Float64Array | undefined;
+  /** Logical number of each physical row (the one of its client_id). */
+  private logicalOf: Uint32Array | undefined;
+
+  get rows(): number {
+    return this.clientIds.length;
+  }
+
+  /** False when a bound is reached (nothing is added then). */
+  add(identity: StoredIdentity, fromInventory: boolean): boolean {
+    const keys = this.keyText.length + identity.orcids.length + identity.emails.length;
+    if (this.clientIds.length >= MAX_STORED_ROWS || keys > MAX_STORED_KEYS || identity.orcids.length > 0xffff) return false;
+    const name = identity.name === '' ? NO_TEXT : this.texts.add(identity.name);
+    if (name === undefined) return false;
+    const keyTexts: number[] = [];
+    for (const key of [...identity.orcids, ...identity.emails]) {
+      const at = this.texts.add(key);
+      if (at === undefined) return false;
+      keyTexts.push(at);
+    }
+    this.order = this.byId = this.logicalOf = undefined;
+    this.clientIds.push(identity.clientId);
+    this.place.push(identity.provenance ? this.placeOf(identity.provenance) : 0);
+    this.row.push(identity.provenance?.row ?? 0);
+    this.name.push(name);
+    this.letters.push(identity.letters);
+    this.affiliation.push(identity.affiliation);
+    this.flags.push((identity.abbreviated ? 1 : 0) | (fromInventory ? 2 : 0));
+    this.keyStart.push(this.keyText.length);
+    this.orcidCount.push(identity.orcids.length);
+    [...identity.orcids, ...identity.emails].forEach((key, i) => {
+      this.keyText.push(keyTexts[i]!);
+      this.keyHash.push(hashText(key));
+    });
+    return true;
+  }
+
+  private placeOf(provenance: Provenance): number {
+    const id = provenance.sheet === undefined ? provenance.file : `${provenance.file}\u0000${provenance.sheet}`;
+    let index = this.placeIndex.get(id);
+    if (index === undefined) {
+      index = this.places.push(provenance.sheet === undefined ? { file: provenance.file } : { file: provenance.file, sheet: provenance.sheet });
+      this.placeIndex.set(id, index);
+    }
+    return index;
+  }
+
+  /** Client_ids (each once), numbered in the order of their first row. */
+  get size(): number {
+    return this.compact().length;
+  }
+
+  clientId(logical: number): string {
+    return this.clientIds[this.compact()[logical]!]!;
+  }
+
+  nameOf(logical: number): string {
+    const at = this.name.data[this.compact()[logical]!]!;
+    return at === NO_TEXT ? '' : this.texts.get(at);
+  }
+
+  affiliationOf(logical: number): number {
+    return this.affiliation.data[this.compact()[logical]!]!;
+  }
+
+  /** The row as the finder compares it (strings and arrays built now, for this comparison). */
+  identity(logical: number): StoredIdentity {
+    const at = this.compact()[logical]!;
+    const place = this.place.data[at]!;
+    const where = place === 0 ? undefined : this.places[place - 1]!;
+    const start = this.keyStart.data[at]!;
+    const end = at + 1 < this.keyStart.length ? this.keyStart.data[at + 1]! : this.keyText.length;
+    const split = start + this.orcidCount.data[at]!;
+    const keys = (from: number, to: number) => {
+      if (from === to) return NONE;
+      const out: string[] = [];
+      for (let k = from; k < to; k++) out.push(this.texts.get(this.keyText.data[k]!));
+      return out;
+    };
+    const name = this.name.data[at]!;
+    return {
+      clientId: this.clientIds[at]!,
+      provenance: where === undefined ? undefined : where.sheet === undefined ? { file: where.file, row: this.row.data[at]! } : { file: where.file, sheet: where.sheet, row: this.row.data[at]! },
+      name: name === NO_TEXT ? '' : this.texts.get(name),
+      abbreviated: (this.flags.data[at]! & 1) !== 0,
+      letters: this.letters.data[at]!,
+      affiliation: this.affiliation.data[at]!,
+      orcids: keys(start, split),
+      emails: keys(split, end),
+    };
+  }
+
+  /** The logical number of a client_id, or undefined. */
+  indexOf(clientId: string): number | undefined {
+    this.compact();
+    const byId = this.byId!;
+    const hash = hashText(clientId) & HASH_MASK;
+    // The first key of this hash, then each of its rows.
+    let low = 0;
+    let high = byId.length;
+    while (low < high) {
+      const middle = (low + high) >>> 1;
+      if (Math.floor(byId[middle]! / TWO_24) < hash) low = middle + 1;
+      else high = middle;
+    }
+    for (let i = low; i < byId.length && Math.floor(byId[i]! / TWO_24) === hash; i++) {
+      const physical = byId[i]! % TWO_24;
+      if (this.clientIds[physical] === clientId) return this.logicalOf![physical]!;
+    }
+    return undefined;
+  }
+
+  /**
+   * Numbers the client_ids: one per client_id, in the order of its first row, holding its last
+   * roster row (duplicate policy `last`), or its inventory record when no roster row has it.
+   */
+  private compact(): Uint32Array {
+    if (this.order) return this.order;
+    const rows = this.clientIds.length;
+    const byId = new Float64Array(rows);
+    for (let i = 0; i < rows; i++) byId[i] = (hashText(this.clientIds[i]!) & HASH_MASK) * TWO_24 + i;
+    byId.sort();
+    /** For the first row of each client_id, the row that holds it; -1 for every other row. */
+    const holder = new Int32Array(rows).fill(-1);
+    const firstOf = new Uint32Array(rows);
+    for (let run = 0; run < rows; ) {
+      const hash = Math.floor(byId[run]! / TWO_24);
+      let end = run + 1;
+      while (end < rows && Math.floor(byId[end]! / TWO_24) === hash) end++;
+      // Within one hash, rows in order; each client_id's first row is the first met.
+      for (let i = run; i < end; i++) {
+        const physical = byId[i]! % TWO_24;
+        let first = physical;
+        for (let j = run; j < i; j++) {
+          const other = byId[j]! % TWO_24;
+          if (this.clientIds[other] === this.clientIds[physical]) {
+            first = firstOf[other]!;
+            break;
+          }
+        }
+        firstOf[physical] = first;
+        // A roster row replaces an earlier one (`last`) and an inventory record; a record never replaces.
+        if (holder[first]! < 0 || (this.flags.data[physical]! & 2) === 0) holder[first] = physical;
+      }
+      run = end;
+    }
+    const order: number[] = [];
+    const logicalOfFirst = new Uint32Array(rows);
+    for (let i = 0; i < rows; i++) {
+      if (holder[i]! < 0) continue;
+      logicalOfFirst[i] = order.length;
+      order.push(holder[i]!);
+    }
+    const logicalOf = new Uint32Array(rows);
+    for (let i = 0; i < rows; i++) logicalOf[i] = logicalOfFirst[firstOf[i]!]!;
+    this.order = Uint32Array.from(order);
+    this.byId = byId;
+    this.logicalOf = logicalOf;
+    return this.order;
+  }
+
+  /**
+   * The keys (ORCID iDs, or emails) that two rows or more share, found by sorting hashes, not in a
+   * Map of every key; each with its rows, in the order a scan of the rows in order meets a second
+   * row of it (a block is then listed as a Map of every key, filled in that scan, would list it).
+   */
+  sharedKeys(tier: 'orcid' | 'email'): { shared: SharedKey[]; sizeOf: ReadonlyMap<string, number> } {
+    const { sorted, rowOf, keyOf } = this.sortedKeys(tier);
+    const found: Array<SharedKey & { met: number }> = [];
+    for (let run = 0; run < sorted.length; ) {
+      const hash = Math.floor(sorted[run]! / TWO_24);
+      let end = run + 1;
+      while (end < sorted.length && Math.floor(sorted[end]! / TWO_24) === hash) end++;
+      if (end - run > 1) this.splitRun(sorted.subarray(run, end), rowOf, keyOf, found);
+      run = end;
+    }
+    found.sort((x, y) => x.met - y.met);
+    const sizeOf = new Map<string, number>();
+    for (const block of found) sizeOf.set(block.key, block.members.length);
+    return { shared: found.map(({ key, members }) => ({ key, members })), sizeOf };
+  }
+
+  /**
+   * A lookup of the keys of one tier that the rows `wanted` accepts: a key to its rows (logical
+   * numbers, in order), from sorted hashes; `size` is how many keys it holds.
+   */
+  keyLookup(tier: 'orcid' | 'email', wanted: (logical: number) => boolean): { size: number; rowsOf: (key: string) => number[] } {
+    const { sorted, rowOf, keyOf } = this.sortedKeys(tier, wanted);
+    const rowsOf = (key: string): number[] => {
+      const hash = hashText(key) & HASH_MASK;
+      let low = 0;
+      let high = sorted.length;
+      while (low < high) {
+        const middle = (low + high) >>> 1;
+        if (Math.floor(sorted[middle]! / TWO_24) < hash) low = middle + 1;
+        else high = middle;
+      }
+      const rows: number[] = [];
+      for (let i = low; i < sorted.length && Math.floor(sorted[i]! / TWO_24) === hash; i++) {
+        const seq = sorted[i]! % TWO_24;
+        if (this.texts.get(this.keyText.data[keyOf[seq]!]!) === key) rows.push(rowOf[seq]!);
+      }
+      return rows;
+    };
+    return { size: sorted.length, rowsOf };
+  }
+
+  /**
+   * Every key of a tier (of the rows `wanted` accepts), numbered in scan order (rows in order,
+   * each row's keys in order), sorted by hash then number: `rowOf` and `keyOf` by number.
+   */
+  private sortedKeys(tier: 'orcid' | 'email', wanted?: (logical: number) => boolean): { sorted: Float64Array; rowOf: Uint32Array; keyOf: Uint32Array } {
+    const order = this.compact();
+    const entries = new Column((n) => new Float64Array(n));
+    const rowOf = new Column((n) => new Uint32Array(n));
+    const keyOf = new Column((n) => new Uint32Array(n));
+    for (let logical = 0; logical < order.length; logical++) {
+      if (wanted && !wanted(logical)) continue;
+      const at = order[logical]!;
+      const start = this.keyStart.data[at]!;
+      const end = at + 1 < this.keyStart.length ? this.keyStart.data[at + 1]! : this.keyText.length;
+      const split = start + this.orcidCount.data[at]!;
+      const [from, to] = tier === 'orcid' ? [start, split] : [split, end];
+      for (let k = from; k < to; k++) {
+        entries.push((this.keyHash.data[k]! & HASH_MASK) * TWO_24 + entries.length);
+        rowOf.push(logical);
+        keyOf.push(k);
+      }
+    }
+    return { sorted: entries.data.subarray(0, entries.length).sort(), rowOf: rowOf.data, keyOf: keyOf.data };
+  }
+
+  /** One run of equal hashes (in scan order): its keys by text, those with two rows or more. */
+  private splitRun(run: Float64Array, rowOf: Uint32Array, keyOf: Uint32Array, found: Array<SharedKey & { met: number }>): void {
+    const byText = new Map<string, { members: number[]; met: number }>();
+    for (const entry of run) {
+      const seq = entry % TWO_24;
+      const key = this.texts.get(this.keyText.data[keyOf[seq]!]!);
+      const logical = rowOf[seq]!;
+      const block = byText.get(key);
+      if (block === undefined) byText.set(key, { members: [logical], met: -1 });
+      // Entries come in scan order: a row's repeats of a key are next to each other.
+      else if (block.members[block.members.length - 1] !== logical) {
+        if (block.met < 0) block.met = seq;
+        block.members.push(logical);
+      }
+    }
+    for (const [key, block] of byText) if (block.met >= 0) found.push({ key, members: block.members, met: block.met });
+  }
+}
+
+/** One empty list for every row without a key. */
+const NONE: string[] = [];
