@@ -8,19 +8,22 @@
  * - `name`: the same first affiliation, and the same name once normalised (accents, case,
  *   punctuation and word order set aside), a very similar one (normalised Levenshtein similarity
  *   at least NAME_SIMILARITY, computed by the `fastest-levenshtein` package), or an initial for a
- *   given name ("J. Smith", "John Smith") when one full name only fits the initials there.
- *   Evidence against a name pair drops it: two different ORCID iDs, or different emails at one
- *   domain for a common name (COMMON_WORD_ROWS): at a large institute,
- *   wang.wei@ and wang.wei2@ are two people. Figures on a labelled corpus: docs/mapping.md.
+ *   given name ("J. Smith", "John Smith") when one full name only fits the initials there, or
+ *   the initialled row's email spells it (johnsmith@). Evidence against a name pair drops it:
+ *   two different ORCID iDs; different emails at one domain for a common name (COMMON_WORD_ROWS)
+ *   or for a different one; two addresses at one domain that differ by a number (wang.wei@ and
+ *   wang.wei2@ are two people); an initialled row's email that spells another given name.
+ *   Figures on a labelled corpus: docs/mapping.md.
  *
  * Blocking, not all pairs: records are only compared inside a block (an ORCID, an email; for names,
- * the affiliation with the name's longest word, the affiliation with its other words, and the
- * affiliation with its initials), so the work grows with the roster, not with its square. Names
- * are compared when they share the longest word or all the others: a typo in both is not found (an
- * ORCID or an email in common still is).
+ * the affiliation with each long word of the name, one at most a letter shorter than the longest,
+ * the affiliation with the name's other words, and the affiliation with its initials), so the work
+ * grows with the roster, not with its square. A typo in every long word is not found (an ORCID
+ * or an email in common still is).
  *
- * Bounded: the finder keeps at most `maxRows` identities (past it the check is skipped and the
- * run says so), pairs are not kept but handed to a sink as found (the caller keeps the strongest
+ * Bounded: the finder keeps at most `maxRows` identities, by column (src/mapping/identity-store.ts:
+ * about 35 bytes a row and its texts; past the cap, far above a million rows, the check is
+ * skipped and the run says so), pairs are not kept but handed to a sink as found (the caller keeps the strongest
  * MAX_LISTED_PAIRS and counts the rest: see PairList), and a common value must not make the check
  * quadratic, so a block past its cap is compared in part, and listed in `partialBlocks` (the
  * run's notes say so, describePartialBlocks):
@@ -96,8 +99,9 @@ export const KEY_ALL_PAIRS = 50;
  * common given name with a common family name: "Wei Wang", "Heitor Oliveira"; "Zhongying Ning" is
  * not). Different emails at one domain for a common name are two people, not one. Tuned on the
  * tuning half of the labelled corpus (test/fixtures/duplicate-people/; bench/duplicate-tuning.ts
- * prints the candidates): 5 is the largest whose name pairs keep a precision of 0.95 (3 misses
- * recall 0.9 over all pairs; 10 lets look-alikes at large institutes through).
+ * prints the candidates): at 5 its name pairs keep a precision of 0.989 there; 8 and 10 keep 0.95
+ * too (0.970, 0.962) for more recall (0.855, 0.857 against 0.833), 12 does not (0.939). The
+ * margin is kept: look-alikes at large institutes are what an editor must not be told are one.
  */
 export const COMMON_WORD_ROWS = 5;
 /** The strength of an initials match ("J. Smith" for "John Smith"): below a typo's. */
@@ -283,37 +287,33 @@ export class DuplicatePeopleFinder {
     const names = new NameJudge(emit, new Commonness(rowsByWord, this.commonWordRows), this.affiliations);
     for (const group of groups) {
       if (group === undefined || group.length < 2 || !wanted(group)) continue;
-      const byLongest = new Blocks();
-      const byOthers = new Blocks();
+      const byPart = new Blocks();
       const byInitials = new Blocks();
       names.rowsHere = new Map();
-      const longestOf = new Map<Person, string>();
       // The affiliation's rows as objects while compared; numbered by their place in the group.
       const people = group.map((i) => this.store.identity(i));
       for (const person of people) names.rowsHere.set(person.name, (names.rowsHere.get(person.name) ?? 0) + 1);
       for (const [i, person] of people.entries()) {
         // The name's two blocks (computed here, not kept: a row's identity stays small).
-        const { longest, others } = namePartsOf(person.name);
-        longestOf.set(person, longest);
-        byLongest.add(longest, i);
-        if (others !== '') byOthers.add(others, i);
+        for (const part of namePartsOf(person.name)) byPart.add(part, i);
         for (const key of initialsOf(person)) byInitials.add(key, i);
       }
-      for (const [part, members] of byLongest.shared()) this.sameName(names, part, members.map((i) => people[i]!));
-      for (const [part, members] of byOthers.shared()) this.sameName(names, part, members.map((i) => people[i]!), longestOf);
+      // A pair sharing two parts is met in two blocks: compared in the first only.
+      const compared = new Set<string>();
+      const firstTime = (p: Person, q: Person) => compared.size < compared.add(p.clientId < q.clientId ? `${p.clientId}\u0000${q.clientId}` : `${q.clientId}\u0000${p.clientId}`).size;
+      for (const [part, members] of byPart.shared()) this.sameName(names, part, members.map((i) => people[i]!), firstTime);
       for (const [, members] of byInitials.shared()) names.initials(members.map((i) => people[i]!));
       names.endAffiliation();
     }
   }
 
   /**
-   * One name block (one affiliation, one name part), its members in row order. An `others` block
-   * (given `longestOf`) leaves to the `longest` one the pairs that share their longest word too,
-   * so each pair is found once.
+   * One name block (one affiliation, one name part), its members in row order. A pair that
+   * `firstTime` has seen in another block is not compared again.
    */
-  private sameName(names: NameJudge, part: string, block: Person[], longestOf?: ReadonlyMap<Person, string>): void {
+  private sameName(names: NameJudge, part: string, block: Person[], firstTime: (p: Person, q: Person) => boolean): void {
     const consider = (p: Person, q: Person) => {
-      if (longestOf && longestOf.get(p) === longestOf.get(q)) return;
+      if (!firstTime(p, q)) return;
       // The evidence names them in sorted order, whichever block found them.
       if (q.name < p.name) names.similar(q, p);
       else names.similar(p, q);
@@ -402,17 +402,24 @@ class NameJudge {
   /**
    * One initials block ("j smith"): a name with an initial pairs with the one full name there
    * ("john smith"); with two full names ("john smith", "jane smith") the initial fits either, and
-   * nothing is said. Pairs the similarity found already are not given twice.
+   * nothing is said, unless the initialled row's email spells one of them in full (johnsmith@,
+   * smith.john@): then that one. An email that spells another given name ("jake.smith@") is
+   * evidence against every full name there. Pairs the similarity found already are not given twice.
    */
   initials(block: Person[]): void {
     const full = new Set(block.filter((person) => !person.abbreviated).map((person) => person.name));
-    if (full.size !== 1) return;
-    const [name] = full;
+    if (full.size === 0) return;
     for (const p of block) {
       if (!p.abbreviated) continue;
+      const spelled = spelledName(p);
+      let name: string | undefined;
+      if (spelled === undefined) name = full.size === 1 ? [...full][0] : undefined;
+      else name = full.has(spelled) ? spelled : undefined;
+      if (name === undefined) continue;
+      const how = spelled === undefined ? 'the same initials' : 'the same initials, and an email that spells the full name';
       for (const q of block) {
         if (q.name !== name || nameSimilarity(p.name, q.name) >= NAME_SIMILARITY) continue;
-        this.fuzzy.push({ p, q, how: 'the same initials', strength: INITIALS_STRENGTH });
+        this.fuzzy.push({ p, q, how, strength: INITIALS_STRENGTH });
       }
     }
   }
@@ -450,13 +457,35 @@ class NameJudge {
 
   /**
    * Evidence that the two are different people: two ORCID iDs; or different emails at one domain
-   * (both addresses were given out by the same institution) when the names differ or are common.
+   * (both addresses were given out by the same institution) when the names differ or are common,
+   * or when one address is the other with a number (wang.wei@ and wang.wei2@: the institution
+   * numbered a namesake), however rare the name.
    */
   private against(p: Person, q: Person): boolean {
     if (orcidsConflict(p, q)) return true;
     if (p.emails.length === 0 || q.emails.length === 0 || firstShared(p.emails.map(domainOf), q.emails.map(domainOf)) === undefined) return false;
-    return p.name !== q.name || this.commonness.isCommon(p.name);
+    return p.name !== q.name || this.commonness.isCommon(p.name) || numberedApart(p.emails, q.emails);
   }
+}
+
+/**
+ * The full name an initialled two-word name's email spells ("j smith" with johnsmith7@ or
+ * smith.john@ spells "john smith"), normalised; undefined when no email spells one (or the name
+ * is not an initial and one word). Only letters of the address's local part count.
+ */
+function spelledName(person: Person): string | undefined {
+  const words = person.name.split(' ');
+  if (words.length !== 2) return undefined;
+  const [initial, family] = words[0]!.length === 1 ? [words[0]!, words[1]!] : [words[1]!, words[0]!];
+  if (initial.length !== 1 || family.length < 2) return undefined;
+  const names = new Set<string>();
+  for (const email of person.emails) {
+    const letters = email.slice(0, email.lastIndexOf('@')).replace(/[^a-z]/g, '');
+    for (const given of [letters.endsWith(family) ? letters.slice(0, -family.length) : '', letters.startsWith(family) ? letters.slice(family.length) : '']) {
+      if (given.length >= 2 && given[0] === initial) names.add(given < family ? `${given} ${family}` : `${family} ${given}`);
+    }
+  }
+  return names.size === 1 ? [...names][0] : undefined;
 }
 
 /** Whether a name is common in the roster: each of its words on COMMON_WORD_ROWS rows or more. */
@@ -471,12 +500,23 @@ class Commonness {
   }
 }
 
-/** A name's longest word (the first of the longest), and its other words ('' for a one-word name). */
-function namePartsOf(name: string): { longest: string; others: string } {
+/**
+ * A name's blocking parts: each of its long words (at most one letter shorter than the longest,
+ * so that a typo that shortens the longest word, or lengthens another, still leaves one in
+ * common) and, for each, the other words together. A two-word name's parts are its two words.
+ */
+function namePartsOf(name: string): string[] {
   const words = name.split(' ');
+  if (words.length === 1) return words;
   let longest = 0;
-  for (let i = 1; i < words.length; i++) if (words[i]!.length > words[longest]!.length) longest = i;
-  return { longest: words[longest]!, others: words.filter((_, i) => i !== longest).join(' ') };
+  for (const word of words) longest = Math.max(longest, word.length);
+  const parts = new Set<string>();
+  words.forEach((word, at) => {
+    if (word.length < longest - 1) return;
+    parts.add(word);
+    parts.add(words.filter((_, i) => i !== at).join(' '));
+  });
+  return [...parts];
 }
 
 /**
@@ -544,6 +584,12 @@ function orcidsConflict(p: Keys, q: Keys): boolean {
 function firstShared(xs: readonly string[], ys: readonly string[]): string | undefined {
   for (const x of xs) if (ys.includes(x)) return x;
   return undefined;
+}
+
+/** Two different addresses the same but for their digits (wang.wei@x, wang.wei2@x). */
+function numberedApart(xs: readonly string[], ys: readonly string[]): boolean {
+  const unnumbered = (email: string) => email.replace(/[0-9]+/g, '');
+  return xs.some((x) => ys.some((y) => x !== y && unnumbered(x) === unnumbered(y)));
 }
 
 function domainOf(email: string): string {

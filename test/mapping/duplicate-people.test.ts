@@ -117,6 +117,10 @@ describe('DuplicatePeopleFinder', () => {
     ['an initial that one full name fits', [at('X', 'J. Pemberton'), at('X', 'Pemberton, Jonathan'), at('X', 'Ann Lee')], ['name p1 p2 the same initials']],
     ['an initial that two full names fit: which one?', [at('X', 'J. Pemberton'), at('X', 'Jonathan Pemberton'), at('X', 'Jane Pemberton')], []],
     ['a typo as near two names: which one?', [at('X', 'Lei Lii'), at('X', 'Lei Liu'), at('X', 'Lei Lin')], []],
+    ['a typo that makes another word the longest', [at('X', 'Woodterley Ramberley'), at('X', 'Woodterey Ramberley')], ['name p1 p2 very similar names (95 %)']],
+    ['an initial two full names fit, and an email that spells one', [at('X', 'J. Pemberton', { emails: ['jonathanpemberton7@mail.org'] }), at('X', 'Jonathan Pemberton'), at('X', 'Jane Pemberton')], ['name p1 p2 the same initials']],
+    ['an initial whose email spells another given name', [at('X', 'Pemberton, J.', { emails: ['jake.pemberton@mail.org'] }), at('X', 'Jonathan Pemberton')], []],
+    ['a numbered address at one domain: two namesakes, however rare the name', [at('X', 'Zhongying Ning', { emails: ['zhongying.ning@x.edu'] }), at('X', 'Zhongying Ning', { emails: ['zhongying.ning2@x.edu'] })], []],
   ] satisfies Array<[string, Array<Record<string, string | string[]>>, string[]]>)('evidence: %s', (_, rows, expected) => {
     const finder = new DuplicatePeopleFinder();
     rows.forEach((fields, i) => finder.add(record(`p${i + 1}`, fields, i + 2)));
