@@ -20,7 +20,6 @@ const CHUNK_BITS = 20;
 const CHUNK_BYTES = 1 << CHUNK_BITS;
 /** Text positions are 32-bit: 4,095 chunks of 1 MiB. */
 const MAX_TEXT_BYTES = 4095 * CHUNK_BYTES;
-const NO_TEXT = 0xffffffff;
 const TWO_24 = 2 ** 24;
 /** Sort keys: 29 bits of a hash above 24 bits of a number, exact in a double (53 bits). */
 const HASH_MASK = 0x1fffffff;
@@ -39,55 +38,92 @@ export interface StoredIdentity {
   emails: string[];
 }
 
-/** Texts as UTF-8 in 1 MiB chunks, each behind a one-to-four-byte length; a text is its position. */
+/**
+ * Records of texts as UTF-8 in 1 MiB chunks: a record is a few counts and texts, each behind its
+ * length (one byte below 128), and never crosses a chunk (a record larger than a chunk gets a
+ * buffer of its own, over as many positions). A record, and each text in it, is a position.
+ */
 class TextPool {
-  private readonly chunks: Buffer[] = [];
+  /** By position / CHUNK_BYTES: the buffer, and where in it that MiB of positions starts. */
+  private readonly slots: Array<{ buffer: Buffer; base: number }> = [];
+  /** The buffer being filled, its first slot, and the bytes of it used. */
+  private buffer: Buffer | undefined;
+  private firstSlot = 0;
   private used = CHUNK_BYTES;
+  /** The position after the last value read. */
+  next = 0;
 
-  /** The text's position, or undefined when the pool is full. */
-  add(text: string): number | undefined {
-    const bytes = text.length * 3 < 128 ? -1 : Buffer.byteLength(text);
-    const room = (bytes < 0 ? 1 + text.length * 3 : varintSize(bytes) + bytes);
+  /** The record's position, or undefined when the pool is full. */
+  add(counts: readonly number[], texts: readonly string[]): number | undefined {
+    const lengths = texts.map((text) => Buffer.byteLength(text));
+    let room = 0;
+    for (const count of counts) room += varintSize(count);
+    for (const length of lengths) room += varintSize(length) + length;
     if (this.used + room > CHUNK_BYTES) {
-      if (this.chunks.length * CHUNK_BYTES >= MAX_TEXT_BYTES) return undefined;
-      // A text longer than a chunk gets a chunk of its own size.
-      this.chunks.push(Buffer.allocUnsafe(Math.max(CHUNK_BYTES, room)));
+      const slots = Math.ceil(room / CHUNK_BYTES) || 1;
+      if ((this.slots.length + slots) * CHUNK_BYTES > MAX_TEXT_BYTES) return undefined;
+      const buffer = Buffer.allocUnsafe(slots * CHUNK_BYTES);
+      this.firstSlot = this.slots.length;
+      for (let slot = 0; slot < slots; slot++) this.slots.push({ buffer, base: slot * CHUNK_BYTES });
+      this.buffer = buffer;
       this.used = 0;
     }
-    const chunk = this.chunks[this.chunks.length - 1]!;
-    const at = (this.chunks.length - 1) * CHUNK_BYTES + this.used;
-    if (bytes < 0) {
-      // Short: at most 127 bytes, so one length byte, written once the text's length is known.
-      const written = chunk.write(text, this.used + 1, 'utf8');
-      chunk[this.used] = written;
-      this.used += 1 + written;
-    } else {
-      let length = bytes;
-      while (length >= 0x80) {
-        chunk[this.used++] = (length & 0x7f) | 0x80;
-        length >>>= 7;
-      }
-      chunk[this.used++] = length;
-      this.used += chunk.write(text, this.used, 'utf8');
-    }
+    const buffer = this.buffer!;
+    const at = this.firstSlot * CHUNK_BYTES + this.used;
+    let offset = this.used;
+    for (const count of counts) offset = writeVarint(buffer, offset, count);
+    texts.forEach((text, i) => {
+      offset = writeVarint(buffer, offset, lengths[i]!);
+      offset += buffer.write(text, offset, 'utf8');
+    });
+    this.used = offset;
     return at;
   }
 
-  get(at: number): string {
-    const chunk = this.chunks[Math.floor(at / CHUNK_BYTES)]!;
-    let offset = at % CHUNK_BYTES;
-    let length = 0;
+  /** The count at `at`; `next` is the position after it. */
+  count(at: number): number {
+    const { buffer, base } = this.slots[Math.floor(at / CHUNK_BYTES)]!;
+    const start = base + (at % CHUNK_BYTES);
+    let offset = start;
+    let value = 0;
     for (let shift = 0; ; shift += 7) {
-      const byte = chunk[offset++]!;
-      length += (byte & 0x7f) * 2 ** shift;
+      const byte = buffer[offset++]!;
+      value += (byte & 0x7f) * 2 ** shift;
       if (byte < 0x80) break;
     }
-    return chunk.toString('utf8', offset, offset + length);
+    this.next = at + (offset - start);
+    return value;
+  }
+
+  /** The text at `at`; `next` is the position after it. */
+  text(at: number): string {
+    const length = this.count(at);
+    const { buffer, base } = this.slots[Math.floor(at / CHUNK_BYTES)]!;
+    const start = base + (this.next - at) + (at % CHUNK_BYTES);
+    const text = buffer.toString('utf8', start, start + length);
+    this.next += length;
+    return text;
+  }
+
+  /** Skips the text at `at`: the position after it. */
+  skip(at: number): number {
+    const length = this.count(at);
+    return (this.next += length);
   }
 }
 
+function writeVarint(buffer: Buffer, offset: number, value: number): number {
+  let rest = value;
+  while (rest >= 0x80) {
+    buffer[offset++] = (rest % 0x80) | 0x80;
+    rest = Math.floor(rest / 0x80);
+  }
+  buffer[offset++] = rest;
+  return offset;
+}
+
 function varintSize(n: number): number {
-  return n < 0x80 ? 1 : n < 0x4000 ? 2 : n < 0x200000 ? 3 : 4;
+  return n < 0x80 ? 1 : n < 0x4000 ? 2 : n < 0x200000 ? 3 : n < 0x10000000 ? 4 : 5;
 }
 
 type Typed = Float64Array | Uint32Array | Int32Array | Uint16Array | Uint8Array;
@@ -131,19 +167,16 @@ export interface SharedKey {
 export class IdentityStore {
   private readonly clientIds: string[] = [];
   /** Index + 1 into `places` (file and sheet), 0 without a provenance. */
-  private readonly place = new Column((n) => new Uint32Array(n));
+  private readonly place = new Column((n) => new Uint16Array(n));
   private readonly row = new Column((n) => new Uint32Array(n));
-  private readonly name = new Column((n) => new Uint32Array(n));
-  private readonly letters = new Column((n) => new Int32Array(n));
   private readonly affiliation = new Column((n) => new Int32Array(n));
-  /** Bit 0: abbreviated; bit 1: from the inventory (a roster row of its client_id wins). */
+  /** 1: from the inventory (a roster row of its client_id wins). */
   private readonly flags = new Column((n) => new Uint8Array(n));
-  /** The row's first key; its ORCID iDs (`orcidCount` of them) come before its emails. */
-  private readonly keyStart = new Column((n) => new Uint32Array(n));
-  private readonly orcidCount = new Column((n) => new Uint16Array(n));
-  private readonly keyText = new Column((n) => new Uint32Array(n));
-  private readonly keyHash = new Column((n) => new Uint32Array(n));
+  /** The row's texts (`texts`): its ORCID iDs' and emails' counts, its name, ORCID iDs and emails. */
+  private readonly record = new Column((n) => new Uint32Array(n));
   private readonly texts = new TextPool();
+  /** ORCID iDs and emails kept. */
+  private keys = 0;
   private readonly places: Array<{ file: string; sheet?: string }> = [];
   private readonly placeIndex = new Map<string, number>();
   /** From `compact`: the physical row of each client_id, in the order of its first row. */
@@ -159,30 +192,20 @@ export class IdentityStore {
 
   /** False when a bound is reached (nothing is added then). */
   add(identity: StoredIdentity, fromInventory: boolean): boolean {
-    const keys = this.keyText.length + identity.orcids.length + identity.emails.length;
-    if (this.clientIds.length >= MAX_STORED_ROWS || keys > MAX_STORED_KEYS || identity.orcids.length > 0xffff) return false;
-    const name = identity.name === '' ? NO_TEXT : this.texts.add(identity.name);
-    if (name === undefined) return false;
-    const keyTexts: number[] = [];
-    for (const key of [...identity.orcids, ...identity.emails]) {
-      const at = this.texts.add(key);
-      if (at === undefined) return false;
-      keyTexts.push(at);
-    }
+    const keys = this.keys + identity.orcids.length + identity.emails.length;
+    if (this.clientIds.length >= MAX_STORED_ROWS || keys > MAX_STORED_KEYS) return false;
+    const place = identity.provenance ? this.placeOf(identity.provenance) : 0;
+    if (place > 0xffff) return false;
+    const record = this.texts.add([identity.orcids.length, identity.emails.length], [identity.name, ...identity.orcids, ...identity.emails]);
+    if (record === undefined) return false;
+    this.keys = keys;
     this.order = this.byId = this.logicalOf = undefined;
     this.clientIds.push(identity.clientId);
-    this.place.push(identity.provenance ? this.placeOf(identity.provenance) : 0);
+    this.place.push(place);
     this.row.push(identity.provenance?.row ?? 0);
-    this.name.push(name);
-    this.letters.push(identity.letters);
     this.affiliation.push(identity.affiliation);
-    this.flags.push((identity.abbreviated ? 1 : 0) | (fromInventory ? 2 : 0));
-    this.keyStart.push(this.keyText.length);
-    this.orcidCount.push(identity.orcids.length);
-    [...identity.orcids, ...identity.emails].forEach((key, i) => {
-      this.keyText.push(keyTexts[i]!);
-      this.keyHash.push(hashText(key));
-    });
+    this.flags.push(fromInventory ? 1 : 0);
+    this.record.push(record);
     return true;
   }
 
@@ -206,8 +229,10 @@ export class IdentityStore {
   }
 
   nameOf(logical: number): string {
-    const at = this.name.data[this.compact()[logical]!]!;
-    return at === NO_TEXT ? '' : this.texts.get(at);
+    const at = this.record.data[this.compact()[logical]!]!;
+    this.texts.count(at);
+    this.texts.count(this.texts.next);
+    return this.texts.text(this.texts.next);
   }
 
   affiliationOf(logical: number): number {
@@ -219,25 +244,29 @@ export class IdentityStore {
     const at = this.compact()[logical]!;
     const place = this.place.data[at]!;
     const where = place === 0 ? undefined : this.places[place - 1]!;
-    const start = this.keyStart.data[at]!;
-    const end = at + 1 < this.keyStart.length ? this.keyStart.data[at + 1]! : this.keyText.length;
-    const split = start + this.orcidCount.data[at]!;
-    const keys = (from: number, to: number) => {
-      if (from === to) return NONE;
+    const texts = this.texts;
+    const orcidCount = texts.count(this.record.data[at]!);
+    const emailCount = texts.count(texts.next);
+    const name = texts.text(texts.next);
+    const keys = (count: number) => {
+      if (count === 0) return NONE;
       const out: string[] = [];
-      for (let k = from; k < to; k++) out.push(this.texts.get(this.keyText.data[k]!));
+      for (let k = 0; k < count; k++) out.push(texts.text(texts.next));
       return out;
     };
-    const name = this.name.data[at]!;
+    const orcids = keys(orcidCount);
+    const emails = keys(emailCount);
+    let letters = 0;
+    for (let i = 0; i < name.length; i++) letters |= 1 << (name.charCodeAt(i) & 31);
     return {
       clientId: this.clientIds[at]!,
       provenance: where === undefined ? undefined : where.sheet === undefined ? { file: where.file, row: this.row.data[at]! } : { file: where.file, sheet: where.sheet, row: this.row.data[at]! },
-      name: name === NO_TEXT ? '' : this.texts.get(name),
-      abbreviated: (this.flags.data[at]! & 1) !== 0,
-      letters: this.letters.data[at]!,
+      name,
+      abbreviated: name.split(' ').some((word) => word.length === 1),
+      letters,
       affiliation: this.affiliation.data[at]!,
-      orcids: keys(start, split),
-      emails: keys(split, end),
+      orcids,
+      emails,
     };
   }
 
@@ -291,7 +320,7 @@ export class IdentityStore {
         }
         firstOf[physical] = first;
         // A roster row replaces an earlier one (`last`) and an inventory record; a record never replaces.
-        if (holder[first]! < 0 || (this.flags.data[physical]! & 2) === 0) holder[first] = physical;
+        if (holder[first]! < 0 || this.flags.data[physical] === 0) holder[first] = physical;
       }
       run = end;
     }
@@ -349,7 +378,7 @@ export class IdentityStore {
       const rows: number[] = [];
       for (let i = low; i < sorted.length && Math.floor(sorted[i]! / TWO_24) === hash; i++) {
         const seq = sorted[i]! % TWO_24;
-        if (this.texts.get(this.keyText.data[keyOf[seq]!]!) === key) rows.push(rowOf[seq]!);
+        if (this.texts.text(keyOf[seq]!) === key) rows.push(rowOf[seq]!);
       }
       return rows;
     };
@@ -365,17 +394,20 @@ export class IdentityStore {
     const entries = new Column((n) => new Float64Array(n));
     const rowOf = new Column((n) => new Uint32Array(n));
     const keyOf = new Column((n) => new Uint32Array(n));
+    const texts = this.texts;
     for (let logical = 0; logical < order.length; logical++) {
       if (wanted && !wanted(logical)) continue;
-      const at = order[logical]!;
-      const start = this.keyStart.data[at]!;
-      const end = at + 1 < this.keyStart.length ? this.keyStart.data[at + 1]! : this.keyText.length;
-      const split = start + this.orcidCount.data[at]!;
-      const [from, to] = tier === 'orcid' ? [start, split] : [split, end];
-      for (let k = from; k < to; k++) {
-        entries.push((this.keyHash.data[k]! & HASH_MASK) * TWO_24 + entries.length);
+      const orcidCount = texts.count(this.record.data[order[logical]!]!);
+      const emailCount = texts.count(texts.next);
+      // Past the name (and the ORCID iDs, for emails) to the tier's keys, each read where it is.
+      let at = texts.skip(texts.next);
+      if (tier === 'email') for (let k = 0; k < orcidCount; k++) at = texts.skip(at);
+      for (let k = 0, count = tier === 'orcid' ? orcidCount : emailCount; k < count; k++) {
+        const key = texts.text(at);
+        entries.push((hashText(key) & HASH_MASK) * TWO_24 + entries.length);
         rowOf.push(logical);
-        keyOf.push(k);
+        keyOf.push(at);
+        at = texts.next;
       }
     }
     return { sorted: entries.data.subarray(0, entries.length).sort(), rowOf: rowOf.data, keyOf: keyOf.data };
@@ -386,7 +418,7 @@ export class IdentityStore {
     const byText = new Map<string, { members: number[]; met: number }>();
     for (const entry of run) {
       const seq = entry % TWO_24;
-      const key = this.texts.get(this.keyText.data[keyOf[seq]!]!);
+      const key = this.texts.text(keyOf[seq]!);
       const logical = rowOf[seq]!;
       const block = byText.get(key);
       if (block === undefined) byText.set(key, { members: [logical], met: -1 });
