@@ -362,7 +362,7 @@ export class IdentityStore {
 
   /**
    * A lookup of the keys of one tier that the rows `wanted` accepts: a key to its rows (logical
-   * numbers, in order), from sorted hashes; `size` is how many keys it holds.
+   * numbers, in order, each once), from sorted hashes; `size` is how many keys it holds.
    */
   keyLookup(tier: 'orcid' | 'email', wanted: (logical: number) => boolean): { size: number; rowsOf: (key: string) => number[] } {
     const { sorted, rowOf, keyOf } = this.sortedKeys(tier, wanted);
@@ -378,7 +378,8 @@ export class IdentityStore {
       const rows: number[] = [];
       for (let i = low; i < sorted.length && Math.floor(sorted[i]! / TWO_24) === hash; i++) {
         const seq = sorted[i]! % TWO_24;
-        if (this.texts.text(keyOf[seq]!) === key) rows.push(rowOf[seq]!);
+        // In scan order: a row that holds the key twice is next to itself.
+        if (this.texts.text(keyOf[seq]!) === key && rows[rows.length - 1] !== rowOf[seq]) rows.push(rowOf[seq]!);
       }
       return rows;
     };

@@ -101,6 +101,14 @@ describe('DuplicatePeopleFinder', () => {
     expect(finder.inRoster()).toEqual([]);
   });
 
+  it('keeps checking past 250,000 rows: a million-row first run is checked', () => {
+    const finder = new DuplicatePeopleFinder();
+    for (let i = 0; i < 260_000; i++) finder.add({ clientId: `r${i}`, fields: { emails: [`p${i}@x.org`] } });
+    finder.add(record('late', { emails: ['P7@x.org'] }));
+    expect(finder.overflowed).toBe(false);
+    expect(finder.inRoster().map((pair) => [pair.tier, pair.a.clientId, pair.b.clientId])).toEqual([['email', 'late', 'r7']]);
+  });
+
   it('normalises names: accents, case, punctuation, word order', () => {
     expect(normaliseName('Müller-Smith, Zoë')).toBe('muller smith zoe');
     expect(nameSimilarity('jonathan pemberton', 'jonathon pemberton')).toBeGreaterThan(0.9);
