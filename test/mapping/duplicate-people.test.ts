@@ -145,3 +145,14 @@ describe('DuplicatePeopleFinder', () => {
     expect(notes).toEqual(['6 pairs of client_ids are probably the same person (1 by ORCID iD, 1 by email, 4 by name and affiliation; policy.duplicate_people: warn): the report lists the strongest 2 with the evidence and leaves out 4.']);
   });
 });
+
+describe('the note when the check is skipped', () => {
+  it('names the bound the roster passed', () => {
+    const finder = new DuplicatePeopleFinder(2);
+    for (const id of ['p1', 'p2', 'p3']) finder.add(record(id, { emails: ['same@x.org'] }));
+    const notes = duplicatePeopleNotes({ found: undefined, policy: 'warn', pendingRenames: new Map(), partialBlocks: [], ...(finder.overflowed ? { skippedPast: 16_000_000 } : {}) });
+    expect(notes).toEqual([
+      'The check for the same person under two client_ids was skipped: the roster has more than 16,000,000 rows, or as many ORCID iDs and emails, or more than 4 GiB of their text (the identities the check keeps are bounded); the rest of the run is not affected.',
+    ]);
+  });
+});
