@@ -299,8 +299,12 @@ export class DuplicatePeopleFinder {
         for (const key of initialsOf(person)) byInitials.add(key, i);
       }
       // A pair sharing two parts is met in two blocks: compared in the first only.
-      const compared = new Set<string>();
-      const firstTime = (p: Person, q: Person) => compared.size < compared.add(p.clientId < q.clientId ? `${p.clientId}\u0000${q.clientId}` : `${q.clientId}\u0000${p.clientId}`).size;
+      const placeOf = new Map(people.map((person, i) => [person, i]));
+      const compared = new Set<number>();
+      const firstTime = (p: Person, q: Person) => {
+        const [x, y] = [placeOf.get(p)!, placeOf.get(q)!];
+        return compared.size < compared.add(Math.min(x, y) * people.length + Math.max(x, y)).size;
+      };
       for (const [part, members] of byPart.shared()) this.sameName(names, part, members.map((i) => people[i]!), firstTime);
       for (const [, members] of byInitials.shared()) names.initials(members.map((i) => people[i]!));
       names.endAffiliation();
