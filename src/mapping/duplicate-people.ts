@@ -293,31 +293,34 @@ export class DuplicatePeopleFinder {
       // The affiliation's rows as objects while compared; numbered by their place in the group.
       const people = group.map((i) => this.store.identity(i));
       for (const person of people) names.rowsHere.set(person.name, (names.rowsHere.get(person.name) ?? 0) + 1);
+      const partsOf = new Map<Person, string[]>();
       for (const [i, person] of people.entries()) {
-        // The name's two blocks (computed here, not kept: a row's identity stays small).
-        for (const part of namePartsOf(person.name)) byPart.add(part, i);
+        // The name's blocks (computed here, not kept: a row's identity stays small).
+        const parts = namePartsOf(person.name);
+        partsOf.set(person, parts);
+        for (const part of parts) byPart.add(part, i);
         for (const key of initialsOf(person)) byInitials.add(key, i);
       }
-      // A pair sharing two parts is met in two blocks: compared in the first only.
-      const placeOf = new Map(people.map((person, i) => [person, i]));
-      const compared = new Set<number>();
-      const firstTime = (p: Person, q: Person) => {
-        const [x, y] = [placeOf.get(p)!, placeOf.get(q)!];
-        return compared.size < compared.add(Math.min(x, y) * people.length + Math.max(x, y)).size;
+      // A pair sharing two parts is in two blocks: compared in the block of the first part they
+      // share in sorted order only (no set of the pairs compared, which would grow with them).
+      const ownBlock = (p: Person, q: Person, part: string) => {
+        let first: string | undefined;
+        for (const x of partsOf.get(p)!) if ((first === undefined || x < first) && partsOf.get(q)!.includes(x)) first = x;
+        return first === part;
       };
-      for (const [part, members] of byPart.shared()) this.sameName(names, part, members.map((i) => people[i]!), firstTime);
+      for (const [part, members] of byPart.shared()) this.sameName(names, part, members.map((i) => people[i]!), ownBlock);
       for (const [, members] of byInitials.shared()) names.initials(members.map((i) => people[i]!));
       names.endAffiliation();
     }
   }
 
   /**
-   * One name block (one affiliation, one name part), its members in row order. A pair that
-   * `firstTime` has seen in another block is not compared again.
+   * One name block (one affiliation, one name part), its members in row order. A pair whose
+   * `ownBlock` is another is compared there.
    */
-  private sameName(names: NameJudge, part: string, block: Person[], firstTime: (p: Person, q: Person) => boolean): void {
+  private sameName(names: NameJudge, part: string, block: Person[], ownBlock: (p: Person, q: Person, part: string) => boolean): void {
     const consider = (p: Person, q: Person) => {
-      if (!firstTime(p, q)) return;
+      if (!ownBlock(p, q, part)) return;
       // The evidence names them in sorted order, whichever block found them.
       if (q.name < p.name) names.similar(q, p);
       else names.similar(p, q);
