@@ -2,8 +2,8 @@
  * The identities the same-person check compares (src/mapping/duplicate-people.ts), stored by
  * column so that a million-row roster costs tens of megabytes, not hundreds: one object per row
  * (with its strings and arrays) took about 370 bytes; here a row is a few typed-array cells and
- * its texts as UTF-8 in shared chunks, about 35 bytes plus the bytes of its name, ORCID iDs and
- * emails. Nothing is hashed into a Map per row: a client_id is found, and a later row of the
+ * its texts as UTF-8 in shared chunks, about 25 bytes plus the bytes of its name, ORCID iDs and
+ * emails (the client_id's string is the roster's). Nothing is hashed into a Map per row: a client_id is found, and a later row of the
  * same client_id found to replace an earlier one, by sorting (`compact`).
  *
  * Bounded: at most MAX_STORED_ROWS rows and MAX_STORED_KEYS ORCID iDs and emails (both far above
@@ -24,7 +24,10 @@ const TWO_24 = 2 ** 24;
 /** Sort keys: 29 bits of a hash above 24 bits of a number, exact in a double (53 bits). */
 const HASH_MASK = 0x1fffffff;
 
-/** One row's identity as the finder reads it: strings and arrays, built only while compared. */
+/**
+ * One row's identity as the finder reads it: strings and arrays, built only while compared.
+ * `abbreviated` and `letters` are not stored: they are read from the name.
+ */
 export interface StoredIdentity {
   clientId: string;
   provenance?: Provenance;
