@@ -131,22 +131,26 @@ function varintSize(n: number): number {
 
 type Typed = Float64Array | Uint32Array | Int32Array | Uint16Array | Uint8Array;
 
-/** A typed array that grows (doubling) as values are pushed. */
+const COLUMN_CHUNK_BITS = 16;
+const COLUMN_CHUNK = 1 << COLUMN_CHUNK_BITS;
+
+/**
+ * Numbers in typed arrays of 65,536, one more as values are pushed: nothing is copied as it grows
+ * (a doubling array leaves its old copies for the collector, outside the heap it watches).
+ */
 class Column<T extends Typed> {
-  data: T;
+  private readonly chunks: T[] = [];
   length = 0;
 
-  constructor(private readonly make: (size: number) => T) {
-    this.data = make(1024);
-  }
+  constructor(private readonly make: (size: number) => T) {}
 
   push(value: number): void {
-    if (this.length === this.data.length) {
-      const next = this.make(this.data.length * 2);
-      next.set(this.data);
-      this.data = next;
-    }
-    this.data[this.length++] = value;
+    if ((this.length & (COLUMN_CHUNK - 1)) === 0) this.chunks.push(this.make(COLUMN_CHUNK));
+    this.chunks[this.chunks.length - 1]![this.length++ & (COLUMN_CHUNK - 1)] = value;
+  }
+
+  get(i: number): number {
+    return this.chunks[i >>> COLUMN_CHUNK_BITS]![i & (COLUMN_CHUNK - 1)]!;
   }
 }
 
@@ -232,23 +236,23 @@ export class IdentityStore {
   }
 
   nameOf(logical: number): string {
-    const at = this.record.data[this.compact()[logical]!]!;
+    const at = this.record.get(this.compact()[logical]!);
     this.texts.count(at);
     this.texts.count(this.texts.next);
     return this.texts.text(this.texts.next);
   }
 
   affiliationOf(logical: number): number {
-    return this.affiliation.data[this.compact()[logical]!]!;
+    return this.affiliation.get(this.compact()[logical]!);
   }
 
   /** The row as the finder compares it (strings and arrays built now, for this comparison). */
   identity(logical: number): StoredIdentity {
     const at = this.compact()[logical]!;
-    const place = this.place.data[at]!;
+    const place = this.place.get(at);
     const where = place === 0 ? undefined : this.places[place - 1]!;
     const texts = this.texts;
-    const orcidCount = texts.count(this.record.data[at]!);
+    const orcidCount = texts.count(this.record.get(at));
     const emailCount = texts.count(texts.next);
     const name = texts.text(texts.next);
     const keys = (count: number) => {
@@ -263,11 +267,11 @@ export class IdentityStore {
     for (let i = 0; i < name.length; i++) letters |= 1 << (name.charCodeAt(i) & 31);
     return {
       clientId: this.clientIds[at]!,
-      provenance: where === undefined ? undefined : where.sheet === undefined ? { file: where.file, row: this.row.data[at]! } : { file: where.file, sheet: where.sheet, row: this.row.data[at]! },
+      provenance: where === undefined ? undefined : where.sheet === undefined ? { file: where.file, row: this.row.get(at) } : { file: where.file, sheet: where.sheet, row: this.row.get(at) },
       name,
       abbreviated: name.split(' ').some((word) => word.length === 1),
       letters,
-      affiliation: this.affiliation.data[at]!,
+      affiliation: this.affiliation.get(at),
       orcids,
       emails,
     };
@@ -323,20 +327,22 @@ export class IdentityStore {
         }
         firstOf[physical] = first;
         // A roster row replaces an earlier one (`last`) and an inventory record; a record never replaces.
-        if (holder[first]! < 0 || this.flags.data[physical] === 0) holder[first] = physical;
+        if (holder[first]! < 0 || this.flags.get(physical) === 0) holder[first] = physical;
       }
       run = end;
     }
-    const order: number[] = [];
-    const logicalOfFirst = new Uint32Array(rows);
-    for (let i = 0; i < rows; i++) {
-      if (holder[i]! < 0) continue;
-      logicalOfFirst[i] = order.length;
-      order.push(holder[i]!);
-    }
+    let count = 0;
+    for (let i = 0; i < rows; i++) if (holder[i]! >= 0) count++;
+    const order = new Uint32Array(count);
+    // Each client_id's number, kept by its first row (in `firstOf` then), then given to every row of it.
     const logicalOf = new Uint32Array(rows);
-    for (let i = 0; i < rows; i++) logicalOf[i] = logicalOfFirst[firstOf[i]!]!;
-    this.order = Uint32Array.from(order);
+    for (let i = 0, next = 0; i < rows; i++) {
+      if (holder[i]! < 0) continue;
+      logicalOf[i] = next;
+      order[next++] = holder[i]!;
+    }
+    for (let i = 0; i < rows; i++) logicalOf[i] = logicalOf[firstOf[i]!]!;
+    this.order = order;
     this.byId = byId;
     this.logicalOf = logicalOf;
     return this.order;
@@ -395,26 +401,35 @@ export class IdentityStore {
    */
   private sortedKeys(tier: 'orcid' | 'email', wanted?: (logical: number) => boolean): { sorted: Float64Array; rowOf: Uint32Array; keyOf: Uint32Array } {
     const order = this.compact();
-    const entries = new Column((n) => new Float64Array(n));
-    const rowOf = new Column((n) => new Uint32Array(n));
-    const keyOf = new Column((n) => new Uint32Array(n));
     const texts = this.texts;
+    // Counted first, so that the arrays are made once at their size.
+    let total = 0;
     for (let logical = 0; logical < order.length; logical++) {
       if (wanted && !wanted(logical)) continue;
-      const orcidCount = texts.count(this.record.data[order[logical]!]!);
+      const orcidCount = texts.count(this.record.get(order[logical]!));
+      const emailCount = texts.count(texts.next);
+      total += tier === 'orcid' ? orcidCount : emailCount;
+    }
+    const sorted = new Float64Array(total);
+    const rowOf = new Uint32Array(total);
+    const keyOf = new Uint32Array(total);
+    let n = 0;
+    for (let logical = 0; logical < order.length; logical++) {
+      if (wanted && !wanted(logical)) continue;
+      const orcidCount = texts.count(this.record.get(order[logical]!));
       const emailCount = texts.count(texts.next);
       // Past the name (and the ORCID iDs, for emails) to the tier's keys, each read where it is.
       let at = texts.skip(texts.next);
       if (tier === 'email') for (let k = 0; k < orcidCount; k++) at = texts.skip(at);
       for (let k = 0, count = tier === 'orcid' ? orcidCount : emailCount; k < count; k++) {
         const key = texts.text(at);
-        entries.push((hashText(key) & HASH_MASK) * TWO_24 + entries.length);
-        rowOf.push(logical);
-        keyOf.push(at);
+        sorted[n] = (hashText(key) & HASH_MASK) * TWO_24 + n;
+        rowOf[n] = logical;
+        keyOf[n++] = at;
         at = texts.next;
       }
     }
-    return { sorted: entries.data.subarray(0, entries.length).sort(), rowOf: rowOf.data, keyOf: keyOf.data };
+    return { sorted: sorted.sort(), rowOf, keyOf };
   }
 
   /** One run of equal hashes (in scan order): its keys by text, those with two rows or more. */
