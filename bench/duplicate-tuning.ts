@@ -11,7 +11,7 @@ import { COMMON_WORD_ROWS, DuplicatePeopleFinder, DUPLICATE_PEOPLE_MAX_ROWS } fr
 import { generateCorpus, HELD_OUT_SEED, precisionRecall, recordsOf, TUNING_SEED, type Corpus } from '../test/fixtures/duplicate-people/corpus.js';
 
 const ROWS = 50_000;
-const CANDIDATES = [2, 3, 5, 10, 20];
+const CANDIDATES = [2, 3, 5, 8, 10, 12, 15, 20];
 
 function score(corpus: Corpus, commonWordRows: number) {
   const finder = new DuplicatePeopleFinder(DUPLICATE_PEOPLE_MAX_ROWS, commonWordRows);

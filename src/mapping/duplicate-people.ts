@@ -8,19 +8,22 @@
  * - `name`: the same first affiliation, and the same name once normalised (accents, case,
  *   punctuation and word order set aside), a very similar one (normalised Levenshtein similarity
  *   at least NAME_SIMILARITY, computed by the `fastest-levenshtein` package), or an initial for a
- *   given name ("J. Smith", "John Smith") when one full name only fits the initials there.
- *   Evidence against a name pair drops it: two different ORCID iDs, or different emails at one
- *   domain for a common name (COMMON_WORD_ROWS): at a large institute,
- *   wang.wei@ and wang.wei2@ are two people. Figures on a labelled corpus: docs/mapping.md.
+ *   given name ("J. Smith", "John Smith") when one full name only fits the initials there, or
+ *   the initialled row's email spells it (johnsmith@). Evidence against a name pair drops it:
+ *   two different ORCID iDs; different emails at one domain for a common name (COMMON_WORD_ROWS)
+ *   or for a different one; two addresses at one domain that differ by a number (wang.wei@ and
+ *   wang.wei2@ are two people); an initialled row's email that spells another given name.
+ *   Figures on a labelled corpus: docs/mapping.md.
  *
  * Blocking, not all pairs: records are only compared inside a block (an ORCID, an email; for names,
- * the affiliation with the name's longest word, the affiliation with its other words, and the
- * affiliation with its initials), so the work grows with the roster, not with its square. Names
- * are compared when they share the longest word or all the others: a typo in both is not found (an
- * ORCID or an email in common still is).
+ * the affiliation with each long word of the name, one at most a letter shorter than the longest,
+ * the affiliation with the name's other words, and the affiliation with its initials), so the work
+ * grows with the roster, not with its square. A typo in every long word is not found (an ORCID
+ * or an email in common still is).
  *
- * Bounded: the finder keeps at most `maxRows` identities (past it the check is skipped and the
- * run says so), pairs are not kept but handed to a sink as found (the caller keeps the strongest
+ * Bounded: the finder keeps at most `maxRows` identities, by column (src/mapping/identity-store.ts:
+ * about 25 bytes a row and its texts; past the cap, far above a million rows, the check is
+ * skipped and the run says so), pairs are not kept but handed to a sink as found (the caller keeps the strongest
  * MAX_LISTED_PAIRS and counts the rest: see PairList), and a common value must not make the check
  * quadratic, so a block past its cap is compared in part, and listed in `partialBlocks` (the
  * run's notes say so, describePartialBlocks):
@@ -35,6 +38,7 @@
  */
 import { distance } from 'fastest-levenshtein';
 import type { Provenance } from '../sources/types.js';
+import { IdentityStore, MAX_STORED_ROWS, type StoredIdentity } from './identity-store.js';
 import type { FieldValue } from './types.js';
 
 type Fields = Record<string, FieldValue>;
@@ -95,37 +99,26 @@ export const KEY_ALL_PAIRS = 50;
  * common given name with a common family name: "Wei Wang", "Heitor Oliveira"; "Zhongying Ning" is
  * not). Different emails at one domain for a common name are two people, not one. Tuned on the
  * tuning half of the labelled corpus (test/fixtures/duplicate-people/; bench/duplicate-tuning.ts
- * prints the candidates): 5 is the largest whose name pairs keep a precision of 0.95 (3 misses
- * recall 0.9 over all pairs; 10 lets look-alikes at large institutes through).
+ * prints the candidates): at 5 its name pairs keep a precision of 0.989 there; 8 and 10 keep 0.95
+ * too (0.970, 0.962) for more recall (0.855, 0.857 against 0.833), 12 does not (0.939). The
+ * margin is kept: look-alikes at large institutes are what an editor must not be told are one.
  */
 export const COMMON_WORD_ROWS = 5;
 /** The strength of an initials match ("J. Smith" for "John Smith"): below a typo's. */
 const INITIALS_STRENGTH = 0.8;
 
-interface Person {
-  clientId: string;
-  // Set even when undefined: one object shape for every row, and no spread to build it.
-  provenance?: Provenance;
-  /** Normalised, words sorted; '' without an affiliation (the name tier needs one) or a name. */
-  name: string;
-  /** The name has a one-letter word (an initial). */
-  abbreviated: boolean;
-  /** The characters of the name, one bit per character code modulo 32: a quick bound on the distance. */
-  letters: number;
-  /** Index into the finder's normalised affiliations; -1 for none. */
-  affiliation: number;
-  orcids: string[];
-  emails: string[];
-}
+/** A row's identity, built from the finder's columns for the rows being compared (identity-store.ts). */
+type Person = StoredIdentity;
 
 /** The sides of a pair as the inventory pass sees an owned record: no name, only its keys. */
 type Keys = Pick<Person, 'orcids' | 'emails'>;
 
 /**
- * Rows whose identities are kept for the check, at most: about 250 bytes each, so a million-row
- * first run (every row mapped) stays within its memory budget; past it the check is skipped.
+ * Rows whose identities are kept for the check, at most: far above any roster a first run reads
+ * (a row takes about 25 bytes plus its texts: src/mapping/identity-store.ts); past it the check
+ * is skipped and the run says so.
  */
-export const DUPLICATE_PEOPLE_MAX_ROWS = 250_000;
+export const DUPLICATE_PEOPLE_MAX_ROWS = MAX_STORED_ROWS;
 
 /** What a search keeps and tells: see DuplicatePeopleFinder.find. */
 export interface DuplicateSearch {
@@ -143,8 +136,7 @@ export interface DuplicateSearch {
 
 /** Collects the roster's records (their identity only) and finds the pairs among them. */
 export class DuplicatePeopleFinder {
-  private readonly people: Person[] = [];
-  private readonly index = new Map<string, number>();
+  private store = new IdentityStore();
   /** Affiliations as the roster spells them, to their number: most repeat, so each is normalised once. */
   private readonly affiliationByRaw = new Map<string, number>();
   private readonly affiliationByText = new Map<string, number>();
@@ -164,32 +156,34 @@ export class DuplicatePeopleFinder {
   ) {}
 
   add(record: { clientId: string; fields: Fields; provenance?: Provenance }): void {
+    this.keep(record, false);
+  }
+
+  /**
+   * An owned record's fields as the inventory last applied them, for a client_id whose row the
+   * plan's fast path did not map: kept unless a row of the roster holds the client_id.
+   */
+  addUnlessMapped(record: { clientId: string; fields: Fields; provenance?: Provenance }): void {
+    this.keep(record, true);
+  }
+
+  private keep(record: { clientId: string; fields: Fields; provenance?: Provenance }, fromInventory: boolean): void {
     if (this.overflowed) return;
-    if (this.people.length >= this.maxRows && !this.index.has(record.clientId)) return this.overflow();
-    const person = this.personOf(record.clientId, record.fields, record.provenance);
-    // Duplicate policy `last`: a later row of the same client_id replaces the earlier one.
-    const at = this.index.get(record.clientId);
-    if (at === undefined) {
-      this.index.set(record.clientId, this.people.length);
-      this.people.push(person);
-    } else this.people[at] = person;
+    // Duplicate policy `last`: a later row of the same client_id replaces the earlier one (the store sorts it out).
+    if (this.store.rows >= this.maxRows || !this.store.add(this.personOf(record.clientId, record.fields, record.provenance), fromInventory)) this.overflow();
   }
 
   private overflow(): void {
     this.overflowed = true;
-    this.people.length = 0;
-    this.index.clear();
+    this.store = new IdentityStore();
     this.affiliationByRaw.clear();
     this.affiliationByText.clear();
     this.affiliations.length = 0;
   }
 
+  /** Client_ids kept. */
   get size(): number {
-    return this.people.length;
-  }
-
-  has(clientId: string): boolean {
-    return this.index.has(clientId);
+    return this.store.size;
   }
 
   /**
@@ -208,7 +202,7 @@ export class DuplicatePeopleFinder {
     };
     // Only blocks with a new row can give a pair the search wants (a nightly run adds a few).
     const newIds = search.newIds;
-    const anyNew = (members: readonly number[]) => newIds === undefined || members.some((i) => newIds.has(this.people[i]!.clientId));
+    const anyNew = (members: readonly number[]) => newIds === undefined || members.some((i) => newIds.has(this.store.clientId(i)));
     this.sameKey(emit, 'orcid', anyNew);
     this.sameKey(emit, 'email', anyNew);
     this.sameNames(emit, anyNew);
@@ -227,29 +221,24 @@ export class DuplicatePeopleFinder {
    * owned row mapped in this run, with the key in common) is not given twice.
    */
   private againstInventory(emit: (pair: DuplicatePair) => void, owned: Iterable<readonly [string, Fields]>, newIds: ReadonlySet<string> | undefined): void {
-    const byKey = { orcid: new Map<string, Person[]>(), email: new Map<string, Person[]>() };
-    let keys = 0;
-    for (const person of this.people) {
-      if (newIds && !newIds.has(person.clientId)) continue;
-      for (const [tier, values] of [['orcid', person.orcids], ['email', person.emails]] as const) {
-        for (const value of values) {
-          const list = byKey[tier].get(value);
-          if (list) list.push(person);
-          else byKey[tier].set(value, [person]);
-          keys++;
-        }
-      }
-    }
-    if (keys === 0) return;
-    for (const [clientId, fields] of owned) {
+    // An empty inventory (a first run) has nothing to compare: no index of the rows' keys is built.
+    const records = owned[Symbol.iterator]();
+    let record = records.next();
+    if (record.done) return;
+    const wanted = (i: number) => newIds === undefined || newIds.has(this.store.clientId(i));
+    const byKey = { orcid: this.store.keyLookup('orcid', wanted), email: this.store.keyLookup('email', wanted) };
+    if (byKey.orcid.size + byKey.email.size === 0) return;
+    for (; !record.done; record = records.next()) {
+      const [clientId, fields] = record.value;
       const keysOf: Keys = { orcids: listOf(fields.orcids), emails: emailsOf(fields) };
-      const inRoster = this.index.get(clientId);
-      const rosterSide = inRoster === undefined ? undefined : this.people[inRoster]!;
+      const inRoster = this.store.indexOf(clientId);
+      const rosterSide = inRoster === undefined ? undefined : this.store.identity(inRoster);
       const seen = new Set<string>();
       for (const tier of ['orcid', 'email'] as const) {
         for (const value of tier === 'orcid' ? keysOf.orcids : keysOf.emails) {
-          for (const person of byKey[tier].get(value) ?? []) {
-            if (person.clientId === clientId || seen.has(person.clientId)) continue;
+          for (const i of byKey[tier].rowsOf(value)) {
+            if (this.store.clientId(i) === clientId || seen.has(this.store.clientId(i))) continue;
+            const person = this.store.identity(i);
             seen.add(person.clientId);
             if (tier === 'email' && orcidsConflict(person, keysOf)) continue;
             // Found among the roster's rows already (the owned row says the same of this key).
@@ -263,22 +252,19 @@ export class DuplicatePeopleFinder {
 
   /** Rows sharing an ORCID iD (or an email): every pair, or past KEY_ALL_PAIRS each with the first. */
   private sameKey(emit: (pair: DuplicatePair) => void, tier: 'orcid' | 'email', wanted: (members: readonly number[]) => boolean): void {
-    const blocks = new Blocks();
-    this.people.forEach((person, i) => {
-      for (const key of tier === 'orcid' ? person.orcids : person.emails) blocks.add(key, i);
-    });
+    const { shared, sizeOf } = this.store.sharedKeys(tier);
     const evidence = `same ${tier === 'orcid' ? 'ORCID iD' : 'email'} `;
     const pair = (p: Person, q: Person, key: string) => {
       // Each pair once, under its strongest tier and the key of the smallest block it shares
       // (compared in full when any of them is).
-      if (strongestKeyTier(p, q) !== tier || blocks.smallestShared(tier === 'orcid' ? p.orcids : p.emails, tier === 'orcid' ? q.orcids : q.emails) !== key) return;
+      if (strongestKeyTier(p, q) !== tier || smallestShared(sizeOf, tier === 'orcid' ? p.orcids : p.emails, tier === 'orcid' ? q.orcids : q.emails) !== key) return;
       if (tier === 'email' && orcidsConflict(p, q)) return;
       const [a, b] = p.clientId < q.clientId ? [p, q] : [q, p];
       emit({ tier, a: side(a), b: side(b), evidence: evidence + key, strength: 1 });
     };
-    for (const [key, members] of blocks.shared()) {
+    for (const { key, members } of shared) {
       if (!wanted(members)) continue;
-      const people = members.map((i) => this.people[i]!);
+      const people = members.map((i) => this.store.identity(i));
       if (people.length > KEY_ALL_PAIRS) {
         this.partialBlocks.push({ tier, size: people.length, first: side(people[0]!) });
         for (let y = 1; y < people.length; y++) pair(people[0]!, people[y]!, key);
@@ -292,47 +278,49 @@ export class DuplicatePeopleFinder {
   private sameNames(emit: (pair: DuplicatePair) => void, wanted: (members: readonly number[]) => boolean): void {
     const groups: Array<number[] | undefined> = [];
     const rowsByWord = new Map<string, number>();
-    this.people.forEach((person, i) => {
-      if (person.name === '') return;
-      (groups[person.affiliation] ??= []).push(i);
-      for (const word of person.name.split(' ')) rowsByWord.set(word, (rowsByWord.get(word) ?? 0) + 1);
-    });
+    for (let i = 0; i < this.store.size; i++) {
+      const name = this.store.nameOf(i);
+      if (name === '') continue;
+      (groups[this.store.affiliationOf(i)] ??= []).push(i);
+      for (const word of name.split(' ')) rowsByWord.set(word, (rowsByWord.get(word) ?? 0) + 1);
+    }
     const names = new NameJudge(emit, new Commonness(rowsByWord, this.commonWordRows), this.affiliations);
     for (const group of groups) {
       if (group === undefined || group.length < 2 || !wanted(group)) continue;
-      const byLongest = new Blocks();
-      const byOthers = new Blocks();
+      const byPart = new Blocks();
       const byInitials = new Blocks();
       names.rowsHere = new Map();
-      const longestOf = new Map<Person, string>();
-      for (const i of group) {
-        const name = this.people[i]!.name;
-        names.rowsHere.set(name, (names.rowsHere.get(name) ?? 0) + 1);
-      }
-      for (const i of group) {
-        const person = this.people[i]!;
-        // The name's two blocks (computed here, not kept: a row's identity stays small).
-        const { longest, others } = namePartsOf(person.name);
-        longestOf.set(person, longest);
-        byLongest.add(longest, i);
-        if (others !== '') byOthers.add(others, i);
+      // The affiliation's rows as objects while compared; numbered by their place in the group.
+      const people = group.map((i) => this.store.identity(i));
+      for (const person of people) names.rowsHere.set(person.name, (names.rowsHere.get(person.name) ?? 0) + 1);
+      const partsOf = new Map<Person, string[]>();
+      for (const [i, person] of people.entries()) {
+        // The name's blocks (computed here, not kept: a row's identity stays small).
+        const parts = namePartsOf(person.name);
+        partsOf.set(person, parts);
+        for (const part of parts) byPart.add(part, i);
         for (const key of initialsOf(person)) byInitials.add(key, i);
       }
-      for (const [part, members] of byLongest.shared()) this.sameName(names, part, members.map((i) => this.people[i]!));
-      for (const [part, members] of byOthers.shared()) this.sameName(names, part, members.map((i) => this.people[i]!), longestOf);
-      for (const [, members] of byInitials.shared()) names.initials(members.map((i) => this.people[i]!));
+      // A pair sharing two parts is in two blocks: compared in the block of the first part they
+      // share in sorted order only (no set of the pairs compared, which would grow with them).
+      const ownBlock = (p: Person, q: Person, part: string) => {
+        let first: string | undefined;
+        for (const x of partsOf.get(p)!) if ((first === undefined || x < first) && partsOf.get(q)!.includes(x)) first = x;
+        return first === part;
+      };
+      for (const [part, members] of byPart.shared()) this.sameName(names, part, members.map((i) => people[i]!), ownBlock);
+      for (const [, members] of byInitials.shared()) names.initials(members.map((i) => people[i]!));
       names.endAffiliation();
     }
   }
 
   /**
-   * One name block (one affiliation, one name part), its members in row order. An `others` block
-   * (given `longestOf`) leaves to the `longest` one the pairs that share their longest word too,
-   * so each pair is found once.
+   * One name block (one affiliation, one name part), its members in row order. A pair whose
+   * `ownBlock` is another is compared there.
    */
-  private sameName(names: NameJudge, part: string, block: Person[], longestOf?: ReadonlyMap<Person, string>): void {
+  private sameName(names: NameJudge, part: string, block: Person[], ownBlock: (p: Person, q: Person, part: string) => boolean): void {
     const consider = (p: Person, q: Person) => {
-      if (longestOf && longestOf.get(p) === longestOf.get(q)) return;
+      if (!ownBlock(p, q, part)) return;
       // The evidence names them in sorted order, whichever block found them.
       if (q.name < p.name) names.similar(q, p);
       else names.similar(p, q);
@@ -421,17 +409,24 @@ class NameJudge {
   /**
    * One initials block ("j smith"): a name with an initial pairs with the one full name there
    * ("john smith"); with two full names ("john smith", "jane smith") the initial fits either, and
-   * nothing is said. Pairs the similarity found already are not given twice.
+   * nothing is said, unless the initialled row's email spells one of them in full (johnsmith@,
+   * smith.john@): then that one. An email that spells another given name ("jake.smith@") is
+   * evidence against every full name there. Pairs the similarity found already are not given twice.
    */
   initials(block: Person[]): void {
     const full = new Set(block.filter((person) => !person.abbreviated).map((person) => person.name));
-    if (full.size !== 1) return;
-    const [name] = full;
+    if (full.size === 0) return;
     for (const p of block) {
       if (!p.abbreviated) continue;
+      const spelled = spelledName(p);
+      let name: string | undefined;
+      if (spelled === undefined) name = full.size === 1 ? [...full][0] : undefined;
+      else name = full.has(spelled) ? spelled : undefined;
+      if (name === undefined) continue;
+      const how = spelled === undefined ? 'the same initials' : 'the same initials, and an email that spells the full name';
       for (const q of block) {
         if (q.name !== name || nameSimilarity(p.name, q.name) >= NAME_SIMILARITY) continue;
-        this.fuzzy.push({ p, q, how: 'the same initials', strength: INITIALS_STRENGTH });
+        this.fuzzy.push({ p, q, how, strength: INITIALS_STRENGTH });
       }
     }
   }
@@ -469,13 +464,35 @@ class NameJudge {
 
   /**
    * Evidence that the two are different people: two ORCID iDs; or different emails at one domain
-   * (both addresses were given out by the same institution) when the names differ or are common.
+   * (both addresses were given out by the same institution) when the names differ or are common,
+   * or when one address is the other with a number (wang.wei@ and wang.wei2@: the institution
+   * numbered a namesake), however rare the name.
    */
   private against(p: Person, q: Person): boolean {
     if (orcidsConflict(p, q)) return true;
     if (p.emails.length === 0 || q.emails.length === 0 || firstShared(p.emails.map(domainOf), q.emails.map(domainOf)) === undefined) return false;
-    return p.name !== q.name || this.commonness.isCommon(p.name);
+    return p.name !== q.name || this.commonness.isCommon(p.name) || numberedApart(p.emails, q.emails);
   }
+}
+
+/**
+ * The full name an initialled two-word name's email spells ("j smith" with johnsmith7@ or
+ * smith.john@ spells "john smith"), normalised; undefined when no email spells one (or the name
+ * is not an initial and one word). Only letters of the address's local part count.
+ */
+function spelledName(person: Person): string | undefined {
+  const words = person.name.split(' ');
+  if (words.length !== 2) return undefined;
+  const [initial, family] = words[0]!.length === 1 ? [words[0]!, words[1]!] : [words[1]!, words[0]!];
+  if (initial.length !== 1 || family.length < 2) return undefined;
+  const names = new Set<string>();
+  for (const email of person.emails) {
+    const letters = email.slice(0, email.lastIndexOf('@')).replace(/[^a-z]/g, '');
+    for (const given of [letters.endsWith(family) ? letters.slice(0, -family.length) : '', letters.startsWith(family) ? letters.slice(family.length) : '']) {
+      if (given.length >= 2 && given[0] === initial) names.add(given < family ? `${given} ${family}` : `${family} ${given}`);
+    }
+  }
+  return names.size === 1 ? [...names][0] : undefined;
 }
 
 /** Whether a name is common in the roster: each of its words on COMMON_WORD_ROWS rows or more. */
@@ -490,12 +507,23 @@ class Commonness {
   }
 }
 
-/** A name's longest word (the first of the longest), and its other words ('' for a one-word name). */
-function namePartsOf(name: string): { longest: string; others: string } {
+/**
+ * A name's blocking parts: each of its long words (at most one letter shorter than the longest,
+ * so that a typo that shortens the longest word, or lengthens another, still leaves one in
+ * common) and, for each, the other words together. A two-word name's parts are its two words.
+ */
+function namePartsOf(name: string): string[] {
   const words = name.split(' ');
+  if (words.length === 1) return words;
   let longest = 0;
-  for (let i = 1; i < words.length; i++) if (words[i]!.length > words[longest]!.length) longest = i;
-  return { longest: words[longest]!, others: words.filter((_, i) => i !== longest).join(' ') };
+  for (const word of words) longest = Math.max(longest, word.length);
+  const parts = new Set<string>();
+  words.forEach((word, at) => {
+    if (word.length < longest - 1) return;
+    parts.add(word);
+    parts.add(words.filter((_, i) => i !== at).join(' '));
+  });
+  return [...parts];
 }
 
 /**
@@ -565,6 +593,12 @@ function firstShared(xs: readonly string[], ys: readonly string[]): string | und
   return undefined;
 }
 
+/** Two different addresses the same but for their digits (wang.wei@x, wang.wei2@x). */
+function numberedApart(xs: readonly string[], ys: readonly string[]): boolean {
+  const unnumbered = (email: string) => email.replace(/[0-9]+/g, '');
+  return xs.some((x) => ys.some((y) => x !== y && unnumbered(x) === unnumbered(y)));
+}
+
 function domainOf(email: string): string {
   return email.slice(email.lastIndexOf('@') + 1);
 }
@@ -602,22 +636,17 @@ class Blocks {
     }
   }
 
-  /** Members of a key (1 for a key seen once, 0 for none). */
-  size(key: string): number {
-    return this.more.get(key)?.length ?? (this.first.has(key) ? 1 : 0);
-  }
-
-  /** The key in both lists with the fewest members (the first of them in `xs` order on a tie). */
-  smallestShared(xs: readonly string[], ys: readonly string[]): string | undefined {
-    let best: string | undefined;
-    for (const x of xs) if (ys.includes(x) && (best === undefined || this.size(x) < this.size(best))) best = x;
-    return best;
-  }
-
   /** The keys with more than one member. */
   shared(): IterableIterator<[string, number[]]> {
     return this.more.entries();
   }
+}
+
+/** The key in both lists with the fewest rows (the first of them in `xs` order on a tie). */
+function smallestShared(sizeOf: ReadonlyMap<string, number>, xs: readonly string[], ys: readonly string[]): string | undefined {
+  let best: string | undefined;
+  for (const x of xs) if (ys.includes(x) && (best === undefined || (sizeOf.get(x) ?? 1) < (sizeOf.get(best) ?? 1))) best = x;
+  return best;
 }
 
 function side(person: DuplicatePerson): DuplicatePerson {

@@ -30,7 +30,11 @@ export function duplicatePeopleNotes(input: {
   skippedPast?: number;
 }): string[] {
   const notes: string[] = [];
-  if (input.skippedPast !== undefined) notes.push(`The check for the same person under two client_ids was skipped: the roster has more than ${input.skippedPast} rows (its identities are kept in memory; past that the run would not stay within its memory budget).`);
+  if (input.skippedPast !== undefined) {
+    notes.push(
+      `The check for the same person under two client_ids was skipped: the roster has more than ${input.skippedPast.toLocaleString('en')} rows, or as many ORCID iDs and emails, or more than 4 GiB of their text (the identities the check keeps are bounded); the rest of the run is not affected.`,
+    );
+  }
   const partial = describePartialBlocks(input.partialBlocks);
   if (partial) notes.push(partial);
   const found = input.found;

@@ -33,7 +33,7 @@ export function checkDuplicatePeople(input: {
     for (const [clientId, fields] of ownedFields(store)) {
       if (people.overflowed) break;
       const row = roster.firstRowById.get(clientId);
-      if (row !== undefined && !people.has(clientId)) people.add({ clientId, fields, provenance: { file: input.sourceFile, row } });
+      if (row !== undefined) people.addUnlessMapped({ clientId, fields, provenance: { file: input.sourceFile, row } });
     }
   }
   const decision = decideDuplicatePeople({

@@ -95,7 +95,7 @@ export async function gatherPlanInput(input: GatherInput): Promise<GatheredInput
   const { roster, opened, unfinished, ownedCount } = read;
   const notes = [...read.notes];
   const keepAsIs = keptAsIs(roster, compiled.duplicatePolicy, read.foreign);
-  const samePerson = checkDuplicatePeople({ people: read.people, store, newIds: read.newIds, roster, sourceFile: opened.file, keepAsIs, policy: policy.duplicate_people });
+  const samePerson = checkDuplicatePeople({ people: read.people, store, ...(read.newIds ? { newIds: read.newIds } : {}), roster, sourceFile: opened.file, keepAsIs, policy: policy.duplicate_people });
   notes.push(...samePerson.notes);
   const finished = read.classifier.finish(roster.firstRowById, { count: ownedCount, ids: () => store.ownedIds() }, keepAsIs);
   const settled = settleMissing({
@@ -168,7 +168,7 @@ interface RosterRead {
   shared: { baseUrl: string; groupId: number } | null;
   /** Identities of the mapped rows, and which of them the inventory lacks: the same person twice. */
   people: DuplicatePeopleFinder;
-  newIds: Set<string>;
+  newIds: Set<string> | undefined;
   unfinished: Map<string, UnfinishedWrite>;
   ownedCount: number;
   /** Read before the inventory: a write that lands while planning then makes a saved plan stale. */
@@ -216,7 +216,7 @@ async function readRoster(input: GatherInput & { binding: BindingCheck; listing:
   const groupId = binding.groupId;
   const shared = groupId !== null && binding.sharedWith.length > 0 ? { baseUrl: request.baseUrl, groupId } : null;
   const people = new DuplicatePeopleFinder();
-  const batches = new InventoryBatches({ store, classifier, people, pipeline: pipeline.name, sharedPrefixes: binding.sharedPrefixes, shared });
+  const batches = new InventoryBatches({ store, classifier, people, pipeline: pipeline.name, sharedPrefixes: binding.sharedPrefixes, shared, ownedCount });
   const fastPath = salt === undefined
     ? undefined
     : closingOnError(() => knownRowsFastPath({ store, keysUsable, ownedCount, rewrite: unfinished, onKnown: (clientId) => batches.known(clientId), salt, headers: opened.headers }));
@@ -243,8 +243,8 @@ async function readRoster(input: GatherInput & { binding: BindingCheck; listing:
 class InventoryBatches {
   /** One owner per record: rows outside this pipeline's declared prefixes, or whose client_id another pipeline sharing the group claims, are neither written nor (being in the roster) deleted. */
   readonly foreign = new Map<string, ForeignReason>();
-  /** Mapped client_ids the inventory lacks. */
-  readonly newIds = new Set<string>();
+  /** Mapped client_ids the inventory lacks; none kept when the inventory is empty (a first run: every row is new, and no set of a million ids is kept). */
+  readonly newIds: Set<string> | undefined;
   private readonly pending: Array<DesiredRecord | string> = [];
   /** Pending records that replace an earlier row of their client_id (`duplicate_client_ids: last`). */
   private readonly replacing = new Set<DesiredRecord>();
@@ -257,8 +257,12 @@ class InventoryBatches {
       pipeline: string;
       sharedPrefixes: readonly string[] | null;
       shared: { baseUrl: string; groupId: number } | null;
+      /** How many records the inventory owns. */
+      ownedCount: number;
     },
-  ) {}
+  ) {
+    this.newIds = input.ownedCount === 0 ? undefined : new Set<string>();
+  }
 
   record(record: DesiredRecord, replaces?: boolean): void {
     if (replaces) this.replacing.add(record);
@@ -276,8 +280,9 @@ class InventoryBatches {
     const mapped = this.pending.flatMap((entry) => (typeof entry === 'string' ? [] : [entry.clientId]));
     const owned = store.ownedHashesOf(mapped);
     // Kept as long as the check is (a million-row first run skips it: DUPLICATE_PEOPLE_MAX_ROWS).
-    if (people.overflowed) this.newIds.clear();
-    else for (const clientId of mapped) if (!owned.has(clientId)) this.newIds.add(clientId);
+    // Kept as long as the check is (past DUPLICATE_PEOPLE_MAX_ROWS it is skipped).
+    if (people.overflowed) this.newIds?.clear();
+    else if (this.newIds) for (const clientId of mapped) if (!owned.has(clientId)) this.newIds.add(clientId);
     const claimedBy = shared ? store.claimOwners(shared, mapped) : new Map<string, string>();
     for (const record of this.pending) {
       if (typeof record === 'string') {

@@ -45,7 +45,8 @@ export async function validatePipeline(pipeline: ResolvedPipeline, options: Vali
   const people = new DuplicatePeopleFinder();
   const { store } = options;
   // With a state: which mapped rows the inventory lacks, looked up a batch at a time as in a plan.
-  const newIds = store ? new Set<string>() : undefined;
+  // An empty inventory owns none: every row is new (as without a state), and no set of ids is kept.
+  const newIds = store && store.ownedCount() > 0 ? new Set<string>() : undefined;
   const batch: string[] = [];
   const lookUp = () => {
     if (store && newIds) for (const clientId of notOwned(store, batch)) newIds.add(clientId);

@@ -65,13 +65,13 @@ function slowPairs(rows: Row[]): Array<{ tier: string; a: string; b: string; evi
     const affiliation = normaliseText(list(row.fields.affiliations)[0] ?? '');
     const name = affiliation === '' ? '' : normaliseName(typeof row.fields.name === 'string' ? row.fields.name : '');
     const words = name === '' ? [] : name.split(' ');
-    let longest = 0;
-    for (let i = 1; i < words.length; i++) if (words[i]!.length > words[longest]!.length) longest = i;
-    const others = words.filter((_, i) => i !== longest).join(' ');
+    // Blocking parts: each word at most one letter shorter than the longest, and the words but it.
+    const longest = Math.max(0, ...words.map((word) => word.length));
+    const parts = words.flatMap((word, at) => (word.length >= longest - 1 ? [word, words.filter((_, i) => i !== at).join(' ')] : [])).filter((part) => part !== '');
     const abbreviated = words.some((word) => word.length === 1);
     // The initials forms a full name can be written in: one word kept whole, the others cut.
     const forms = words.length < 2 || words.length > 4 || abbreviated ? [] : words.map((_, kept) => words.map((word, i) => (i === kept ? word : word[0]!)).sort().join(' '));
-    return { clientId: row.clientId, orcids: list(row.fields.orcids), emails: list(row.fields.emails).map((email) => email.toLowerCase()), affiliation, name, longest: words[longest] ?? '', others, abbreviated, forms };
+    return { clientId: row.clientId, orcids: list(row.fields.orcids), emails: list(row.fields.emails).map((email) => email.toLowerCase()), affiliation, name, parts, abbreviated, forms };
   });
   type P = (typeof people)[number];
   const rowsByWord = new Map<string, number>();
@@ -81,8 +81,9 @@ function slowPairs(rows: Row[]): Array<{ tier: string; a: string; b: string; evi
   const shared = (xs: string[], ys: string[]) => xs.filter((x) => ys.includes(x));
   const orcidsConflict = (p: P, q: P) => p.orcids.length > 0 && q.orcids.length > 0 && shared(p.orcids, q.orcids).length === 0;
   const domains = (p: P) => p.emails.map((email) => email.slice(email.lastIndexOf('@') + 1));
+  const numberedApart = (p: P, q: P) => p.emails.some((x) => q.emails.some((y) => x !== y && x.replace(/\d+/g, '') === y.replace(/\d+/g, '')));
   const against = (p: P, q: P) =>
-    orcidsConflict(p, q) || (p.emails.length > 0 && q.emails.length > 0 && shared(domains(p), domains(q)).length > 0 && (p.name !== q.name || isCommon(p.name)));
+    orcidsConflict(p, q) || (p.emails.length > 0 && q.emails.length > 0 && shared(domains(p), domains(q)).length > 0 && (p.name !== q.name || isCommon(p.name) || numberedApart(p, q)));
   const evidence = (how: string, p: P, q: P) => [`${how}, "${p.name}" and "${q.name}", at the same affiliation "${p.affiliation}"`, `${how}, "${q.name}" and "${p.name}", at the same affiliation "${p.affiliation}"`];
   const out: Array<{ tier: string; a: string; b: string; evidence: string[] }> = [];
   const fuzzy: Array<{ p: P; q: P; how: string }> = [];
@@ -100,7 +101,7 @@ function slowPairs(rows: Row[]): Array<{ tier: string; a: string; b: string; evi
           continue;
         }
         const similarity = nameSimilarity(p.name, q.name);
-        const blocked = p.longest === q.longest || (p.others !== '' && p.others === q.others);
+        const blocked = p.parts.some((part) => q.parts.includes(part));
         if (!p.abbreviated && !q.abbreviated && blocked && similarity >= NAME_SIMILARITY) fuzzy.push({ p, q, how: `very similar names (${Math.round(similarity * 100)} %)` });
         for (const [x, y] of [[p, q], [q, p]] as const) {
           // x an initialled name that only y's full name fits at the affiliation.

@@ -101,6 +101,14 @@ describe('DuplicatePeopleFinder', () => {
     expect(finder.inRoster()).toEqual([]);
   });
 
+  it('keeps checking past 250,000 rows: a million-row first run is checked', () => {
+    const finder = new DuplicatePeopleFinder();
+    for (let i = 0; i < 260_000; i++) finder.add({ clientId: `r${i}`, fields: { emails: [`p${i}@x.org`] } });
+    finder.add(record('late', { emails: ['P7@x.org'] }));
+    expect(finder.overflowed).toBe(false);
+    expect(finder.inRoster().map((pair) => [pair.tier, pair.a.clientId, pair.b.clientId])).toEqual([['email', 'late', 'r7']]);
+  });
+
   it('normalises names: accents, case, punctuation, word order', () => {
     expect(normaliseName('Müller-Smith, Zoë')).toBe('muller smith zoe');
     expect(nameSimilarity('jonathan pemberton', 'jonathon pemberton')).toBeGreaterThan(0.9);
@@ -117,6 +125,10 @@ describe('DuplicatePeopleFinder', () => {
     ['an initial that one full name fits', [at('X', 'J. Pemberton'), at('X', 'Pemberton, Jonathan'), at('X', 'Ann Lee')], ['name p1 p2 the same initials']],
     ['an initial that two full names fit: which one?', [at('X', 'J. Pemberton'), at('X', 'Jonathan Pemberton'), at('X', 'Jane Pemberton')], []],
     ['a typo as near two names: which one?', [at('X', 'Lei Lii'), at('X', 'Lei Liu'), at('X', 'Lei Lin')], []],
+    ['a typo that makes another word the longest', [at('X', 'Woodterley Ramberley'), at('X', 'Woodterey Ramberley')], ['name p1 p2 very similar names (95 %)']],
+    ['an initial two full names fit, and an email that spells one', [at('X', 'J. Pemberton', { emails: ['jonathanpemberton7@mail.org'] }), at('X', 'Jonathan Pemberton'), at('X', 'Jane Pemberton')], ['name p1 p2 the same initials']],
+    ['an initial whose email spells another given name', [at('X', 'Pemberton, J.', { emails: ['jake.pemberton@mail.org'] }), at('X', 'Jonathan Pemberton')], []],
+    ['a numbered address at one domain: two namesakes, however rare the name', [at('X', 'Zhongying Ning', { emails: ['zhongying.ning@x.edu'] }), at('X', 'Zhongying Ning', { emails: ['zhongying.ning2@x.edu'] })], []],
   ] satisfies Array<[string, Array<Record<string, string | string[]>>, string[]]>)('evidence: %s', (_, rows, expected) => {
     const finder = new DuplicatePeopleFinder();
     rows.forEach((fields, i) => finder.add(record(`p${i + 1}`, fields, i + 2)));
@@ -131,5 +143,16 @@ describe('DuplicatePeopleFinder', () => {
     expect(list.found).toEqual({ orcid: 1, email: 1, name: 4 });
     const notes = duplicatePeopleNotes({ found: { found: list.found, listed: 2, leftOut: 4 }, policy: 'warn', pendingRenames: new Map(), partialBlocks: [] });
     expect(notes).toEqual(['6 pairs of client_ids are probably the same person (1 by ORCID iD, 1 by email, 4 by name and affiliation; policy.duplicate_people: warn): the report lists the strongest 2 with the evidence and leaves out 4.']);
+  });
+});
+
+describe('the note when the check is skipped', () => {
+  it('names the bound the roster passed', () => {
+    const finder = new DuplicatePeopleFinder(2);
+    for (const id of ['p1', 'p2', 'p3']) finder.add(record(id, { emails: ['same@x.org'] }));
+    const notes = duplicatePeopleNotes({ found: undefined, policy: 'warn', pendingRenames: new Map(), partialBlocks: [], ...(finder.overflowed ? { skippedPast: 16_000_000 } : {}) });
+    expect(notes).toEqual([
+      'The check for the same person under two client_ids was skipped: the roster has more than 16,000,000 rows, or as many ORCID iDs and emails, or more than 4 GiB of their text (the identities the check keeps are bounded); the rest of the run is not affected.',
+    ]);
   });
 });
