@@ -290,26 +290,29 @@ export class DuplicatePeopleFinder {
       const byPart = new Blocks();
       const byInitials = new Blocks();
       names.rowsHere = new Map();
-      // The affiliation's rows as objects while compared; numbered by their place in the group.
-      const people = group.map((i) => this.store.identity(i));
-      for (const person of people) names.rowsHere.set(person.name, (names.rowsHere.get(person.name) ?? 0) + 1);
-      const partsOf = new Map<Person, string[]>();
-      for (const [i, person] of people.entries()) {
+      // The affiliation's names only (a large institution holds tens of thousands of rows); a row
+      // becomes an object in each block it shares, while that block is compared.
+      const rowNames = group.map((i) => this.store.nameOf(i));
+      for (const [k, name] of rowNames.entries()) {
+        names.rowsHere.set(name, (names.rowsHere.get(name) ?? 0) + 1);
         // The name's blocks (computed here, not kept: a row's identity stays small).
-        const parts = namePartsOf(person.name);
-        partsOf.set(person, parts);
-        for (const part of parts) byPart.add(part, i);
-        for (const key of initialsOf(person)) byInitials.add(key, i);
+        for (const part of namePartsOf(name)) byPart.add(part, k);
+        for (const key of initialsOf(name)) byInitials.add(key, k);
       }
-      // A pair sharing two parts is in two blocks: compared in the block of the first part they
-      // share in sorted order only (no set of the pairs compared, which would grow with them).
-      const ownBlock = (p: Person, q: Person, part: string) => {
-        let first: string | undefined;
-        for (const x of partsOf.get(p)!) if ((first === undefined || x < first) && partsOf.get(q)!.includes(x)) first = x;
-        return first === part;
-      };
-      for (const [part, members] of byPart.shared()) this.sameName(names, part, members.map((i) => people[i]!), ownBlock);
-      for (const [, members] of byInitials.shared()) names.initials(members.map((i) => people[i]!));
+      const peopleOf = (members: readonly number[]) => members.map((k) => this.store.identity(group[k]!));
+      for (const [part, members] of byPart.shared()) {
+        const block = peopleOf(members);
+        const partsOf = new Map(block.map((person) => [person, namePartsOf(person.name)]));
+        // A pair sharing two parts is in two blocks: compared in the block of the first part they
+        // share in sorted order only (no set of the pairs compared, which would grow with them).
+        const ownBlock = (p: Person, q: Person, at: string) => {
+          let first: string | undefined;
+          for (const x of partsOf.get(p)!) if ((first === undefined || x < first) && partsOf.get(q)!.includes(x)) first = x;
+          return first === at;
+        };
+        this.sameName(names, part, block, ownBlock);
+      }
+      for (const [, members] of byInitials.shared()) names.initials(peopleOf(members));
       names.endAffiliation();
     }
   }
@@ -531,10 +534,10 @@ function namePartsOf(name: string): string[] {
  * is one; a full name ("john smith") is one per word kept whole, the others cut to their initial
  * ("j smith", "john s"). None for a one-word name or past four words.
  */
-function initialsOf(person: Person): string[] {
-  const words = person.name.split(' ');
+function initialsOf(name: string): string[] {
+  const words = name.split(' ');
   if (words.length < 2 || words.length > 4) return [];
-  if (person.abbreviated) return [person.name];
+  if (words.some((word) => word.length === 1)) return [name];
   return words.map((_, kept) => words.map((word, i) => (i === kept ? word : word[0]!)).sort().join(' '));
 }
 
