@@ -27,6 +27,8 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 30_000,
     pool: 'forks',
+    // The suite's own shared-budget folder, removed at the end (test/support/budget-folder.ts).
+    globalSetup: ['test/support/budget-folder.ts'],
     projects: [
       {
         extends: true,
