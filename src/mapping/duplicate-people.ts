@@ -343,7 +343,7 @@ export class DuplicatePeopleFinder {
       const p = sorted[x]!;
       for (let y = x + 1; y < sorted.length; y++) {
         const q = sorted[y]!;
-        if (1 - (q.name.length - p.name.length) / q.name.length < NAME_SIMILARITY) break;
+        if (q.name.length - p.name.length > 1 && 1 - (q.name.length - p.name.length) / q.name.length < NAME_SIMILARITY) break;
         if (mayBeSimilar(p, q)) consider(p, q);
       }
     }
@@ -392,7 +392,7 @@ class NameJudge {
   /** Rows by name at the affiliation being compared (set per affiliation). */
   rowsHere = new Map<string, number>();
   /** The affiliation's pairs of similar or initialled names, decided at its end. */
-  private fuzzy: Array<{ p: Person; q: Person; how: string; strength: number }> = [];
+  private fuzzy: Array<{ p: Person; q: Person; how: string; strength: number; spelled: boolean }> = [];
 
   constructor(
     private readonly emit: (pair: DuplicatePair) => void,
@@ -403,10 +403,15 @@ class NameJudge {
   similar(p: Person, q: Person): void {
     // An initial is compared as an initial (initials below): "j smith" is not a typo of "k smith".
     if (p.name !== q.name && (p.abbreviated || q.abbreviated)) return;
-    const similarity = nameSimilarity(p.name, q.name);
-    if (similarity < NAME_SIMILARITY) return;
-    if (similarity === 1) this.pair(p, q, 'the same name', 1);
-    else this.fuzzy.push({ p, q, how: `very similar names (${Math.round(similarity * 100)} %)`, strength: similarity });
+    if (p.name === q.name) return this.pair(p, q, 'the same name', 1);
+    const edits = distance(p.name, q.name);
+    const similarity = 1 - edits / Math.max(p.name.length, q.name.length);
+    // One letter apart in a short name ("bo yu", "bo ys": 80 %) is a typo only when an email says so.
+    if (similarity < NAME_SIMILARITY && edits > 1) return;
+    const spelled = spellsOther(p, q) || spellsOther(q, p);
+    if (similarity < NAME_SIMILARITY && !spelled) return;
+    const how = `very similar names (${Math.round(similarity * 100)} %)${spelled ? ', and an email that spells the other name' : ''}`;
+    this.fuzzy.push({ p, q, how, strength: similarity, spelled });
   }
 
   /**
@@ -429,24 +434,29 @@ class NameJudge {
       const how = spelled === undefined ? 'the same initials' : 'the same initials, and an email that spells the full name';
       for (const q of block) {
         if (q.name !== name || nameSimilarity(p.name, q.name) >= NAME_SIMILARITY) continue;
-        this.fuzzy.push({ p, q, how, strength: INITIALS_STRENGTH });
+        this.fuzzy.push({ p, q, how, strength: INITIALS_STRENGTH, spelled: spelled !== undefined });
       }
     }
   }
 
   /**
    * The affiliation's similar and initialled names, once all are known: a name that fits more
-   * than one other there (a typo of "lei liu" is as near "lei lin") says nothing about which.
+   * than one other there (a typo of "lei liu" is as near "lei lin") says nothing about which,
+   * unless an email picks one: "jino ahn" at jinhoahn@ is "jinho ahn", not "jin ahn".
    */
   endAffiliation(): void {
     const partners = new Map<string, number>();
-    const count = (clientId: string) => partners.set(clientId, (partners.get(clientId) ?? 0) + 1);
-    for (const { p, q } of this.fuzzy) {
+    const spelledPartners = new Map<string, number>();
+    const count = (counts: Map<string, number>, clientId: string) => counts.set(clientId, (counts.get(clientId) ?? 0) + 1);
+    for (const { p, q, spelled } of this.fuzzy) {
       if (strongestKeyTier(p, q) !== undefined || this.against(p, q)) continue;
-      count(p.clientId);
-      count(q.clientId);
+      for (const counts of spelled ? [partners, spelledPartners] : [partners]) {
+        count(counts, p.clientId);
+        count(counts, q.clientId);
+      }
     }
-    for (const { p, q, how, strength } of this.fuzzy) if (partners.get(p.clientId) === 1 && partners.get(q.clientId) === 1) this.pair(p, q, how, strength);
+    const alone = (counts: Map<string, number>, p: Person, q: Person) => counts.get(p.clientId) === 1 && counts.get(q.clientId) === 1;
+    for (const { p, q, how, strength, spelled } of this.fuzzy) if (alone(partners, p, q) || (spelled && alone(spelledPartners, p, q))) this.pair(p, q, how, strength);
     this.fuzzy = [];
   }
 
@@ -496,6 +506,33 @@ function spelledName(person: Person): string | undefined {
     }
   }
   return names.size === 1 ? [...names][0] : undefined;
+}
+
+/**
+ * Whether an email of `p` spells `q`'s name, and not `p`'s own: the letters of its local part are
+ * `q`'s words run together in some order (johnsmith7@, smith.john@ for "john smith"; up to three
+ * words). A typo'd or initialled row that kept the person's personal address says who it is.
+ */
+function spellsOther(p: Person, q: Person): boolean {
+  if (p.emails.length === 0 || q.abbreviated) return false;
+  const words = q.name.split(' ');
+  if (words.length < 2 || words.length > 3) return false;
+  for (const email of p.emails) {
+    const letters = localLetters(email);
+    if (letters.length === q.name.length - words.length + 1 && runTogether(words, letters) && !runTogether(p.name.split(' '), letters)) return true;
+  }
+  return false;
+}
+
+/** The letters a to z of an email's local part (johnsmith7@, john.smith@: "johnsmith"). */
+function localLetters(email: string): string {
+  return email.slice(0, email.lastIndexOf('@')).replace(/[^a-z]/g, '');
+}
+
+/** Whether `letters` is the words run together in some order. */
+function runTogether(words: readonly string[], letters: string, from = 0): boolean {
+  if (words.length === 0) return from === letters.length;
+  return words.some((word, i) => letters.startsWith(word, from) && runTogether([...words.slice(0, i), ...words.slice(i + 1)], letters, from + word.length));
 }
 
 /** Whether a name is common in the roster: each of its words on COMMON_WORD_ROWS rows or more. */
@@ -725,7 +762,8 @@ function mayBeSimilar(p: Person, q: Person): boolean {
   let apart = p.letters ^ q.letters;
   let count = 0;
   for (; apart !== 0; count++) apart &= apart - 1;
-  return 1 - Math.ceil(count / 2) / Math.max(p.name.length, q.name.length) >= NAME_SIMILARITY;
+  // Or one edit apart (a short name's typo, kept when an email says so: NameJudge.similar).
+  return count <= 2 || 1 - Math.ceil(count / 2) / Math.max(p.name.length, q.name.length) >= NAME_SIMILARITY;
 }
 
 /** 1 for equal names, down to 0: 1 - Levenshtein distance / the longer length. */
