@@ -416,25 +416,27 @@ class NameJudge {
 
   /**
    * One initials block ("j smith"): a name with an initial pairs with the one full name there
-   * ("john smith"); with two full names ("john smith", "jane smith") the initial fits either, and
-   * nothing is said, unless the initialled row's email spells one of them in full (johnsmith@,
-   * smith.john@): then that one. An email that spells another given name ("jake.smith@") is
-   * evidence against every full name there. Pairs the similarity found already are not given twice.
+   * ("john smith") of as many words; with two full names ("john smith", "jane smith") the initial
+   * fits either, and nothing is said, unless the initialled row's email spells one of them in full
+   * (johnsmith@, smith.john@): then that one. Only an email that spells it pairs a full name of
+   * more words ("S. Cha" with seojuncha@ is "Seo-jun Cha"). An email that spells another given
+   * name ("jake.smith@") is evidence against every full name there. Pairs the similarity found
+   * already are not given twice.
    */
   initials(block: Person[]): void {
     const full = new Set(block.filter((person) => !person.abbreviated).map((person) => person.name));
     if (full.size === 0) return;
     for (const p of block) {
       if (!p.abbreviated) continue;
-      const spelled = spelledName(p);
+      const spelled = [...full].filter((name) => spellsName(p, name));
       let name: string | undefined;
-      if (spelled === undefined) name = full.size === 1 ? [...full][0] : undefined;
-      else name = full.has(spelled) ? spelled : undefined;
+      if (spelled.length > 0) name = spelled.length === 1 ? spelled[0] : undefined;
+      else if (full.size === 1 && spelledName(p) === undefined) name = [...full].find((only) => wordCount(only) === wordCount(p.name));
       if (name === undefined) continue;
-      const how = spelled === undefined ? 'the same initials' : 'the same initials, and an email that spells the full name';
+      const how = spelled.length === 0 ? 'the same initials' : 'the same initials, and an email that spells the full name';
       for (const q of block) {
         if (q.name !== name || nameSimilarity(p.name, q.name) >= NAME_SIMILARITY) continue;
-        this.fuzzy.push({ p, q, how, strength: INITIALS_STRENGTH, spelled: spelled !== undefined });
+        this.fuzzy.push({ p, q, how, strength: INITIALS_STRENGTH, spelled: spelled.length > 0 });
       }
     }
   }
@@ -514,14 +516,25 @@ function spelledName(person: Person): string | undefined {
  * words). A typo'd or initialled row that kept the person's personal address says who it is.
  */
 function spellsOther(p: Person, q: Person): boolean {
-  if (p.emails.length === 0 || q.abbreviated) return false;
-  const words = q.name.split(' ');
+  return !q.abbreviated && spellsName(p, q.name);
+}
+
+/** Whether an email of `p` spells `name` (two or three words, run together) and not `p`'s own name. */
+function spellsName(p: Person, name: string): boolean {
+  if (p.emails.length === 0) return false;
+  const words = name.split(' ');
   if (words.length < 2 || words.length > 3) return false;
   for (const email of p.emails) {
     const letters = localLetters(email);
-    if (letters.length === q.name.length - words.length + 1 && runTogether(words, letters) && !runTogether(p.name.split(' '), letters)) return true;
+    if (letters.length === name.length - words.length + 1 && runTogether(words, letters) && !runTogether(p.name.split(' '), letters)) return true;
   }
   return false;
+}
+
+function wordCount(name: string): number {
+  let count = 1;
+  for (let i = 0; i < name.length; i++) if (name.charCodeAt(i) === 0x20) count++;
+  return count;
 }
 
 /** The letters a to z of an email's local part (johnsmith7@, john.smith@: "johnsmith"). */
@@ -569,13 +582,23 @@ function namePartsOf(name: string): string[] {
 /**
  * A name's initials blocks (computed when compared, not kept): a name with an initial ("j smith")
  * is one; a full name ("john smith") is one per word kept whole, the others cut to their initial
- * ("j smith", "john s"). None for a one-word name or past four words.
+ * ("j smith", "john s"). A three-word name is also one per word cut, the others kept ("de luca r"
+ * for "rigisano de luca"), and one per word kept with another's initial, the third left out ("cha
+ * s" for "seo jun cha": a hyphenated given name written as one initial). None for a one-word name
+ * or past four words.
  */
 function initialsOf(name: string): string[] {
   const words = name.split(' ');
   if (words.length < 2 || words.length > 4) return [];
   if (words.some((word) => word.length === 1)) return [name];
-  return words.map((_, kept) => words.map((word, i) => (i === kept ? word : word[0]!)).sort().join(' '));
+  const forms = words.map((_, kept) => words.map((word, i) => (i === kept ? word : word[0]!)).sort().join(' '));
+  if (words.length !== 3) return forms;
+  const more = new Set(forms);
+  words.forEach((word, at) => {
+    more.add(words.map((other, i) => (i === at ? other[0]! : other)).sort().join(' '));
+    words.forEach((other, i) => i !== at && more.add([word, other[0]!].sort().join(' ')));
+  });
+  return [...more];
 }
 
 /** Pairs listed in reports, at most: the strongest first; the rest are counted by tier. */
