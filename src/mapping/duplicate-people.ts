@@ -7,9 +7,12 @@
  *   shared (a lab's shared mailbox holds two people);
  * - `name`: the same first affiliation, and the same name once normalised (accents, case,
  *   punctuation and word order set aside), a very similar one (normalised Levenshtein similarity
- *   at least NAME_SIMILARITY, computed by the `fastest-levenshtein` package), or an initial for a
- *   given name ("J. Smith", "John Smith") when one full name only fits the initials there, or
- *   the initialled row's email spells it (johnsmith@). Evidence against a name pair drops it:
+ *   at least NAME_SIMILARITY, computed by the `fastest-levenshtein` package; a short name one
+ *   letter from another, "bo ys" and "bo yu", when one row's email spells the other's name,
+ *   boyu@, which also picks between two names a typo is as near), or an initial for a given
+ *   name ("J. Smith", "John Smith"; "De Luca, R." for a three-word name) when one full name of
+ *   as many words only fits the initials there, or the initialled row's email spells it
+ *   (johnsmith@; seojuncha@ for "S. Cha" and "Seo-jun Cha"). Evidence against a name pair drops it:
  *   two different ORCID iDs; different emails at one domain for a common name (COMMON_WORD_ROWS)
  *   or for a different one; two addresses at one domain that differ by a number (wang.wei@ and
  *   wang.wei2@ are two people); an initialled row's email that spells another given name.
@@ -99,9 +102,10 @@ export const KEY_ALL_PAIRS = 50;
  * common given name with a common family name: "Wei Wang", "Heitor Oliveira"; "Zhongying Ning" is
  * not). Different emails at one domain for a common name are two people, not one. Tuned on the
  * tuning half of the labelled corpus (test/fixtures/duplicate-people/; bench/duplicate-tuning.ts
- * prints the candidates): at 5 its name pairs keep a precision of 0.989 there; 8 and 10 keep 0.95
- * too (0.970, 0.962) for more recall (0.855, 0.857 against 0.833), 12 does not (0.939). The
- * margin is kept: look-alikes at large institutes are what an editor must not be told are one.
+ * prints the candidates): at 5 its name pairs keep a precision of 0.989 there (recall 0.847); 8
+ * and 10 keep 0.95 too (0.970, 0.963) for more recall (0.869, 0.872), 12 does not (0.940). The
+ * pairs 8 adds are a coin toss (9 true, 7 false there: two people of a common name at one
+ * institution look exactly like one person with a new address there), so 5 is kept.
  */
 export const COMMON_WORD_ROWS = 5;
 /** The strength of an initials match ("J. Smith" for "John Smith"): below a typo's. */
