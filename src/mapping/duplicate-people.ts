@@ -347,7 +347,7 @@ export class DuplicatePeopleFinder {
       const p = sorted[x]!;
       for (let y = x + 1; y < sorted.length; y++) {
         const q = sorted[y]!;
-        if (q.name.length - p.name.length > 1 && 1 - (q.name.length - p.name.length) / q.name.length < NAME_SIMILARITY) break;
+        if (1 - (q.name.length - p.name.length) / q.name.length < NAME_SIMILARITY && !(q.name.length - p.name.length === 1 && q.name.length < ONE_EDIT_IS_FAR)) break;
         if (mayBeSimilar(p, q)) consider(p, q);
       }
     }
@@ -789,9 +789,13 @@ function mayBeSimilar(p: Person, q: Person): boolean {
   let apart = p.letters ^ q.letters;
   let count = 0;
   for (; apart !== 0; count++) apart &= apart - 1;
-  // Or one edit apart (a short name's typo, kept when an email says so: NameJudge.similar).
-  return count <= 2 || 1 - Math.ceil(count / 2) / Math.max(p.name.length, q.name.length) >= NAME_SIMILARITY;
+  const longer = Math.max(p.name.length, q.name.length);
+  // Or one edit apart in a short name (a typo, kept when an email says so: NameJudge.similar).
+  return 1 - Math.ceil(count / 2) / longer >= NAME_SIMILARITY || (count <= 2 && longer < ONE_EDIT_IS_FAR);
 }
+
+/** Names shorter than this are less than NAME_SIMILARITY alike one edit apart ("bo yu", "bo ys": 80 %). */
+const ONE_EDIT_IS_FAR = 1 / (1 - NAME_SIMILARITY);
 
 /** 1 for equal names, down to 0: 1 - Levenshtein distance / the longer length. */
 export function nameSimilarity(a: string, b: string): number {
