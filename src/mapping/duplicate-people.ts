@@ -396,7 +396,7 @@ class NameJudge {
   /** Rows by name at the affiliation being compared (set per affiliation). */
   rowsHere = new Map<string, number>();
   /** The affiliation's pairs of similar or initialled names, decided at its end. */
-  private fuzzy: Array<{ p: Person; q: Person; how: string; strength: number; spelled: boolean }> = [];
+  private fuzzy: Fuzzy[] = [];
 
   constructor(
     private readonly emit: (pair: DuplicatePair) => void,
@@ -410,12 +410,9 @@ class NameJudge {
     if (p.name === q.name) return this.pair(p, q, 'the same name', 1);
     const edits = distance(p.name, q.name);
     const similarity = 1 - edits / Math.max(p.name.length, q.name.length);
+    if (similarity >= NAME_SIMILARITY) this.fuzzy.push({ p, q, initials: false, strength: similarity });
     // One letter apart in a short name ("bo yu", "bo ys": 80 %) is a typo only when an email says so.
-    if (similarity < NAME_SIMILARITY && edits > 1) return;
-    const spelled = spellsOther(p, q) || spellsOther(q, p);
-    if (similarity < NAME_SIMILARITY && !spelled) return;
-    const how = `very similar names (${Math.round(similarity * 100)} %)${spelled ? ', and an email that spells the other name' : ''}`;
-    this.fuzzy.push({ p, q, how, strength: similarity, spelled });
+    else if (edits === 1 && spellEachOther(p, q)) this.fuzzy.push({ p, q, initials: false, strength: similarity, spelled: true });
   }
 
   /**
@@ -437,10 +434,9 @@ class NameJudge {
       if (spelled.length > 0) name = spelled.length === 1 ? spelled[0] : undefined;
       else if (full.size === 1 && spelledName(p) === undefined) name = [...full].find((only) => wordCount(only) === wordCount(p.name));
       if (name === undefined) continue;
-      const how = spelled.length === 0 ? 'the same initials' : 'the same initials, and an email that spells the full name';
       for (const q of block) {
         if (q.name !== name || nameSimilarity(p.name, q.name) >= NAME_SIMILARITY) continue;
-        this.fuzzy.push({ p, q, how, strength: INITIALS_STRENGTH, spelled: spelled.length > 0 });
+        this.fuzzy.push({ p, q, initials: true, strength: INITIALS_STRENGTH, spelled: spelled.length > 0 });
       }
     }
   }
@@ -452,17 +448,23 @@ class NameJudge {
    */
   endAffiliation(): void {
     const partners = new Map<string, number>();
-    const spelledPartners = new Map<string, number>();
     const count = (counts: Map<string, number>, clientId: string) => counts.set(clientId, (counts.get(clientId) ?? 0) + 1);
-    for (const { p, q, spelled } of this.fuzzy) {
-      if (strongestKeyTier(p, q) !== undefined || this.against(p, q)) continue;
-      for (const counts of spelled ? [partners, spelledPartners] : [partners]) {
-        count(counts, p.clientId);
-        count(counts, q.clientId);
-      }
+    const open = this.fuzzy.filter(({ p, q }) => strongestKeyTier(p, q) === undefined && !this.against(p, q));
+    for (const { p, q } of open) {
+      count(partners, p.clientId);
+      count(partners, q.clientId);
     }
     const alone = (counts: Map<string, number>, p: Person, q: Person) => counts.get(p.clientId) === 1 && counts.get(q.clientId) === 1;
-    for (const { p, q, how, strength, spelled } of this.fuzzy) if (alone(partners, p, q) || (spelled && alone(spelledPartners, p, q))) this.pair(p, q, how, strength);
+    // Among the ambiguous ones, the pairs an email picks (each side in one such pair only).
+    const ambiguous = open.filter(({ p, q }) => !alone(partners, p, q));
+    const spelledPartners = new Map<string, number>();
+    for (const fuzzy of ambiguous) {
+      fuzzy.spelled ??= spellEachOther(fuzzy.p, fuzzy.q);
+      if (fuzzy.spelled) count(spelledPartners, fuzzy.p.clientId), count(spelledPartners, fuzzy.q.clientId);
+    }
+    for (const fuzzy of open) {
+      if (alone(partners, fuzzy.p, fuzzy.q) || (fuzzy.spelled === true && alone(spelledPartners, fuzzy.p, fuzzy.q))) this.pair(fuzzy.p, fuzzy.q, evidenceOf(fuzzy), fuzzy.strength);
+    }
     this.fuzzy = [];
   }
 
@@ -521,6 +523,29 @@ function spelledName(person: Person): string | undefined {
  */
 function spellsOther(p: Person, q: Person): boolean {
   return !q.abbreviated && spellsName(p, q.name);
+}
+
+/** Either's email spells the other's name (spellsOther). */
+function spellEachOther(p: Person, q: Person): boolean {
+  return spellsOther(p, q) || spellsOther(q, p);
+}
+
+/**
+ * A similar or initialled pair at one affiliation, decided when the affiliation's are all known.
+ * `spelled`: an email of one spells the other's name; known at once for initials and for short
+ * names one letter apart, for other similar names worked out only when the pair is ambiguous.
+ */
+interface Fuzzy {
+  p: Person;
+  q: Person;
+  initials: boolean;
+  strength: number;
+  spelled?: boolean;
+}
+
+function evidenceOf({ initials, strength, spelled }: Fuzzy): string {
+  if (initials) return spelled === true ? 'the same initials, and an email that spells the full name' : 'the same initials';
+  return `very similar names (${Math.round(strength * 100)} %)${spelled === true ? ', and an email that spells the other name' : ''}`;
 }
 
 /** Whether an email of `p` spells `name` (two or three words, run together) and not `p`'s own name. */
