@@ -7,9 +7,12 @@
  *   shared (a lab's shared mailbox holds two people);
  * - `name`: the same first affiliation, and the same name once normalised (accents, case,
  *   punctuation and word order set aside), a very similar one (normalised Levenshtein similarity
- *   at least NAME_SIMILARITY, computed by the `fastest-levenshtein` package), or an initial for a
- *   given name ("J. Smith", "John Smith") when one full name only fits the initials there, or
- *   the initialled row's email spells it (johnsmith@). Evidence against a name pair drops it:
+ *   at least NAME_SIMILARITY, computed by the `fastest-levenshtein` package; a short name one
+ *   letter from another, "bo ys" and "bo yu", when one row's email spells the other's name,
+ *   boyu@, which also picks between two names a typo is as near), or an initial for a given
+ *   name ("J. Smith", "John Smith"; "De Luca, R." for a three-word name) when one full name of
+ *   as many words only fits the initials there, or the initialled row's email spells it
+ *   (johnsmith@; seojuncha@ for "S. Cha" and "Seo-jun Cha"). Evidence against a name pair drops it:
  *   two different ORCID iDs; different emails at one domain for a common name (COMMON_WORD_ROWS)
  *   or for a different one; two addresses at one domain that differ by a number (wang.wei@ and
  *   wang.wei2@ are two people); an initialled row's email that spells another given name.
@@ -99,9 +102,10 @@ export const KEY_ALL_PAIRS = 50;
  * common given name with a common family name: "Wei Wang", "Heitor Oliveira"; "Zhongying Ning" is
  * not). Different emails at one domain for a common name are two people, not one. Tuned on the
  * tuning half of the labelled corpus (test/fixtures/duplicate-people/; bench/duplicate-tuning.ts
- * prints the candidates): at 5 its name pairs keep a precision of 0.989 there; 8 and 10 keep 0.95
- * too (0.970, 0.962) for more recall (0.855, 0.857 against 0.833), 12 does not (0.939). The
- * margin is kept: look-alikes at large institutes are what an editor must not be told are one.
+ * prints the candidates): at 5 its name pairs keep a precision of 0.989 there (recall 0.847); 8
+ * and 10 keep 0.95 too (0.970, 0.963) for more recall (0.869, 0.872), 12 does not (0.940). The
+ * pairs 8 adds are a coin toss (9 true, 7 false there: two people of a common name at one
+ * institution look exactly like one person with a new address there), so 5 is kept.
  */
 export const COMMON_WORD_ROWS = 5;
 /** The strength of an initials match ("J. Smith" for "John Smith"): below a typo's. */
@@ -343,7 +347,7 @@ export class DuplicatePeopleFinder {
       const p = sorted[x]!;
       for (let y = x + 1; y < sorted.length; y++) {
         const q = sorted[y]!;
-        if (1 - (q.name.length - p.name.length) / q.name.length < NAME_SIMILARITY) break;
+        if (1 - (q.name.length - p.name.length) / q.name.length < NAME_SIMILARITY && !(q.name.length - p.name.length === 1 && q.name.length < ONE_EDIT_IS_FAR)) break;
         if (mayBeSimilar(p, q)) consider(p, q);
       }
     }
@@ -392,7 +396,7 @@ class NameJudge {
   /** Rows by name at the affiliation being compared (set per affiliation). */
   rowsHere = new Map<string, number>();
   /** The affiliation's pairs of similar or initialled names, decided at its end. */
-  private fuzzy: Array<{ p: Person; q: Person; how: string; strength: number }> = [];
+  private fuzzy: Fuzzy[] = [];
 
   constructor(
     private readonly emit: (pair: DuplicatePair) => void,
@@ -403,50 +407,64 @@ class NameJudge {
   similar(p: Person, q: Person): void {
     // An initial is compared as an initial (initials below): "j smith" is not a typo of "k smith".
     if (p.name !== q.name && (p.abbreviated || q.abbreviated)) return;
-    const similarity = nameSimilarity(p.name, q.name);
-    if (similarity < NAME_SIMILARITY) return;
-    if (similarity === 1) this.pair(p, q, 'the same name', 1);
-    else this.fuzzy.push({ p, q, how: `very similar names (${Math.round(similarity * 100)} %)`, strength: similarity });
+    if (p.name === q.name) return this.pair(p, q, 'the same name', 1);
+    const edits = distance(p.name, q.name);
+    const similarity = 1 - edits / Math.max(p.name.length, q.name.length);
+    if (similarity >= NAME_SIMILARITY) this.fuzzy.push({ p, q, initials: false, strength: similarity });
+    // One letter apart in a short name ("bo yu", "bo ys": 80 %) is a typo only when an email says so.
+    else if (edits === 1 && spellEachOther(p, q)) this.fuzzy.push({ p, q, initials: false, strength: similarity, spelled: true });
   }
 
   /**
    * One initials block ("j smith"): a name with an initial pairs with the one full name there
-   * ("john smith"); with two full names ("john smith", "jane smith") the initial fits either, and
-   * nothing is said, unless the initialled row's email spells one of them in full (johnsmith@,
-   * smith.john@): then that one. An email that spells another given name ("jake.smith@") is
-   * evidence against every full name there. Pairs the similarity found already are not given twice.
+   * ("john smith") of as many words; with two full names ("john smith", "jane smith") the initial
+   * fits either, and nothing is said, unless the initialled row's email spells one of them in full
+   * (johnsmith@, smith.john@): then that one. Only an email that spells it pairs a full name of
+   * more words ("S. Cha" with seojuncha@ is "Seo-jun Cha"). An email that spells another given
+   * name ("jake.smith@") is evidence against every full name there. Pairs the similarity found
+   * already are not given twice.
    */
   initials(block: Person[]): void {
     const full = new Set(block.filter((person) => !person.abbreviated).map((person) => person.name));
     if (full.size === 0) return;
     for (const p of block) {
       if (!p.abbreviated) continue;
-      const spelled = spelledName(p);
+      const spelled = [...full].filter((name) => spellsName(p, name));
       let name: string | undefined;
-      if (spelled === undefined) name = full.size === 1 ? [...full][0] : undefined;
-      else name = full.has(spelled) ? spelled : undefined;
+      if (spelled.length > 0) name = spelled.length === 1 ? spelled[0] : undefined;
+      else if (full.size === 1 && spelledName(p) === undefined) name = [...full].find((only) => wordCount(only) === wordCount(p.name));
       if (name === undefined) continue;
-      const how = spelled === undefined ? 'the same initials' : 'the same initials, and an email that spells the full name';
       for (const q of block) {
         if (q.name !== name || nameSimilarity(p.name, q.name) >= NAME_SIMILARITY) continue;
-        this.fuzzy.push({ p, q, how, strength: INITIALS_STRENGTH });
+        this.fuzzy.push({ p, q, initials: true, strength: INITIALS_STRENGTH, spelled: spelled.length > 0 });
       }
     }
   }
 
   /**
    * The affiliation's similar and initialled names, once all are known: a name that fits more
-   * than one other there (a typo of "lei liu" is as near "lei lin") says nothing about which.
+   * than one other there (a typo of "lei liu" is as near "lei lin") says nothing about which,
+   * unless an email picks one: "jino ahn" at jinhoahn@ is "jinho ahn", not "jin ahn".
    */
   endAffiliation(): void {
     const partners = new Map<string, number>();
-    const count = (clientId: string) => partners.set(clientId, (partners.get(clientId) ?? 0) + 1);
-    for (const { p, q } of this.fuzzy) {
-      if (strongestKeyTier(p, q) !== undefined || this.against(p, q)) continue;
-      count(p.clientId);
-      count(q.clientId);
+    const count = (counts: Map<string, number>, clientId: string) => counts.set(clientId, (counts.get(clientId) ?? 0) + 1);
+    const open = this.fuzzy.filter(({ p, q }) => strongestKeyTier(p, q) === undefined && !this.against(p, q));
+    for (const { p, q } of open) {
+      count(partners, p.clientId);
+      count(partners, q.clientId);
     }
-    for (const { p, q, how, strength } of this.fuzzy) if (partners.get(p.clientId) === 1 && partners.get(q.clientId) === 1) this.pair(p, q, how, strength);
+    const alone = (counts: Map<string, number>, p: Person, q: Person) => counts.get(p.clientId) === 1 && counts.get(q.clientId) === 1;
+    // Among the ambiguous ones, the pairs an email picks (each side in one such pair only).
+    const ambiguous = open.filter(({ p, q }) => !alone(partners, p, q));
+    const spelledPartners = new Map<string, number>();
+    for (const fuzzy of ambiguous) {
+      fuzzy.spelled ??= spellEachOther(fuzzy.p, fuzzy.q);
+      if (fuzzy.spelled) count(spelledPartners, fuzzy.p.clientId), count(spelledPartners, fuzzy.q.clientId);
+    }
+    for (const fuzzy of open) {
+      if (alone(partners, fuzzy.p, fuzzy.q) || (fuzzy.spelled === true && alone(spelledPartners, fuzzy.p, fuzzy.q))) this.pair(fuzzy.p, fuzzy.q, evidenceOf(fuzzy), fuzzy.strength);
+    }
     this.fuzzy = [];
   }
 
@@ -498,6 +516,67 @@ function spelledName(person: Person): string | undefined {
   return names.size === 1 ? [...names][0] : undefined;
 }
 
+/**
+ * Whether an email of `p` spells `q`'s name, and not `p`'s own: the letters of its local part are
+ * `q`'s words run together in some order (johnsmith7@, smith.john@ for "john smith"; up to three
+ * words). A typo'd or initialled row that kept the person's personal address says who it is.
+ */
+function spellsOther(p: Person, q: Person): boolean {
+  return !q.abbreviated && spellsName(p, q.name);
+}
+
+/** Either's email spells the other's name (spellsOther). */
+function spellEachOther(p: Person, q: Person): boolean {
+  return spellsOther(p, q) || spellsOther(q, p);
+}
+
+/**
+ * A similar or initialled pair at one affiliation, decided when the affiliation's are all known.
+ * `spelled`: an email of one spells the other's name; known at once for initials and for short
+ * names one letter apart, for other similar names worked out only when the pair is ambiguous.
+ */
+interface Fuzzy {
+  p: Person;
+  q: Person;
+  initials: boolean;
+  strength: number;
+  spelled?: boolean;
+}
+
+function evidenceOf({ initials, strength, spelled }: Fuzzy): string {
+  if (initials) return spelled === true ? 'the same initials, and an email that spells the full name' : 'the same initials';
+  return `very similar names (${Math.round(strength * 100)} %)${spelled === true ? ', and an email that spells the other name' : ''}`;
+}
+
+/** Whether an email of `p` spells `name` (two or three words, run together) and not `p`'s own name. */
+function spellsName(p: Person, name: string): boolean {
+  if (p.emails.length === 0) return false;
+  const words = name.split(' ');
+  if (words.length < 2 || words.length > 3) return false;
+  for (const email of p.emails) {
+    const letters = localLetters(email);
+    if (letters.length === name.length - words.length + 1 && runTogether(words, letters) && !runTogether(p.name.split(' '), letters)) return true;
+  }
+  return false;
+}
+
+function wordCount(name: string): number {
+  let count = 1;
+  for (let i = 0; i < name.length; i++) if (name.charCodeAt(i) === 0x20) count++;
+  return count;
+}
+
+/** The letters a to z of an email's local part (johnsmith7@, john.smith@: "johnsmith"). */
+function localLetters(email: string): string {
+  return email.slice(0, email.lastIndexOf('@')).replace(/[^a-z]/g, '');
+}
+
+/** Whether `letters` is the words run together in some order. */
+function runTogether(words: readonly string[], letters: string, from = 0): boolean {
+  if (words.length === 0) return from === letters.length;
+  return words.some((word, i) => letters.startsWith(word, from) && runTogether([...words.slice(0, i), ...words.slice(i + 1)], letters, from + word.length));
+}
+
 /** Whether a name is common in the roster: each of its words on COMMON_WORD_ROWS rows or more. */
 class Commonness {
   constructor(
@@ -532,13 +611,23 @@ function namePartsOf(name: string): string[] {
 /**
  * A name's initials blocks (computed when compared, not kept): a name with an initial ("j smith")
  * is one; a full name ("john smith") is one per word kept whole, the others cut to their initial
- * ("j smith", "john s"). None for a one-word name or past four words.
+ * ("j smith", "john s"). A three-word name is also one per word cut, the others kept ("de luca r"
+ * for "rigisano de luca"), and one per word kept with another's initial, the third left out ("cha
+ * s" for "seo jun cha": a hyphenated given name written as one initial). None for a one-word name
+ * or past four words.
  */
 function initialsOf(name: string): string[] {
   const words = name.split(' ');
   if (words.length < 2 || words.length > 4) return [];
   if (words.some((word) => word.length === 1)) return [name];
-  return words.map((_, kept) => words.map((word, i) => (i === kept ? word : word[0]!)).sort().join(' '));
+  const forms = words.map((_, kept) => words.map((word, i) => (i === kept ? word : word[0]!)).sort().join(' '));
+  if (words.length !== 3) return forms;
+  const more = new Set(forms);
+  words.forEach((word, at) => {
+    more.add(words.map((other, i) => (i === at ? other[0]! : other)).sort().join(' '));
+    words.forEach((other, i) => i !== at && more.add([word, other[0]!].sort().join(' ')));
+  });
+  return [...more];
 }
 
 /** Pairs listed in reports, at most: the strongest first; the rest are counted by tier. */
@@ -725,8 +814,13 @@ function mayBeSimilar(p: Person, q: Person): boolean {
   let apart = p.letters ^ q.letters;
   let count = 0;
   for (; apart !== 0; count++) apart &= apart - 1;
-  return 1 - Math.ceil(count / 2) / Math.max(p.name.length, q.name.length) >= NAME_SIMILARITY;
+  const longer = Math.max(p.name.length, q.name.length);
+  // Or one edit apart in a short name (a typo, kept when an email says so: NameJudge.similar).
+  return 1 - Math.ceil(count / 2) / longer >= NAME_SIMILARITY || (count <= 2 && longer < ONE_EDIT_IS_FAR);
 }
+
+/** Names shorter than this are less than NAME_SIMILARITY alike one edit apart ("bo yu", "bo ys": 80 %). */
+const ONE_EDIT_IS_FAR = 1 / (1 - NAME_SIMILARITY);
 
 /** 1 for equal names, down to 0: 1 - Levenshtein distance / the longer length. */
 export function nameSimilarity(a: string, b: string): number {

@@ -21,7 +21,7 @@ describe('the same-person check on the held-out half of the labelled corpus (50,
     expect(score.all.precision).toBeGreaterThanOrEqual(0.95);
     expect(score.all.recall).toBeGreaterThanOrEqual(0.9);
     // The figures docs/mapping.md gives, to three places.
-    expect([score.all.precision, score.all.recall].map((x) => x.toFixed(3))).toEqual(['0.993', '0.954']);
+    expect([score.all.precision, score.all.recall].map((x) => x.toFixed(3))).toEqual(['0.993', '0.955']);
   });
 
   it('per tier: ORCID iD and email exact, name and affiliation precise and recalling nearly nine in ten', () => {
@@ -29,7 +29,7 @@ describe('the same-person check on the held-out half of the labelled corpus (50,
     expect(score.email).toMatchObject({ precision: 1, recall: 1 });
     expect(score.name.precision).toBeGreaterThanOrEqual(0.95);
     expect(score.name.recall).toBeGreaterThanOrEqual(0.89);
-    expect([score.name.precision, score.name.recall].map((x) => x.toFixed(3))).toEqual(['0.983', '0.896']);
+    expect([score.name.precision, score.name.recall].map((x) => x.toFixed(3))).toEqual(['0.983', '0.898']);
   });
 
   it('lists at most 500 pairs, the strongest first, and counts them all', () => {

@@ -69,8 +69,12 @@ function slowPairs(rows: Row[]): Array<{ tier: string; a: string; b: string; evi
     const longest = Math.max(0, ...words.map((word) => word.length));
     const parts = words.flatMap((word, at) => (word.length >= longest - 1 ? [word, words.filter((_, i) => i !== at).join(' ')] : [])).filter((part) => part !== '');
     const abbreviated = words.some((word) => word.length === 1);
-    // The initials forms a full name can be written in: one word kept whole, the others cut.
-    const forms = words.length < 2 || words.length > 4 || abbreviated ? [] : words.map((_, kept) => words.map((word, i) => (i === kept ? word : word[0]!)).sort().join(' '));
+    // The initials forms a full name can be written in: one word kept whole, the others cut; of
+    // three words also one cut, the others kept, and one kept with another's initial, the third left out.
+    const keptWhole = words.map((_, kept) => words.map((word, i) => (i === kept ? word : word[0]!)).sort().join(' '));
+    const oneCut = words.map((_, cut) => words.map((word, i) => (i === cut ? word[0]! : word)).sort().join(' '));
+    const oneLeftOut = words.flatMap((word, kept) => words.filter((_, i) => i !== kept).map((other) => [word, other[0]!].sort().join(' ')));
+    const forms = words.length < 2 || words.length > 4 || abbreviated ? [] : words.length === 3 ? [...keptWhole, ...oneCut, ...oneLeftOut] : keptWhole;
     return { clientId: row.clientId, orcids: list(row.fields.orcids), emails: list(row.fields.emails).map((email) => email.toLowerCase()), affiliation, name, parts, abbreviated, forms };
   });
   type P = (typeof people)[number];
@@ -107,7 +111,8 @@ function slowPairs(rows: Row[]): Array<{ tier: string; a: string; b: string; evi
           // x an initialled name that only y's full name fits at the affiliation.
           if (!x.abbreviated || y.abbreviated || similarity >= NAME_SIMILARITY || !y.forms.includes(x.name)) continue;
           const full = new Set(people.filter((o) => o.affiliation === x.affiliation && o.forms.includes(x.name)).map((o) => o.name));
-          if (full.size === 1 && x.name.split(' ').length >= 2 && x.name.split(' ').length <= 4) fuzzy.push({ p: x, q: y, how: 'the same initials' });
+          // Of as many words (only an email that spells it pairs a full name of more words).
+          if (full.size === 1 && x.name.split(' ').length === y.name.split(' ').length && x.name.split(' ').length <= 4) fuzzy.push({ p: x, q: y, how: 'the same initials' });
         }
       }
     }

@@ -129,6 +129,18 @@ describe('DuplicatePeopleFinder', () => {
     ['an initial two full names fit, and an email that spells one', [at('X', 'J. Pemberton', { emails: ['jonathanpemberton7@mail.org'] }), at('X', 'Jonathan Pemberton'), at('X', 'Jane Pemberton')], ['name p1 p2 the same initials']],
     ['an initial whose email spells another given name', [at('X', 'Pemberton, J.', { emails: ['jake.pemberton@mail.org'] }), at('X', 'Jonathan Pemberton')], []],
     ['a numbered address at one domain: two namesakes, however rare the name', [at('X', 'Zhongying Ning', { emails: ['zhongying.ning@x.edu'] }), at('X', 'Zhongying Ning', { emails: ['zhongying.ning2@x.edu'] })], []],
+    [
+      'a short name one letter apart (80 %): a typo when an email spells the other name, else two people',
+      [at('X', 'Bo Yu', { emails: ['yubo@x.edu'] }), at('X', 'Bo Ys', { emails: ['boyu88@mail.org'] }), at('Y', 'Bo Yu'), at('Y', 'Bo Ys', { emails: ['bo.ys@mail.org'] })],
+      ['name p1 p2 very similar names (80 %)'],
+    ],
+    ['a typo as near two names, and an email that spells one', [at('X', 'Jinho Ahn'), at('X', 'Jin Ahn'), at('X', 'Jino Ahn', { emails: ['jinhoahn@mail.org'] })], ['name p1 p3 very similar names (89 %)']],
+    ['an initial for a three-word name that one full name fits', [at('X', 'De Luca, R.'), at('X', 'Rigisano De Luca'), at('X', 'Ann Lee')], ['name p1 p2 the same initials']],
+    [
+      'one initial for a hyphenated given name: the same person when the email spells the full name, else not said',
+      [at('X', 'S. Cha', { emails: ['seojuncha@mail.org'] }), at('X', 'Seo-jun Cha'), at('Y', 'S. Cha'), at('Y', 'Seo-jun Cha')],
+      ['name p1 p2 the same initials'],
+    ],
   ] satisfies Array<[string, Array<Record<string, string | string[]>>, string[]]>)('evidence: %s', (_, rows, expected) => {
     const finder = new DuplicatePeopleFinder();
     rows.forEach((fields, i) => finder.add(record(`p${i + 1}`, fields, i + 2)));
