@@ -26,12 +26,14 @@ interface Row {
   provenance: { file: string; row: number };
 }
 
-const CASES = Number(process.env.PROBE_CASES ?? 60);
+const CASES = Number(process.env.PROBE_CASES ?? 100);
 const FIRST_SEED = Number(process.env.PROBE_SEED ?? 1);
 const FILE = 'roster.csv';
 
 const FIRST = ['Ann', 'Anna', 'Wei', 'Li', 'John', 'Jon', 'María José', 'Zoë', 'Łukasz', 'Heitor', 'J.', 'A'];
 const LAST = ['Wang', 'Lee', 'Smith', 'Smyth', 'Müller', 'Muller', 'Oliveira', 'García-López', 'Pemberton', 'Ning'];
+/** Family names met a few times in a roster: whether such a name is common turns on rows elsewhere. */
+const MID = Array.from({ length: 12 }, (_, i) => `Mid${String.fromCharCode(97 + (i % 26))}${String.fromCharCode(97 + Math.floor(i / 26))}`);
 const AFFILIATIONS = [['Univ. of Oslo', 'UNIV OF OSLO'], ['Universität Wien', 'Universitat Wien'], ['MIT'], ['Big Institute'], ['—']];
 const ORCIDS = ['0000-0002-1825-0097', '0000-0001-5109-3700', '0000-0002-1694-233X', '0000-0003-1415-9269'];
 
@@ -47,22 +49,31 @@ function world(seed: number) {
   const placeholder = random() < 0.3 ? 0.2 + random() * 0.3 : 0;
   const person = (i: number): Fields => {
     const first = random() < 0.15 ? rare() : pick(FIRST);
-    const last = random() < 0.15 ? rare() : pick(LAST);
+    const last = random() < 0.15 ? rare() : random() < 0.3 ? pick(MID) : pick(LAST);
     const shape = random();
     let name = shape < 0.6 ? `${first} ${last}` : shape < 0.8 ? `${last}, ${first}` : shape < 0.9 ? `${first} ${pick(FIRST)} ${last}` : last;
     if (random() < 0.2) name = typo(name);
     const fields: Fields = { name: random() < 0.04 ? null : name };
     if (big && random() < 0.8) fields.affiliations = ['Big Institute'];
-    else if (random() < 0.85) fields.affiliations = [pick(pick(AFFILIATIONS))];
+    else if (random() < 0.85) fields.affiliations = [random() < 0.5 ? pick(pick(AFFILIATIONS)) : `Institute ${Math.floor(random() * 30)}`];
     const own = `${first.toLowerCase().replace(/[^a-z]/g, '')}.${i}@${random() < 0.4 ? 'uni.org' : `d${i % 7}.org`}`;
     fields.emails = random() < 0.08 ? [] : random() < placeholder ? ['none@example.org', own] : random() < 0.1 ? [`Shared${i % 3}@Lab.org`] : [random() < 0.1 ? own.toUpperCase() : own];
     fields.orcids = random() < 0.15 ? [pick(ORCIDS)] : [];
     return fields;
   };
   const rosterSize = big ? 550 + Math.floor(random() * 150) : 20 + Math.floor(random() * 300);
-  const ownedShare = random() < 0.2 ? 0.3 : 0.95;
+  const ownedShare = random() < 0.2 ? 0.3 : random() < 0.5 ? 0.95 : 0.99;
   const roster: Row[] = [];
-  for (let i = 0; i < rosterSize; i++) roster.push({ clientId: `c${i}`, fields: person(i), provenance: { file: FILE, row: i + 2 } });
+  for (let i = 0; i < rosterSize; i++) {
+    const fields = person(i);
+    // A namesake of an earlier row at its affiliation, with an address at the same domain: two
+    // people if the name is common in the roster (COMMON_WORD_ROWS), one person else.
+    if (i > 0 && random() < 0.12) {
+      const model = pick(roster).fields;
+      Object.assign(fields, { name: model.name, affiliations: model.affiliations ?? null, emails: [`namesake.${i}@uni.org`] });
+    }
+    roster.push({ clientId: `c${i}`, fields, provenance: { file: FILE, row: i + 2 } });
+  }
   const inventory: Array<readonly [string, Fields]> = [];
   const mapped: Row[] = [];
   const newIds = new Set<string>();
