@@ -40,6 +40,11 @@ const PROBE_MAX_TEXT_BYTES = 1024 * 2 ** 20;
 /** A text larger than this leaves the probe unused (a chunk of the store could waste much of its room). */
 const PROBE_MAX_RECORD_BYTES = 64 * 2 ** 10;
 
+/** Affiliations whose normalised text the probe keeps while it reads the inventory, at most. */
+const AFFILIATIONS_CACHED = 100_000;
+
+type Keys = Pick<Identity, 'orcids' | 'emails'>;
+
 /** What the check reads of a row: its normalised affiliation and name words, its ORCID iDs and emails. */
 interface Identity {
   /** '' without an affiliation: then the row has no name for the check. */
@@ -98,26 +103,31 @@ export class DuplicateProbe {
     if (mapped === undefined) return undefined;
     const wanted = new Wanted(mapped, input.newIds);
     const budget = new FinderBudget();
-    for (const row of mapped) budget.count(identityOf(row.fields));
-    const kept: Array<{ clientId: string; fields: Fields; row: number }> = [];
-    const owned: Array<readonly [string, Fields]> = [];
-    for (const [clientId, fields] of input.inventory) {
-      const identity = identityOf(fields);
-      const sharesKey = wanted.sharesKey(identity);
-      if (sharesKey) owned.push([clientId, { orcids: identity.orcids, emails: identity.emails }]);
-      const row = input.rosterRow(clientId);
-      if (row === undefined) continue;
-      // The full check adds every owned record of the roster: its finder's bounds are counted.
-      if (!budget.count(identity)) return undefined;
-      if (wanted.mapped.has(clientId)) continue;
-      if (sharesKey || wanted.affiliations.has(identity.affiliation) || wanted.countsWords(identity)) {
-        wanted.count(identity);
-        kept.push({ clientId, fields, row });
-      }
-    }
+    for (const row of mapped) budget.count(row.fields, keysOf(row.fields));
     const people = new DuplicatePeopleFinder();
     for (const row of mapped) people.add(row);
-    for (const { clientId, fields, row } of kept) people.addUnlessMapped({ clientId, fields, provenance: { file: input.sourceFile, row } });
+    const affiliations = new AffiliationCache();
+    const owned: Array<readonly [string, Fields]> = [];
+    for (const [clientId, fields] of input.inventory) {
+      const keys = keysOf(fields);
+      const sharesKey = wanted.sharesKey(keys);
+      if (sharesKey) owned.push([clientId, keys]);
+      // Every owned record counted against the full check's bounds (those of the roster are in its finder).
+      if (!budget.count(fields, keys)) return undefined;
+      if (wanted.mapped.has(clientId)) continue;
+      const affiliation = affiliations.of(fields);
+      let words: string[] | undefined;
+      if (!sharesKey && !wanted.affiliations.has(affiliation)) {
+        // Read for its name's words only while a new row's word is below COMMON_WORD_ROWS.
+        if (affiliation === '' || !wanted.countingWords) continue;
+        words = wordsOf(fields);
+        if (!wanted.countsWords(words)) continue;
+      }
+      const row = input.rosterRow(clientId);
+      if (row === undefined) continue;
+      wanted.count(affiliation === '' ? [] : (words ?? wordsOf(fields)));
+      people.addUnlessMapped({ clientId, fields, provenance: { file: input.sourceFile, row } });
+    }
     return { people, owned };
   }
 }
@@ -130,6 +140,8 @@ class Wanted {
   private readonly emails = new Set<string>();
   /** Rows (by word, as the finder counts them) carrying each word of a new row's name. */
   private readonly wordRows = new Map<string, number>();
+  /** Words of new rows' names carried fewer than COMMON_WORD_ROWS times so far. */
+  private below = 0;
 
   constructor(mapped: readonly MappedRow[], newIds: ReadonlySet<string>) {
     // Every row of a client_id, a replaced one too: more kept than needed is the same answer.
@@ -144,46 +156,56 @@ class Wanted {
       this.affiliations.add(identity.affiliation);
       for (const word of identity.words) this.wordRows.set(word, 0);
     }
+    this.below = this.wordRows.size;
     for (const [clientId, identity] of latest) {
       this.mapped.add(clientId);
-      this.count(identity);
+      this.count(identity.words);
     }
   }
 
-  sharesKey(identity: Identity): boolean {
-    return identity.orcids.some((orcid) => this.orcids.has(orcid)) || identity.emails.some((email) => this.emails.has(email));
+  /** Whether a row's words may still count (one of a new row's name words is below COMMON_WORD_ROWS). */
+  get countingWords(): boolean {
+    return this.below > 0;
+  }
+
+  sharesKey(keys: Keys): boolean {
+    return keys.orcids.some((orcid) => this.orcids.has(orcid)) || keys.emails.some((email) => this.emails.has(email));
   }
 
   /** A row carrying a new row's name word that the roster's rows kept so far carry fewer than COMMON_WORD_ROWS times. */
-  countsWords(identity: Identity): boolean {
-    return identity.words.some((word) => (this.wordRows.get(word) ?? COMMON_WORD_ROWS) < COMMON_WORD_ROWS);
+  countsWords(words: readonly string[]): boolean {
+    return words.some((word) => (this.wordRows.get(word) ?? COMMON_WORD_ROWS) < COMMON_WORD_ROWS);
   }
 
   /** A row kept: its words counted as the finder counts them (each word of its name). */
-  count(identity: Identity): void {
-    for (const word of identity.words) {
+  count(words: readonly string[]): void {
+    for (const word of words) {
       const rows = this.wordRows.get(word);
-      if (rows !== undefined) this.wordRows.set(word, rows + 1);
+      if (rows === undefined) continue;
+      this.wordRows.set(word, rows + 1);
+      if (rows + 1 === COMMON_WORD_ROWS) this.below -= 1;
     }
   }
 }
 
 /**
- * The full check's finder bounds (src/mapping/identity-store.ts), counted over the rows it would
- * hold: rows, ORCID iDs and emails exactly, texts (the normalised name, the ORCID iDs and
- * emails, each behind a length of at most 5 bytes) by their UTF-8 bytes. False once it could have
- * been past one.
+ * The full check's finder bounds (src/mapping/identity-store.ts), counted over every row it could
+ * hold (the mapped rows and every owned record): rows, ORCID iDs and emails, and the texts' UTF-8
+ * bytes (the normalised name, no longer than a plain ASCII name, the ORCID iDs and emails, each
+ * behind a length of at most 5 bytes). False once it could have been past one.
  */
 class FinderBudget {
   private rows = 0;
   private keys = 0;
   private bytes = 0;
 
-  count(identity: Identity): boolean {
+  count(fields: Fields, keys: Keys): boolean {
     this.rows += 1;
-    this.keys += identity.orcids.length + identity.emails.length;
-    let record = 15 + Buffer.byteLength(identity.words.join(' '));
-    for (const text of [...identity.orcids, ...identity.emails]) record += 5 + Buffer.byteLength(text);
+    this.keys += keys.orcids.length + keys.emails.length;
+    const name = typeof fields.name === 'string' ? fields.name : '';
+    // eslint-disable-next-line no-control-regex
+    let record = 15 + (/^[\x00-\x7f]*$/.test(name) ? name.length : Buffer.byteLength(normaliseName(name)));
+    for (const text of [...keys.orcids, ...keys.emails]) record += 5 + Buffer.byteLength(text);
     this.bytes += record;
     return this.rows < DUPLICATE_PEOPLE_MAX_ROWS && this.keys < MAX_STORED_KEYS && this.bytes < PROBE_MAX_TEXT_BYTES && record < PROBE_MAX_RECORD_BYTES;
   }
@@ -191,10 +213,40 @@ class FinderBudget {
 
 /** A row's identity as the finder reads it (DuplicatePeopleFinder's personOf). */
 function identityOf(fields: Fields): Identity {
+  const affiliation = affiliationOf(fields);
+  return { affiliation, words: affiliation === '' ? [] : wordsOf(fields), ...keysOf(fields) };
+}
+
+function keysOf(fields: Fields): Keys {
+  return { orcids: listOf(fields.orcids), emails: listOf(fields.emails).map((email) => email.toLowerCase()) };
+}
+
+/** The first affiliation, normalised; '' for none. */
+function affiliationOf(fields: Fields): string {
   const raw = listOf(fields.affiliations)[0];
-  const affiliation = raw === undefined ? '' : normaliseText(raw);
-  const name = affiliation === '' ? '' : normaliseName(typeof fields.name === 'string' ? fields.name : '');
-  return { affiliation, words: name === '' ? [] : name.split(' '), orcids: listOf(fields.orcids), emails: listOf(fields.emails).map((email) => email.toLowerCase()) };
+  return raw === undefined ? '' : normaliseText(raw);
+}
+
+/** The name's words, normalised and sorted, as the finder counts them (for a row with an affiliation). */
+function wordsOf(fields: Fields): string[] {
+  const name = normaliseName(typeof fields.name === 'string' ? fields.name : '');
+  return name === '' ? [] : name.split(' ');
+}
+
+/** Affiliations normalised once each (most repeat), at most AFFILIATIONS_CACHED of them kept. */
+class AffiliationCache {
+  private readonly byRaw = new Map<string, string>();
+
+  of(fields: Fields): string {
+    const raw = listOf(fields.affiliations)[0];
+    if (raw === undefined) return '';
+    let text = this.byRaw.get(raw);
+    if (text === undefined) {
+      text = normaliseText(raw);
+      if (this.byRaw.size < AFFILIATIONS_CACHED) this.byRaw.set(raw, text);
+    }
+    return text;
+  }
 }
 
 function listOf(value: FieldValue | undefined): string[] {

@@ -16,10 +16,11 @@
 import { describe, expect, it } from 'vitest';
 import { DuplicatePeopleFinder, MAX_LISTED_PAIRS, type DuplicatePair } from '../../src/mapping/duplicate-people.js';
 import { DuplicateProbe } from '../../src/mapping/duplicate-probe.js';
+import type { FieldValue } from '../../src/mapping/types.js';
 import { decideDuplicatePeople } from '../../src/plan/duplicate-people.js';
 import { seededRandom } from '../../src/runtime/seeded-random.js';
 
-type Fields = Record<string, string | string[] | null>;
+type Fields = Record<string, FieldValue>;
 interface Row {
   clientId: string;
   fields: Fields;
