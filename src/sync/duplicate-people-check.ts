@@ -33,7 +33,7 @@ export function checkDuplicatePeople(input: {
   const anyNew = input.newIds ? [...input.newIds].some((clientId) => !input.keepAsIs.has(clientId)) : true;
   // Reading the inventory parses every owned record, short-lived, while the check holds those it
   // keeps: V8 would let the heap grow to several times what is live (bounded-heap.ts).
-  if (store && anyNew && store.ownedCount() > 0) boundHeapGrowth();
+  if (store && anyNew && input.newIds) boundHeapGrowth();
   // A nightly run's few new rows: only the owned records they can pair with (the same answer).
   const probed = store && anyNew && input.newIds && input.probe
     ? input.probe.select({ newIds: input.newIds, inventory: ownedFields(store), rosterRow: (clientId) => roster.firstRowById.get(clientId), sourceFile: input.sourceFile })
