@@ -209,7 +209,7 @@ export class DuplicatePeopleFinder {
     const anyNew = (members: readonly number[]) => newIds === undefined || members.some((i) => newIds.has(this.store.clientId(i)));
     this.sameKey(emit, 'orcid', anyNew);
     this.sameKey(emit, 'email', anyNew);
-    this.sameNames(emit, anyNew);
+    this.sameNames(emit, anyNew, newIds === undefined ? undefined : (i) => newIds.has(this.store.clientId(i)));
     if (search.owned) this.againstInventory(emit, search.owned, search.newIds);
     return list;
   }
@@ -279,7 +279,7 @@ export class DuplicatePeopleFinder {
   }
 
   /** Names: grouped by affiliation first (an array index, nothing hashed), then by name part. */
-  private sameNames(emit: (pair: DuplicatePair) => void, wanted: (members: readonly number[]) => boolean): void {
+  private sameNames(emit: (pair: DuplicatePair) => void, wanted: (members: readonly number[]) => boolean, isNew?: (i: number) => boolean): void {
     const groups: Array<number[] | undefined> = [];
     const rowsByWord = new Map<string, number>();
     for (let i = 0; i < this.store.size; i++) {
@@ -304,7 +304,12 @@ export class DuplicatePeopleFinder {
         for (const key of initialsOf(name)) byInitials.add(key, k);
       }
       const peopleOf = (members: readonly number[]) => members.map((k) => this.store.identity(group[k]!));
+      const compared = this.blocksToCompare(group, [byPart, byInitials], isNew);
       for (const [part, members] of byPart.shared()) {
+        if (!compared(members)) {
+          if (members.length > BLOCK_ALL_PAIRS) this.partialBlocks.push(this.partialNameBlock(part, peopleOf(members.slice(0, 1))[0]!, members.length));
+          continue;
+        }
         const block = peopleOf(members);
         const partsOf = new Map(block.map((person) => [person, namePartsOf(person.name)]));
         // A pair sharing two parts is in two blocks: compared in the block of the first part they
@@ -316,9 +321,27 @@ export class DuplicatePeopleFinder {
         };
         this.sameName(names, part, block, ownBlock);
       }
-      for (const [, members] of byInitials.shared()) names.initials(peopleOf(members));
+      for (const [, members] of byInitials.shared()) if (compared(members)) names.initials(peopleOf(members));
       names.endAffiliation();
     }
+  }
+
+  private partialNameBlock(part: string, first: Person, size: number): PartialBlock {
+    return { tier: 'name', size, affiliation: this.affiliations[first.affiliation]!, part, first: side(first) };
+  }
+
+  /**
+   * The blocks of an affiliation a search for pairs with a new row must compare (`isNew`; all
+   * without it): those holding a row that shares a block with a new row. A pair with a new row is
+   * compared in a block of the new row, and whether its similar names are ambiguous (the names
+   * each side fits, NameJudge.endAffiliation) in the blocks of its other side: other blocks can
+   * only give pairs of two owned rows, which the search drops. Rows by their index in `group`.
+   */
+  private blocksToCompare(group: readonly number[], blocks: readonly Blocks[], isNew: ((i: number) => boolean) | undefined): (members: readonly number[]) => boolean {
+    if (isNew === undefined) return () => true;
+    const near = new Set<number>();
+    for (const byKey of blocks) for (const [, members] of byKey.shared()) if (members.some((k) => isNew(group[k]!))) for (const k of members) near.add(k);
+    return (members) => members.some((k) => near.has(k));
   }
 
   /**
@@ -333,7 +356,7 @@ export class DuplicatePeopleFinder {
       else names.similar(p, q);
     };
     if (block.length > BLOCK_ALL_PAIRS) {
-      this.partialBlocks.push({ tier: 'name', size: block.length, affiliation: this.affiliations[block[0]!.affiliation]!, part, first: side(block[0]!) });
+      this.partialBlocks.push(this.partialNameBlock(part, block[0]!, block.length));
       const sorted = block.sort((p, q) => (p.name < q.name ? -1 : p.name > q.name ? 1 : 0));
       for (let x = 0; x < sorted.length; x++) {
         for (let y = x + 1; y < Math.min(sorted.length, x + 1 + NEIGHBOURS); y++) consider(sorted[x]!, sorted[y]!);

@@ -5,12 +5,14 @@
  * inventory's, unchanged), hands the inventory to the decision, and words the notes.
  */
 import type { PolicyConfig } from '../config/pipeline.js';
+import type { DuplicateProbe } from '../mapping/duplicate-probe.js';
 import { DUPLICATE_PEOPLE_MAX_ROWS, type DuplicatePair, type DuplicatePeopleFinder } from '../mapping/duplicate-people.js';
 import type { RosterSummary } from '../mapping/roster.js';
 import { decideDuplicatePeople, type DuplicatePeopleDecision } from '../plan/duplicate-people.js';
 import type { Fields } from '../plan/types.js';
 import { duplicatePeopleNotes } from '../report/run-notes.js';
 import type { StateBackend } from '../state/backend.js';
+import { boundHeapGrowth } from './bounded-heap.js';
 
 export function checkDuplicatePeople(input: {
   people: DuplicatePeopleFinder;
@@ -24,12 +26,22 @@ export function checkDuplicatePeople(input: {
   keepAsIs: Set<string>;
   policy: PolicyConfig['duplicate_people'];
   maxStoredRejected?: number;
+  /** The rows the run mapped, for a check of the new rows that reads only what they can pair with. */
+  probe?: DuplicateProbe;
 }): { notes: string[]; pendingRenames: ReadonlyMap<string, DuplicatePair> } {
-  const { people, store, roster } = input;
+  const { store, roster } = input;
+  const anyNew = input.newIds ? [...input.newIds].some((clientId) => !input.keepAsIs.has(clientId)) : true;
+  // Reading the inventory parses every owned record, short-lived, while the check holds those it
+  // keeps: V8 would let the heap grow to several times what is live (bounded-heap.ts).
+  if (store && anyNew && input.newIds) boundHeapGrowth();
+  // A nightly run's few new rows: only the owned records they can pair with (the same answer).
+  const probed = store && anyNew && input.newIds && input.probe
+    ? input.probe.select({ newIds: input.newIds, inventory: ownedFields(store), rosterRow: (clientId) => roster.firstRowById.get(clientId), sourceFile: input.sourceFile })
+    : undefined;
+  const people = probed?.people ?? input.people;
   // Rows the plan's fast path did not map are the inventory's records, unchanged: added from it,
   // so the roster's rows are compared whichever path read them (`validate` maps every row).
-  const anyNew = input.newIds ? [...input.newIds].some((clientId) => !input.keepAsIs.has(clientId)) : true;
-  if (store && anyNew) {
+  if (store && anyNew && !probed) {
     for (const [clientId, fields] of ownedFields(store)) {
       if (people.overflowed) break;
       const row = roster.firstRowById.get(clientId);
@@ -38,7 +50,7 @@ export function checkDuplicatePeople(input: {
   }
   const decision = decideDuplicatePeople({
     people,
-    ...(store && input.newIds ? { newIds: input.newIds, owned: () => ownedFields(store) } : {}),
+    ...(store && input.newIds ? { newIds: input.newIds, owned: probed ? () => probed.owned : () => ownedFields(store) } : {}),
     roster,
     keepAsIs: input.keepAsIs,
     reject: input.policy === 'reject',

@@ -30,6 +30,7 @@ import { overlayOpeners } from '../sources/overlays.js';
 import type { OpenedSource } from '../sources/types.js';
 import { FAST_PATH_BATCHES_AHEAD, openSourceInWorker, WORKER_READ_MIN_BYTES } from '../sources/read-in-worker.js';
 import { DuplicatePeopleFinder } from '../mapping/duplicate-people.js';
+import { DuplicateProbe } from '../mapping/duplicate-probe.js';
 import { checkBinding, type BindingCheck } from '../state/binding.js';
 import type { StateBackend, UnfinishedWrite } from '../state/backend.js';
 import { foreignReason, type ForeignReason } from '../plan/ownership.js';
@@ -95,7 +96,7 @@ export async function gatherPlanInput(input: GatherInput): Promise<GatheredInput
   const { roster, opened, unfinished, ownedCount } = read;
   const notes = [...read.notes];
   const keepAsIs = keptAsIs(roster, compiled.duplicatePolicy, read.foreign);
-  const samePerson = checkDuplicatePeople({ people: read.people, store, ...(read.newIds ? { newIds: read.newIds } : {}), roster, sourceFile: opened.file, keepAsIs, policy: policy.duplicate_people });
+  const samePerson = checkDuplicatePeople({ people: read.people, probe: read.probe, store, ...(read.newIds ? { newIds: read.newIds } : {}), roster, sourceFile: opened.file, keepAsIs, policy: policy.duplicate_people });
   notes.push(...samePerson.notes);
   const finished = read.classifier.finish(roster.firstRowById, { count: ownedCount, ids: () => store.ownedIds() }, keepAsIs);
   const settled = settleMissing({
@@ -168,6 +169,8 @@ interface RosterRead {
   shared: { baseUrl: string; groupId: number } | null;
   /** Identities of the mapped rows, and which of them the inventory lacks: the same person twice. */
   people: DuplicatePeopleFinder;
+  /** The mapped rows' identities, for the check of a nightly run's few new rows (mapping/duplicate-probe.ts). */
+  probe: DuplicateProbe;
   newIds: Set<string> | undefined;
   unfinished: Map<string, UnfinishedWrite>;
   ownedCount: number;
@@ -216,6 +219,7 @@ async function readRoster(input: GatherInput & { binding: BindingCheck; listing:
   const groupId = binding.groupId;
   const shared = groupId !== null && binding.sharedWith.length > 0 ? { baseUrl: request.baseUrl, groupId } : null;
   const people = new DuplicatePeopleFinder();
+  const probe = new DuplicateProbe();
   const batches = new InventoryBatches({ store, classifier, people, pipeline: pipeline.name, sharedPrefixes: binding.sharedPrefixes, shared, ownedCount });
   const fastPath = salt === undefined
     ? undefined
@@ -223,6 +227,7 @@ async function readRoster(input: GatherInput & { binding: BindingCheck; listing:
   const roster = await mapRoster(opened, compiled, {
     onRecord: (record, replaces) => {
       people.add(record);
+      probe.add(record);
       batches.record(record, replaces);
     },
     reopen,
@@ -232,7 +237,7 @@ async function readRoster(input: GatherInput & { binding: BindingCheck; listing:
   batches.flush();
   // Readers add notes while reading (merged cells, an encoding switch), so collect them after.
   const notes = [...opened.notes, ...overlays.notes()];
-  return { opened, roster, classifier, foreign: batches.foreign, shared, people, newIds: batches.newIds, unfinished, ownedCount, stateSerial, saltName, notes, sourceSha256 };
+  return { opened, roster, classifier, foreign: batches.foreign, shared, people, probe, newIds: batches.newIds, unfinished, ownedCount, stateSerial, saltName, notes, sourceSha256 };
 }
 
 /**
