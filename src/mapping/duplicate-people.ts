@@ -143,6 +143,8 @@ export class DuplicatePeopleFinder {
   private readonly affiliations: string[] = [];
   /** More rows than `maxRows` were added: nothing is checked. */
   overflowed = false;
+  /** `release` was called: the identities are gone. */
+  private released = false;
   /** Blocks the last search compared in part only, as they were past their cap. */
   partialBlocks: PartialBlock[] = [];
 
@@ -168,6 +170,7 @@ export class DuplicatePeopleFinder {
   }
 
   private keep(record: { clientId: string; fields: Fields; provenance?: Provenance }, fromInventory: boolean): void {
+    if (this.released) throw new Error('DuplicatePeopleFinder: a row was added after release()');
     if (this.overflowed) return;
     // Duplicate policy `last`: a later row of the same client_id replaces the earlier one (the store sorts it out).
     if (this.store.rows >= this.maxRows || !this.store.add(this.personOf(record.clientId, record.fields, record.provenance), fromInventory)) this.overflow();
@@ -175,6 +178,21 @@ export class DuplicatePeopleFinder {
 
   private overflow(): void {
     this.overflowed = true;
+    this.forget();
+  }
+
+  /**
+   * Lets go of the rows' identities once the check has decided (src/plan/duplicate-people.ts):
+   * a million rows hold tens of megabytes that the rest of the run (the plan, apply, the report)
+   * must not carry. The pairs found, `partialBlocks` and `overflowed` stay; nothing can be added or
+   * found after.
+   */
+  release(): void {
+    this.released = true;
+    this.forget();
+  }
+
+  private forget(): void {
     this.store = new IdentityStore();
     this.affiliationByRaw.clear();
     this.affiliationByText.clear();
@@ -191,6 +209,7 @@ export class DuplicatePeopleFinder {
    * the new rows against the inventory. Returns the strongest `limit` pairs and the counts.
    */
   find(search: DuplicateSearch = {}): PairList {
+    if (this.released) throw new Error('DuplicatePeopleFinder: find() after release()');
     this.partialBlocks = [];
     const list = new PairList(search.limit ?? MAX_LISTED_PAIRS);
     if (this.overflowed) return list;

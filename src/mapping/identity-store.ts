@@ -188,10 +188,12 @@ export class IdentityStore {
   private readonly placeIndex = new Map<string, number>();
   /** From `compact`: the physical row of each client_id, in the order of its first row. */
   private order: Uint32Array | undefined;
-  /** Client_ids' hash and physical row, sorted, to find one (`indexOf`). */
-  private byId: Float64Array | undefined;
-  /** Logical number of each physical row (the one of its client_id). */
-  private logicalOf: Uint32Array | undefined;
+  /**
+   * For `indexOf` only (a run with an inventory), made on its first call: client_ids' hash and
+   * physical row, sorted, and the logical number of each physical row. A first run never asks, so
+   * it never holds them (12 bytes a row).
+   */
+  private lookup: { byId: Float64Array; logicalOf: Uint32Array } | undefined;
 
   get rows(): number {
     return this.clientIds.length;
@@ -206,7 +208,7 @@ export class IdentityStore {
     const record = this.texts.add([identity.orcids.length, identity.emails.length], [identity.name, ...identity.orcids, ...identity.emails]);
     if (record === undefined) return false;
     this.keys = keys;
-    this.order = this.byId = this.logicalOf = undefined;
+    this.order = this.lookup = undefined;
     this.clientIds.push(identity.clientId);
     this.place.push(place);
     this.row.push(identity.provenance?.row ?? 0);
@@ -279,8 +281,7 @@ export class IdentityStore {
 
   /** The logical number of a client_id, or undefined. */
   indexOf(clientId: string): number | undefined {
-    this.compact();
-    const byId = this.byId!;
+    const { byId, logicalOf } = (this.lookup ??= this.idLookup());
     const hash = hashText(clientId) & HASH_MASK;
     // The first key of this hash, then each of its rows.
     let low = 0;
@@ -292,7 +293,7 @@ export class IdentityStore {
     }
     for (let i = low; i < byId.length && Math.floor(byId[i]! / TWO_24) === hash; i++) {
       const physical = byId[i]! % TWO_24;
-      if (this.clientIds[physical] === clientId) return this.logicalOf![physical]!;
+      if (this.clientIds[physical] === clientId) return logicalOf[physical]!;
     }
     return undefined;
   }
@@ -303,10 +304,27 @@ export class IdentityStore {
    */
   private compact(): Uint32Array {
     if (this.order) return this.order;
+    this.order = this.number(this.sortedIds()).order;
+    return this.order;
+  }
+
+  /** Client_ids' hash and physical row, sorted: rows of one client_id together, in row order. */
+  private sortedIds(): Float64Array {
     const rows = this.clientIds.length;
     const byId = new Float64Array(rows);
     for (let i = 0; i < rows; i++) byId[i] = (hashText(this.clientIds[i]!) & HASH_MASK) * TWO_24 + i;
-    byId.sort();
+    return byId.sort();
+  }
+
+  /** The lookup `indexOf` searches (the numbers are compact's). */
+  private idLookup(): { byId: Float64Array; logicalOf: Uint32Array } {
+    const byId = this.sortedIds();
+    return { byId, logicalOf: this.number(byId).logicalOf };
+  }
+
+  /** Numbers the client_ids of `byId` (see compact): the holder of each, and each physical row's number. */
+  private number(byId: Float64Array): { order: Uint32Array; logicalOf: Uint32Array } {
+    const rows = byId.length;
     /** For the first row of each client_id, the row that holds it; -1 for every other row. */
     const holder = new Int32Array(rows).fill(-1);
     const firstOf = new Uint32Array(rows);
@@ -342,10 +360,7 @@ export class IdentityStore {
       order[next++] = holder[i]!;
     }
     for (let i = 0; i < rows; i++) logicalOf[i] = logicalOf[firstOf[i]!]!;
-    this.order = order;
-    this.byId = byId;
-    this.logicalOf = logicalOf;
-    return this.order;
+    return { order, logicalOf };
   }
 
   /**
