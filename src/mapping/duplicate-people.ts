@@ -221,7 +221,11 @@ export class DuplicatePeopleFinder {
     };
     // Only blocks with a new row can give a pair the search wants (a nightly run adds a few).
     const newIds = search.newIds;
-    const anyNew = (members: readonly number[]) => newIds === undefined || members.some((i) => newIds.has(this.store.clientId(i)));
+    const anyNew = (members: Iterable<number>) => {
+      if (newIds === undefined) return true;
+      for (const i of members) if (newIds.has(this.store.clientId(i))) return true;
+      return false;
+    };
     this.sameKey(emit, 'orcid', anyNew);
     this.sameKey(emit, 'email', anyNew);
     this.sameNames(emit, anyNew);
@@ -270,7 +274,7 @@ export class DuplicatePeopleFinder {
   }
 
   /** Rows sharing an ORCID iD (or an email): every pair, or past KEY_ALL_PAIRS each with the first. */
-  private sameKey(emit: (pair: DuplicatePair) => void, tier: 'orcid' | 'email', wanted: (members: readonly number[]) => boolean): void {
+  private sameKey(emit: (pair: DuplicatePair) => void, tier: 'orcid' | 'email', wanted: (members: Iterable<number>) => boolean): void {
     const { shared, sizeOf } = this.store.sharedKeys(tier);
     const evidence = `same ${tier === 'orcid' ? 'ORCID iD' : 'email'} `;
     const pair = (p: Person, q: Person, key: string) => {
@@ -294,34 +298,31 @@ export class DuplicatePeopleFinder {
   }
 
   /** Names: grouped by affiliation first (an array index, nothing hashed), then by name part. */
-  private sameNames(emit: (pair: DuplicatePair) => void, wanted: (members: readonly number[]) => boolean): void {
-    const groups: Array<number[] | undefined> = [];
-    const rowsByWord = new Map<string, number>();
-    for (let i = 0; i < this.store.size; i++) {
-      const name = this.store.nameOf(i);
-      if (name === '') continue;
-      (groups[this.store.affiliationOf(i)] ??= []).push(i);
-      for (const word of name.split(' ')) rowsByWord.set(word, (rowsByWord.get(word) ?? 0) + 1);
-    }
+  private sameNames(emit: (pair: DuplicatePair) => void, wanted: (members: Iterable<number>) => boolean): void {
+    const { byAffiliation, startOf, rowsByWord } = this.groupByAffiliation();
     const names = new NameJudge(emit, new Commonness(rowsByWord, this.commonWordRows), this.affiliations);
-    for (const group of groups) {
-      if (group === undefined || group.length < 2 || !wanted(group)) continue;
+    for (let affiliation = 0; affiliation < this.affiliations.length; affiliation++) {
+      const group = byAffiliation.subarray(startOf[affiliation]!, startOf[affiliation + 1]!);
+      if (group.length < 2 || !wanted(group)) continue;
       const byPart = new Blocks();
       const byInitials = new Blocks();
       names.rowsHere = new Map();
       // The affiliation's names only (a large institution holds tens of thousands of rows); a row
-      // becomes an object in each block it shares, while that block is compared.
-      const rowNames = group.map((i) => this.store.nameOf(i));
-      for (const [k, name] of rowNames.entries()) {
+      // becomes an object once it shares a block, with its keys read only when a pair is weighed.
+      const rowNames: string[] = [];
+      for (const [k, i] of group.entries()) {
+        const name = this.store.nameOf(i);
+        rowNames.push(name);
         names.rowsHere.set(name, (names.rowsHere.get(name) ?? 0) + 1);
         // The name's blocks (computed here, not kept: a row's identity stays small).
         for (const part of namePartsOf(name)) byPart.add(part, k);
         for (const key of initialsOf(name)) byInitials.add(key, k);
       }
-      const peopleOf = (members: readonly number[]) => members.map((k) => this.store.identity(group[k]!));
+      const rows: Array<BlockRow | undefined> = [];
+      const peopleOf = (members: readonly number[]) => members.map((k) => (rows[k] ??= new BlockRow(this.store, group[k]!, rowNames[k]!, affiliation)));
       for (const [part, members] of byPart.shared()) {
         const block = peopleOf(members);
-        const partsOf = new Map(block.map((person) => [person, namePartsOf(person.name)]));
+        const partsOf = new Map<Person, string[]>(block.map((person) => [person, namePartsOf(person.name)]));
         // A pair sharing two parts is in two blocks: compared in the block of the first part they
         // share in sorted order only (no set of the pairs compared, which would grow with them).
         const ownBlock = (p: Person, q: Person, at: string) => {
@@ -334,6 +335,31 @@ export class DuplicatePeopleFinder {
       for (const [, members] of byInitials.shared()) names.initials(peopleOf(members));
       names.endAffiliation();
     }
+  }
+
+  /**
+   * The rows with a name, by affiliation (a counting sort into one typed array: affiliation a's
+   * rows, in order, are byAffiliation[startOf[a]] to byAffiliation[startOf[a + 1]]), and how many
+   * rows carry each word of a name.
+   */
+  private groupByAffiliation(): { byAffiliation: Uint32Array; startOf: Uint32Array; rowsByWord: Map<string, number> } {
+    const rows = this.store.size;
+    const startOf = new Uint32Array(this.affiliations.length + 1);
+    /** Each row's affiliation, -1 without a name (or without an affiliation: then no name is kept). */
+    const groupOf = new Int32Array(rows);
+    const rowsByWord = new Map<string, number>();
+    for (let i = 0; i < rows; i++) {
+      const name = this.store.nameOf(i);
+      groupOf[i] = name === '' ? -1 : this.store.affiliationOf(i);
+      if (name === '') continue;
+      startOf[groupOf[i]! + 1]! += 1;
+      for (const word of name.split(' ')) rowsByWord.set(word, (rowsByWord.get(word) ?? 0) + 1);
+    }
+    for (let a = 1; a < startOf.length; a++) startOf[a]! += startOf[a - 1]!;
+    const byAffiliation = new Uint32Array(startOf[startOf.length - 1]!);
+    const next = startOf.slice(0, -1);
+    for (let i = 0; i < rows; i++) if (groupOf[i]! >= 0) byAffiliation[next[groupOf[i]!]!++] = i;
+    return { byAffiliation, startOf, rowsByWord };
   }
 
   /**
@@ -661,6 +687,48 @@ class Blocks {
   /** The keys with more than one member. */
   shared(): IterableIterator<[string, number[]]> {
     return this.more.entries();
+  }
+}
+
+/**
+ * A row as the name blocks of its affiliation compare it: its name (read once for the
+ * affiliation), with its ORCID iDs, emails and provenance read from the store only when a pair is
+ * weighed (most rows of a block never are). One per row of the affiliation, shared by its blocks;
+ * the same values as the store's `identity`.
+ */
+class BlockRow implements Person {
+  readonly clientId: string;
+  readonly abbreviated: boolean;
+  readonly letters: number;
+  private whole: StoredIdentity | undefined;
+
+  constructor(
+    private readonly store: IdentityStore,
+    private readonly logical: number,
+    readonly name: string,
+    readonly affiliation: number,
+  ) {
+    this.clientId = store.clientId(logical);
+    this.abbreviated = name.split(' ').some((word) => word.length === 1);
+    let letters = 0;
+    for (let i = 0; i < name.length; i++) letters |= 1 << (name.charCodeAt(i) & 31);
+    this.letters = letters;
+  }
+
+  get provenance(): Provenance | undefined {
+    return this.full().provenance;
+  }
+
+  get orcids(): string[] {
+    return this.full().orcids;
+  }
+
+  get emails(): string[] {
+    return this.full().emails;
+  }
+
+  private full(): StoredIdentity {
+    return (this.whole ??= this.store.identity(this.logical));
   }
 }
 
