@@ -304,8 +304,8 @@ export class DuplicatePeopleFinder {
     for (let affiliation = 0; affiliation < this.affiliations.length; affiliation++) {
       const group = byAffiliation.subarray(startOf[affiliation]!, startOf[affiliation + 1]!);
       if (group.length < 2 || !wanted(group)) continue;
-      const byPart = new Blocks();
-      const byInitials = new Blocks();
+      const byPart = new KeyBlocks();
+      const byInitials = new KeyBlocks();
       names.rowsHere = new Map();
       // The affiliation's names only (a large institution holds tens of thousands of rows); a row
       // becomes an object once it shares a block, with its keys read only when a pair is weighed.
@@ -314,23 +314,23 @@ export class DuplicatePeopleFinder {
         const name = this.store.nameOf(i);
         rowNames.push(name);
         names.rowsHere.set(name, (names.rowsHere.get(name) ?? 0) + 1);
-        // The name's blocks (computed here, not kept: a row's identity stays small).
+        // The name's blocks (computed here, not kept: numbered, a row's parts are a few numbers).
         for (const part of namePartsOf(name)) byPart.add(part, k);
         for (const key of initialsOf(name)) byInitials.add(key, k);
       }
       const rows: Array<BlockRow | undefined> = [];
-      const peopleOf = (members: readonly number[]) => members.map((k) => (rows[k] ??= new BlockRow(this.store, group[k]!, rowNames[k]!, affiliation)));
+      const peopleOf = (members: Uint32Array) => {
+        const people: BlockRow[] = [];
+        for (const k of members) people.push((rows[k] ??= new BlockRow(this.store, group[k]!, k, rowNames[k]!, affiliation)));
+        return people;
+      };
+      const rankOf = byPart.ranks();
       for (const [part, members] of byPart.shared()) {
-        const block = peopleOf(members);
-        const partsOf = new Map<Person, string[]>(block.map((person) => [person, namePartsOf(person.name)]));
         // A pair sharing two parts is in two blocks: compared in the block of the first part they
         // share in sorted order only (no set of the pairs compared, which would grow with them).
-        const ownBlock = (p: Person, q: Person, at: string) => {
-          let first: string | undefined;
-          for (const x of partsOf.get(p)!) if ((first === undefined || x < first) && partsOf.get(q)!.includes(x)) first = x;
-          return first === at;
-        };
-        this.sameName(names, part, block, ownBlock);
+        const at = rankOf[part]!;
+        const ownBlock = (p: BlockRow, q: BlockRow) => byPart.firstShared(p.k, q.k, rankOf) === at;
+        this.sameName(names, byPart.text(part), peopleOf(members), ownBlock);
       }
       for (const [, members] of byInitials.shared()) names.initials(peopleOf(members));
       names.endAffiliation();
@@ -366,9 +366,9 @@ export class DuplicatePeopleFinder {
    * One name block (one affiliation, one name part), its members in row order. A pair whose
    * `ownBlock` is another is compared there.
    */
-  private sameName(names: NameJudge, part: string, block: Person[], ownBlock: (p: Person, q: Person, part: string) => boolean): void {
-    const consider = (p: Person, q: Person) => {
-      if (!ownBlock(p, q, part)) return;
+  private sameName(names: NameJudge, part: string, block: BlockRow[], ownBlock: (p: BlockRow, q: BlockRow) => boolean): void {
+    const consider = (p: BlockRow, q: BlockRow) => {
+      if (!ownBlock(p, q)) return;
       // The evidence names them in sorted order, whichever block found them.
       if (q.name < p.name) names.similar(q, p);
       else names.similar(p, q);
@@ -667,26 +667,91 @@ export function describePartialBlocks(blocks: readonly PartialBlock[]): string |
 }
 
 /**
- * Members of each block key. Most keys (an email, an ORCID) have one member: those take one Map
- * entry and no array.
+ * One affiliation's blocks of one kind (name parts, or initials): each key a number, and what a
+ * row adds kept as numbers in one list, so that a large institution's blocks are a few typed
+ * arrays and one Map of its distinct keys, not a Map entry and an array per key and row. A block
+ * lists the key's first row, then every later row that adds it (a row that is not the first can
+ * add a key twice: listed twice), the blocks with two rows or more in the order they got their
+ * second; as a Map of keys to rows, filled in that order, would.
  */
-class Blocks {
-  private readonly first = new Map<string, number>();
-  private readonly more = new Map<string, number[]>();
+class KeyBlocks {
+  private readonly ids = new Map<string, number>();
+  private readonly keys: string[] = [];
+  /** By key: its first row; and 1 once another row added it. */
+  private readonly firstOf: number[] = [];
+  private readonly isShared: number[] = [];
+  /** Keys in the order they got a second row. */
+  private readonly sharedOrder: number[] = [];
+  /** What the rows added, in order: row and key, flat; and where each row's keys start in it. */
+  private readonly added: number[] = [];
+  private readonly rowStart: number[] = [0];
 
-  add(key: string, member: number): void {
-    const first = this.first.get(key);
-    if (first === undefined) this.first.set(key, member);
-    else if (first !== member) {
-      const list = this.more.get(key);
-      if (list) list.push(member);
-      else this.more.set(key, [first, member]);
+  /** Row `k`'s key (rows add theirs in order: 0, 1, 2...). */
+  add(key: string, k: number): void {
+    let id = this.ids.get(key);
+    if (id === undefined) {
+      id = this.keys.push(key) - 1;
+      this.ids.set(key, id);
+      this.firstOf.push(k);
+      this.isShared.push(0);
+    } else if (this.isShared[id] === 0 && this.firstOf[id] !== k) {
+      this.isShared[id] = 1;
+      this.sharedOrder.push(id);
     }
+    // Rows without a key leave no gap: each row's keys are added[2 * rowStart[k]] to added[2 * rowStart[k + 1]].
+    while (this.rowStart.length <= k + 1) this.rowStart.push(this.rowStart[this.rowStart.length - 1]!);
+    this.rowStart[k + 1]! += 1;
+    this.added.push(k, id);
   }
 
-  /** The keys with more than one member. */
-  shared(): IterableIterator<[string, number[]]> {
-    return this.more.entries();
+  text(id: number): string {
+    return this.keys[id]!;
+  }
+
+  /** The smallest rank (`rank`) of the keys rows `p` and `q` both added; Infinity for none. */
+  firstShared(p: number, q: number, rank: Uint32Array): number {
+    const { added, rowStart } = this;
+    let first = Infinity;
+    for (let x = rowStart[p]!; x < rowStart[p + 1]!; x++) {
+      const key = added[2 * x + 1]!;
+      if (rank[key]! >= first) continue;
+      for (let y = rowStart[q]!; y < rowStart[q + 1]!; y++) {
+        if (added[2 * y + 1] === key) {
+          first = rank[key]!;
+          break;
+        }
+      }
+    }
+    return first;
+  }
+
+  /** Each key's rank among the keys in sorted order (by key number). */
+  ranks(): Uint32Array {
+    const sorted = this.keys.map((_, id) => id).sort((x, y) => (this.keys[x]! < this.keys[y]! ? -1 : this.keys[x]! > this.keys[y]! ? 1 : 0));
+    const rank = new Uint32Array(this.keys.length);
+    sorted.forEach((id, r) => (rank[id] = r));
+    return rank;
+  }
+
+  /** The keys with two rows or more, in the order they got their second, each with its rows. */
+  *shared(): IterableIterator<[number, Uint32Array]> {
+    const { added, firstOf } = this;
+    const count = new Uint32Array(this.keys.length + 1);
+    const listed = (k: number, id: number, seen: Uint8Array) => {
+      // A key's first row once; every other row each time it adds the key.
+      if (k !== firstOf[id]) return true;
+      if (seen[id]) return false;
+      seen[id] = 1;
+      return true;
+    };
+    let seen = new Uint8Array(this.keys.length);
+    for (let at = 0; at < added.length; at += 2) if (listed(added[at]!, added[at + 1]!, seen)) count[added[at + 1]! + 1]! += 1;
+    for (let id = 1; id < count.length; id++) count[id]! += count[id - 1]!;
+    const members = new Uint32Array(count[count.length - 1]!);
+    const next = count.slice(0, -1);
+    seen = new Uint8Array(this.keys.length);
+    for (let at = 0; at < added.length; at += 2) if (listed(added[at]!, added[at + 1]!, seen)) members[next[added[at + 1]!]!++] = added[at]!;
+    for (const id of this.sharedOrder) yield [id, members.subarray(count[id]!, count[id + 1]!)];
   }
 }
 
@@ -705,6 +770,8 @@ class BlockRow implements Person {
   constructor(
     private readonly store: IdentityStore,
     private readonly logical: number,
+    /** Its number among the affiliation's rows (its blocks' keys are KeyBlocks.keysOf(k)). */
+    readonly k: number,
     readonly name: string,
     readonly affiliation: number,
   ) {
