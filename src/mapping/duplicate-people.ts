@@ -22,8 +22,9 @@
  * or an email in common still is).
  *
  * Bounded: the finder keeps at most `maxRows` identities, by column (src/mapping/identity-store.ts:
- * about 25 bytes a row and its texts; past the cap, far above a million rows, the check is
- * skipped and the run says so), pairs are not kept but handed to a sink as found (the caller keeps the strongest
+ * about 20 bytes a row and its texts, its client_id one of them; past the cap, far above a million
+ * rows, the check is skipped and the run says so; let go of once the check has decided: `release`),
+ * pairs are not kept but handed to a sink as found (the caller keeps the strongest
  * MAX_LISTED_PAIRS and counts the rest: see PairList), and a common value must not make the check
  * quadratic, so a block past its cap is compared in part, and listed in `partialBlocks` (the
  * run's notes say so, describePartialBlocks):
@@ -115,7 +116,7 @@ type Keys = Pick<Person, 'orcids' | 'emails'>;
 
 /**
  * Rows whose identities are kept for the check, at most: far above any roster a first run reads
- * (a row takes about 25 bytes plus its texts: src/mapping/identity-store.ts); past it the check
+ * (a row takes about 20 bytes plus its texts: src/mapping/identity-store.ts); past it the check
  * is skipped and the run says so.
  */
 export const DUPLICATE_PEOPLE_MAX_ROWS = MAX_STORED_ROWS;
