@@ -319,8 +319,7 @@ export class DuplicatePeopleFinder {
         for (const part of namePartsOf(name)) byPart.add(part, k);
         for (const key of initialsOf(name)) byInitials.add(key, k);
       }
-      // Filled, not grown from empty: a first write far past the end would make it a dictionary.
-      const rows = new Array<BlockRow | undefined>(group.length).fill(undefined);
+      const rows: Array<BlockRow | undefined> = [];
       const peopleOf = (members: Uint32Array) => {
         const people: BlockRow[] = [];
         for (const k of members) people.push((rows[k] ??= new BlockRow(this.store, group[k]!, k, rowNames[k]!, affiliation)));
