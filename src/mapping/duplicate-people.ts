@@ -25,8 +25,9 @@
  * or an email in common still is).
  *
  * Bounded: the finder keeps at most `maxRows` identities, by column (src/mapping/identity-store.ts:
- * about 25 bytes a row and its texts; past the cap, far above a million rows, the check is
- * skipped and the run says so), pairs are not kept but handed to a sink as found (the caller keeps the strongest
+ * about 20 bytes a row and its texts, its client_id one of them; past the cap, far above a million
+ * rows, the check is skipped and the run says so; let go of once the check has decided: `release`),
+ * pairs are not kept but handed to a sink as found (the caller keeps the strongest
  * MAX_LISTED_PAIRS and counts the rest: see PairList), and a common value must not make the check
  * quadratic, so a block past its cap is compared in part, and listed in `partialBlocks` (the
  * run's notes say so, describePartialBlocks):
@@ -119,7 +120,7 @@ type Keys = Pick<Person, 'orcids' | 'emails'>;
 
 /**
  * Rows whose identities are kept for the check, at most: far above any roster a first run reads
- * (a row takes about 25 bytes plus its texts: src/mapping/identity-store.ts); past it the check
+ * (a row takes about 20 bytes plus its texts: src/mapping/identity-store.ts); past it the check
  * is skipped and the run says so.
  */
 export const DUPLICATE_PEOPLE_MAX_ROWS = MAX_STORED_ROWS;
@@ -147,6 +148,8 @@ export class DuplicatePeopleFinder {
   private readonly affiliations: string[] = [];
   /** More rows than `maxRows` were added: nothing is checked. */
   overflowed = false;
+  /** `release` was called: the identities are gone. */
+  private released = false;
   /** Blocks the last search compared in part only, as they were past their cap. */
   partialBlocks: PartialBlock[] = [];
 
@@ -172,6 +175,7 @@ export class DuplicatePeopleFinder {
   }
 
   private keep(record: { clientId: string; fields: Fields; provenance?: Provenance }, fromInventory: boolean): void {
+    if (this.released) throw new Error('DuplicatePeopleFinder: a row was added after release()');
     if (this.overflowed) return;
     // Duplicate policy `last`: a later row of the same client_id replaces the earlier one (the store sorts it out).
     if (this.store.rows >= this.maxRows || !this.store.add(this.personOf(record.clientId, record.fields, record.provenance), fromInventory)) this.overflow();
@@ -179,6 +183,21 @@ export class DuplicatePeopleFinder {
 
   private overflow(): void {
     this.overflowed = true;
+    this.forget();
+  }
+
+  /**
+   * Lets go of the rows' identities once the check has decided (src/plan/duplicate-people.ts):
+   * a million rows hold tens of megabytes that the rest of the run (the plan, apply, the report)
+   * must not carry. The pairs found, `partialBlocks` and `overflowed` stay; nothing can be added or
+   * found after.
+   */
+  release(): void {
+    this.released = true;
+    this.forget();
+  }
+
+  private forget(): void {
     this.store = new IdentityStore();
     this.affiliationByRaw.clear();
     this.affiliationByText.clear();
@@ -195,6 +214,7 @@ export class DuplicatePeopleFinder {
    * the new rows against the inventory. Returns the strongest `limit` pairs and the counts.
    */
   find(search: DuplicateSearch = {}): PairList {
+    if (this.released) throw new Error('DuplicatePeopleFinder: find() after release()');
     this.partialBlocks = [];
     const list = new PairList(search.limit ?? MAX_LISTED_PAIRS);
     if (this.overflowed) return list;
@@ -206,7 +226,11 @@ export class DuplicatePeopleFinder {
     };
     // Only blocks with a new row can give a pair the search wants (a nightly run adds a few).
     const newIds = search.newIds;
-    const anyNew = (members: readonly number[]) => newIds === undefined || members.some((i) => newIds.has(this.store.clientId(i)));
+    const anyNew = (members: Iterable<number>) => {
+      if (newIds === undefined) return true;
+      for (const i of members) if (newIds.has(this.store.clientId(i))) return true;
+      return false;
+    };
     this.sameKey(emit, 'orcid', anyNew);
     this.sameKey(emit, 'email', anyNew);
     this.sameNames(emit, anyNew, newIds === undefined ? undefined : (i) => newIds.has(this.store.clientId(i)));
@@ -255,7 +279,7 @@ export class DuplicatePeopleFinder {
   }
 
   /** Rows sharing an ORCID iD (or an email): every pair, or past KEY_ALL_PAIRS each with the first. */
-  private sameKey(emit: (pair: DuplicatePair) => void, tier: 'orcid' | 'email', wanted: (members: readonly number[]) => boolean): void {
+  private sameKey(emit: (pair: DuplicatePair) => void, tier: 'orcid' | 'email', wanted: (members: Iterable<number>) => boolean): void {
     const { shared, sizeOf } = this.store.sharedKeys(tier);
     const evidence = `same ${tier === 'orcid' ? 'ORCID iD' : 'email'} `;
     const pair = (p: Person, q: Person, key: string) => {
@@ -279,47 +303,44 @@ export class DuplicatePeopleFinder {
   }
 
   /** Names: grouped by affiliation first (an array index, nothing hashed), then by name part. */
-  private sameNames(emit: (pair: DuplicatePair) => void, wanted: (members: readonly number[]) => boolean, isNew?: (i: number) => boolean): void {
-    const groups: Array<number[] | undefined> = [];
-    const rowsByWord = new Map<string, number>();
-    for (let i = 0; i < this.store.size; i++) {
-      const name = this.store.nameOf(i);
-      if (name === '') continue;
-      (groups[this.store.affiliationOf(i)] ??= []).push(i);
-      for (const word of name.split(' ')) rowsByWord.set(word, (rowsByWord.get(word) ?? 0) + 1);
-    }
+  private sameNames(emit: (pair: DuplicatePair) => void, wanted: (members: Iterable<number>) => boolean, isNew?: (i: number) => boolean): void {
+    const { byAffiliation, startOf, rowsByWord } = this.groupByAffiliation();
     const names = new NameJudge(emit, new Commonness(rowsByWord, this.commonWordRows), this.affiliations);
-    for (const group of groups) {
-      if (group === undefined || group.length < 2 || !wanted(group)) continue;
-      const byPart = new Blocks();
-      const byInitials = new Blocks();
+    for (let affiliation = 0; affiliation < this.affiliations.length; affiliation++) {
+      const group = byAffiliation.subarray(startOf[affiliation]!, startOf[affiliation + 1]!);
+      if (group.length < 2 || !wanted(group)) continue;
+      const byPart = new KeyBlocks();
+      const byInitials = new KeyBlocks();
       names.rowsHere = new Map();
       // The affiliation's names only (a large institution holds tens of thousands of rows); a row
-      // becomes an object in each block it shares, while that block is compared.
-      const rowNames = group.map((i) => this.store.nameOf(i));
-      for (const [k, name] of rowNames.entries()) {
+      // becomes an object once it shares a block, with its keys read only when a pair is weighed.
+      const rowNames: string[] = [];
+      for (const [k, i] of group.entries()) {
+        const name = this.store.nameOf(i);
+        rowNames.push(name);
         names.rowsHere.set(name, (names.rowsHere.get(name) ?? 0) + 1);
-        // The name's blocks (computed here, not kept: a row's identity stays small).
+        // The name's blocks (computed here, not kept: numbered, a row's parts are a few numbers).
         for (const part of namePartsOf(name)) byPart.add(part, k);
         for (const key of initialsOf(name)) byInitials.add(key, k);
       }
-      const peopleOf = (members: readonly number[]) => members.map((k) => this.store.identity(group[k]!));
+      const rows: Array<BlockRow | undefined> = [];
+      const peopleOf = (members: Uint32Array) => {
+        const people: BlockRow[] = [];
+        for (const k of members) people.push((rows[k] ??= new BlockRow(this.store, group[k]!, k, rowNames[k]!, affiliation)));
+        return people;
+      };
+      const rankOf = byPart.ranks();
       const compared = this.blocksToCompare(group, [byPart, byInitials], isNew);
       for (const [part, members] of byPart.shared()) {
         if (!compared(members)) {
-          if (members.length > BLOCK_ALL_PAIRS) this.partialBlocks.push(this.partialNameBlock(part, peopleOf(members.slice(0, 1))[0]!, members.length));
+          if (members.length > BLOCK_ALL_PAIRS) this.partialBlocks.push(this.partialNameBlock(byPart.text(part), peopleOf(members.subarray(0, 1))[0]!, members.length));
           continue;
         }
-        const block = peopleOf(members);
-        const partsOf = new Map(block.map((person) => [person, namePartsOf(person.name)]));
         // A pair sharing two parts is in two blocks: compared in the block of the first part they
         // share in sorted order only (no set of the pairs compared, which would grow with them).
-        const ownBlock = (p: Person, q: Person, at: string) => {
-          let first: string | undefined;
-          for (const x of partsOf.get(p)!) if ((first === undefined || x < first) && partsOf.get(q)!.includes(x)) first = x;
-          return first === at;
-        };
-        this.sameName(names, part, block, ownBlock);
+        const at = rankOf[part]!;
+        const ownBlock = (p: BlockRow, q: BlockRow) => byPart.firstShared(p.k, q.k, rankOf) === at;
+        this.sameName(names, byPart.text(part), peopleOf(members), ownBlock);
       }
       for (const [, members] of byInitials.shared()) if (compared(members)) names.initials(peopleOf(members));
       names.endAffiliation();
@@ -337,7 +358,7 @@ export class DuplicatePeopleFinder {
    * each side fits, NameJudge.endAffiliation) in the blocks of its other side: other blocks can
    * only give pairs of two owned rows, which the search drops. Rows by their index in `group`.
    */
-  private blocksToCompare(group: readonly number[], blocks: readonly Blocks[], isNew: ((i: number) => boolean) | undefined): (members: readonly number[]) => boolean {
+  private blocksToCompare(group: Uint32Array, blocks: readonly KeyBlocks[], isNew: ((i: number) => boolean) | undefined): (members: Uint32Array) => boolean {
     if (isNew === undefined) return () => true;
     const near = new Set<number>();
     for (const byKey of blocks) for (const [, members] of byKey.shared()) if (members.some((k) => isNew(group[k]!))) for (const k of members) near.add(k);
@@ -345,12 +366,37 @@ export class DuplicatePeopleFinder {
   }
 
   /**
+   * The rows with a name, by affiliation (a counting sort into one typed array: affiliation a's
+   * rows, in order, are byAffiliation[startOf[a]] to byAffiliation[startOf[a + 1]]), and how many
+   * rows carry each word of a name.
+   */
+  private groupByAffiliation(): { byAffiliation: Uint32Array; startOf: Uint32Array; rowsByWord: Map<string, number> } {
+    const rows = this.store.size;
+    const startOf = new Uint32Array(this.affiliations.length + 1);
+    /** Each row's affiliation, -1 without a name (or without an affiliation: then no name is kept). */
+    const groupOf = new Int32Array(rows);
+    const rowsByWord = new Map<string, number>();
+    for (let i = 0; i < rows; i++) {
+      const name = this.store.nameOf(i);
+      groupOf[i] = name === '' ? -1 : this.store.affiliationOf(i);
+      if (name === '') continue;
+      startOf[groupOf[i]! + 1]! += 1;
+      for (const word of name.split(' ')) rowsByWord.set(word, (rowsByWord.get(word) ?? 0) + 1);
+    }
+    for (let a = 1; a < startOf.length; a++) startOf[a]! += startOf[a - 1]!;
+    const byAffiliation = new Uint32Array(startOf[startOf.length - 1]!);
+    const next = startOf.slice(0, -1);
+    for (let i = 0; i < rows; i++) if (groupOf[i]! >= 0) byAffiliation[next[groupOf[i]!]!++] = i;
+    return { byAffiliation, startOf, rowsByWord };
+  }
+
+  /**
    * One name block (one affiliation, one name part), its members in row order. A pair whose
    * `ownBlock` is another is compared there.
    */
-  private sameName(names: NameJudge, part: string, block: Person[], ownBlock: (p: Person, q: Person, part: string) => boolean): void {
-    const consider = (p: Person, q: Person) => {
-      if (!ownBlock(p, q, part)) return;
+  private sameName(names: NameJudge, part: string, block: BlockRow[], ownBlock: (p: BlockRow, q: BlockRow) => boolean): void {
+    const consider = (p: BlockRow, q: BlockRow) => {
+      if (!ownBlock(p, q)) return;
       // The evidence names them in sorted order, whichever block found them.
       if (q.name < p.name) names.similar(q, p);
       else names.similar(p, q);
@@ -734,26 +780,135 @@ export function describePartialBlocks(blocks: readonly PartialBlock[]): string |
 }
 
 /**
- * Members of each block key. Most keys (an email, an ORCID) have one member: those take one Map
- * entry and no array.
+ * One affiliation's blocks of one kind (name parts, or initials): each key a number, and what a
+ * row adds kept as numbers in one list, so that a large institution's blocks are a few typed
+ * arrays and one Map of its distinct keys, not a Map entry and an array per key and row. A block
+ * lists the key's first row, then every later row that adds it (a row that is not the first can
+ * add a key twice: listed twice), the blocks with two rows or more in the order they got their
+ * second; as a Map of keys to rows, filled in that order, would.
  */
-class Blocks {
-  private readonly first = new Map<string, number>();
-  private readonly more = new Map<string, number[]>();
+class KeyBlocks {
+  private readonly ids = new Map<string, number>();
+  private readonly keys: string[] = [];
+  /** By key: its first row; and 1 once another row added it. */
+  private readonly firstOf: number[] = [];
+  private readonly isShared: number[] = [];
+  /** Keys in the order they got a second row. */
+  private readonly sharedOrder: number[] = [];
+  /** What the rows added, in order: row and key, flat; and where each row's keys start in it. */
+  private readonly added: number[] = [];
+  private readonly rowStart: number[] = [0];
 
-  add(key: string, member: number): void {
-    const first = this.first.get(key);
-    if (first === undefined) this.first.set(key, member);
-    else if (first !== member) {
-      const list = this.more.get(key);
-      if (list) list.push(member);
-      else this.more.set(key, [first, member]);
+  /** Row `k`'s key (rows add theirs in order: 0, 1, 2...). */
+  add(key: string, k: number): void {
+    let id = this.ids.get(key);
+    if (id === undefined) {
+      id = this.keys.push(key) - 1;
+      this.ids.set(key, id);
+      this.firstOf.push(k);
+      this.isShared.push(0);
+    } else if (this.isShared[id] === 0 && this.firstOf[id] !== k) {
+      this.isShared[id] = 1;
+      this.sharedOrder.push(id);
     }
+    // Rows without a key leave no gap: each row's keys are added[2 * rowStart[k]] to added[2 * rowStart[k + 1]].
+    while (this.rowStart.length <= k + 1) this.rowStart.push(this.rowStart[this.rowStart.length - 1]!);
+    this.rowStart[k + 1]! += 1;
+    this.added.push(k, id);
   }
 
-  /** The keys with more than one member. */
-  shared(): IterableIterator<[string, number[]]> {
-    return this.more.entries();
+  text(id: number): string {
+    return this.keys[id]!;
+  }
+
+  /** The smallest rank (`rank`) of the keys rows `p` and `q` both added; Infinity for none. */
+  firstShared(p: number, q: number, rank: Uint32Array): number {
+    const { added, rowStart } = this;
+    let first = Infinity;
+    for (let x = rowStart[p]!; x < rowStart[p + 1]!; x++) {
+      const key = added[2 * x + 1]!;
+      if (rank[key]! >= first) continue;
+      for (let y = rowStart[q]!; y < rowStart[q + 1]!; y++) {
+        if (added[2 * y + 1] === key) {
+          first = rank[key]!;
+          break;
+        }
+      }
+    }
+    return first;
+  }
+
+  /** Each key's rank among the keys in sorted order (by key number). */
+  ranks(): Uint32Array {
+    const sorted = this.keys.map((_, id) => id).sort((x, y) => (this.keys[x]! < this.keys[y]! ? -1 : this.keys[x]! > this.keys[y]! ? 1 : 0));
+    const rank = new Uint32Array(this.keys.length);
+    sorted.forEach((id, r) => (rank[id] = r));
+    return rank;
+  }
+
+  /** The keys with two rows or more, in the order they got their second, each with its rows. */
+  *shared(): IterableIterator<[number, Uint32Array]> {
+    const { added, firstOf } = this;
+    const count = new Uint32Array(this.keys.length + 1);
+    const listed = (k: number, id: number, seen: Uint8Array) => {
+      // A key's first row once; every other row each time it adds the key.
+      if (k !== firstOf[id]) return true;
+      if (seen[id]) return false;
+      seen[id] = 1;
+      return true;
+    };
+    let seen = new Uint8Array(this.keys.length);
+    for (let at = 0; at < added.length; at += 2) if (listed(added[at]!, added[at + 1]!, seen)) count[added[at + 1]! + 1]! += 1;
+    for (let id = 1; id < count.length; id++) count[id]! += count[id - 1]!;
+    const members = new Uint32Array(count[count.length - 1]!);
+    const next = count.slice(0, -1);
+    seen = new Uint8Array(this.keys.length);
+    for (let at = 0; at < added.length; at += 2) if (listed(added[at]!, added[at + 1]!, seen)) members[next[added[at + 1]!]!++] = added[at]!;
+    for (const id of this.sharedOrder) yield [id, members.subarray(count[id]!, count[id + 1]!)];
+  }
+}
+
+/**
+ * A row as the name blocks of its affiliation compare it: its name (read once for the
+ * affiliation), with its ORCID iDs, emails and provenance read from the store only when a pair is
+ * weighed (most rows of a block never are). One per row of the affiliation, shared by its blocks;
+ * the same values as the store's `identity`.
+ */
+class BlockRow implements Person {
+  readonly clientId: string;
+  readonly abbreviated: boolean;
+  readonly letters: number;
+  private whole: StoredIdentity | undefined;
+
+  constructor(
+    private readonly store: IdentityStore,
+    private readonly logical: number,
+    /** Its number among the affiliation's rows (its blocks' keys are KeyBlocks.keysOf(k)). */
+    readonly k: number,
+    readonly name: string,
+    readonly affiliation: number,
+  ) {
+    this.clientId = store.clientId(logical);
+    this.abbreviated = name.split(' ').some((word) => word.length === 1);
+    let letters = 0;
+    for (let i = 0; i < name.length; i++) letters |= 1 << (name.charCodeAt(i) & 31);
+    this.letters = letters;
+  }
+
+  get provenance(): Provenance | undefined {
+    return this.full().provenance;
+  }
+
+  get orcids(): string[] {
+    return this.full().orcids;
+  }
+
+  get emails(): string[] {
+    return this.full().emails;
+  }
+
+  private full(): StoredIdentity {
+    return (this.whole ??= this.store.identity(this.logical));
   }
 }
 

@@ -2,24 +2,22 @@
  * The identities the same-person check compares (src/mapping/duplicate-people.ts), stored by
  * column so that a million-row roster costs tens of megabytes, not hundreds: one object per row
  * (with its strings and arrays) took about 370 bytes; here a row is a few typed-array cells and
- * its texts as UTF-8 in shared chunks, about 25 bytes plus the bytes of its name, ORCID iDs and
- * emails (the client_id's string is the roster's). Nothing is hashed into a Map per row: a client_id is found, and a later row of the
- * same client_id found to replace an earlier one, by sorting (`compact`).
+ * its texts as UTF-8 in shared chunks (src/mapping/text-pool.ts), about 20 bytes plus the bytes of
+ * its client_id, name, ORCID iDs and emails: no string is kept per row, so the roster's client_id
+ * strings are not held for the check. Nothing is hashed into a Map per row: a client_id is found,
+ * and a later row of the same client_id found to replace an earlier one, by sorting (`compact`).
  *
  * Bounded: at most MAX_STORED_ROWS rows and MAX_STORED_KEYS ORCID iDs and emails (both far above
  * a million-row roster; the packing of sort keys needs them below 2^24), and MAX_TEXT_BYTES of
  * text; `add` answers false past any of them, and the check says it was skipped.
  */
 import type { Provenance } from '../sources/types.js';
+import { Column, hashText, mustStayString, TextPool } from './text-pool.js';
 
 /** Rows kept at most (the sort keys hold a row number in 24 bits). */
 export const MAX_STORED_ROWS = 16_000_000;
 /** ORCID iDs and emails kept at most, over all rows. */
 export const MAX_STORED_KEYS = 16_000_000;
-const CHUNK_BITS = 20;
-const CHUNK_BYTES = 1 << CHUNK_BITS;
-/** Text positions are 32-bit: 4,095 chunks of 1 MiB. */
-const MAX_TEXT_BYTES = 4095 * CHUNK_BYTES;
 const TWO_24 = 2 ** 24;
 /** Sort keys: 29 bits of a hash above 24 bits of a number, exact in a double (53 bits). */
 const HASH_MASK = 0x1fffffff;
@@ -42,126 +40,6 @@ export interface StoredIdentity {
 }
 
 /**
- * Records of texts as UTF-8 in 1 MiB chunks: a record is a few counts and texts, each behind its
- * length (one byte below 128), and never crosses a chunk (a record larger than a chunk gets a
- * buffer of its own, over as many positions). A record, and each text in it, is a position.
- */
-class TextPool {
-  /** By position / CHUNK_BYTES: the buffer, and where in it that MiB of positions starts. */
-  private readonly slots: Array<{ buffer: Buffer; base: number }> = [];
-  /** The buffer being filled, its first slot, and the bytes of it used. */
-  private buffer: Buffer | undefined;
-  private firstSlot = 0;
-  private used = CHUNK_BYTES;
-  /** The position after the last value read. */
-  next = 0;
-
-  /** The record's position, or undefined when the pool is full. */
-  add(counts: readonly number[], texts: readonly string[]): number | undefined {
-    const lengths = texts.map((text) => Buffer.byteLength(text));
-    let room = 0;
-    for (const count of counts) room += varintSize(count);
-    for (const length of lengths) room += varintSize(length) + length;
-    if (this.used + room > CHUNK_BYTES) {
-      const slots = Math.ceil(room / CHUNK_BYTES) || 1;
-      if ((this.slots.length + slots) * CHUNK_BYTES > MAX_TEXT_BYTES) return undefined;
-      const buffer = Buffer.allocUnsafe(slots * CHUNK_BYTES);
-      this.firstSlot = this.slots.length;
-      for (let slot = 0; slot < slots; slot++) this.slots.push({ buffer, base: slot * CHUNK_BYTES });
-      this.buffer = buffer;
-      this.used = 0;
-    }
-    const buffer = this.buffer!;
-    const at = this.firstSlot * CHUNK_BYTES + this.used;
-    let offset = this.used;
-    for (const count of counts) offset = writeVarint(buffer, offset, count);
-    texts.forEach((text, i) => {
-      offset = writeVarint(buffer, offset, lengths[i]!);
-      offset += buffer.write(text, offset, 'utf8');
-    });
-    this.used = offset;
-    return at;
-  }
-
-  /** The count at `at`; `next` is the position after it. */
-  count(at: number): number {
-    const { buffer, base } = this.slots[Math.floor(at / CHUNK_BYTES)]!;
-    const start = base + (at % CHUNK_BYTES);
-    let offset = start;
-    let value = 0;
-    for (let shift = 0; ; shift += 7) {
-      const byte = buffer[offset++]!;
-      value += (byte & 0x7f) * 2 ** shift;
-      if (byte < 0x80) break;
-    }
-    this.next = at + (offset - start);
-    return value;
-  }
-
-  /** The text at `at`; `next` is the position after it. */
-  text(at: number): string {
-    const length = this.count(at);
-    const { buffer, base } = this.slots[Math.floor(at / CHUNK_BYTES)]!;
-    const start = base + (this.next - at) + (at % CHUNK_BYTES);
-    const text = buffer.toString('utf8', start, start + length);
-    this.next += length;
-    return text;
-  }
-
-  /** Skips the text at `at`: the position after it. */
-  skip(at: number): number {
-    const length = this.count(at);
-    return (this.next += length);
-  }
-}
-
-function writeVarint(buffer: Buffer, offset: number, value: number): number {
-  let rest = value;
-  while (rest >= 0x80) {
-    buffer[offset++] = (rest % 0x80) | 0x80;
-    rest = Math.floor(rest / 0x80);
-  }
-  buffer[offset++] = rest;
-  return offset;
-}
-
-function varintSize(n: number): number {
-  return n < 0x80 ? 1 : n < 0x4000 ? 2 : n < 0x200000 ? 3 : n < 0x10000000 ? 4 : 5;
-}
-
-type Typed = Float64Array | Uint32Array | Int32Array | Uint16Array | Uint8Array;
-
-const COLUMN_CHUNK_BITS = 16;
-const COLUMN_CHUNK = 1 << COLUMN_CHUNK_BITS;
-
-/**
- * Numbers in typed arrays of 65,536, one more as values are pushed: nothing is copied as it grows
- * (a doubling array leaves its old copies for the collector, outside the heap it watches).
- */
-class Column<T extends Typed> {
-  private readonly chunks: T[] = [];
-  length = 0;
-
-  constructor(private readonly make: (size: number) => T) {}
-
-  push(value: number): void {
-    if ((this.length & (COLUMN_CHUNK - 1)) === 0) this.chunks.push(this.make(COLUMN_CHUNK));
-    this.chunks[this.chunks.length - 1]![this.length++ & (COLUMN_CHUNK - 1)] = value;
-  }
-
-  get(i: number): number {
-    return this.chunks[i >>> COLUMN_CHUNK_BITS]![i & (COLUMN_CHUNK - 1)]!;
-  }
-}
-
-/** A 32-bit FNV-1a hash of a string's UTF-16 code units. */
-export function hashText(text: string): number {
-  let hash = 0x811c9dc5;
-  for (let i = 0; i < text.length; i++) hash = Math.imul(hash ^ text.charCodeAt(i), 0x01000193);
-  return hash >>> 0;
-}
-
-/**
  * Every key (ORCID iD or email) shared by rows of one tier: its text, its rows (logical numbers,
  * in order, each once), in the order a scan of the rows meets its second row.
  */
@@ -172,14 +50,17 @@ export interface SharedKey {
 
 /** The rows added, by column. Rows are physical (as added); `compact` numbers the client_ids. */
 export class IdentityStore {
-  private readonly clientIds: string[] = [];
+  /** Rows added. */
+  private added = 0;
+  /** The client_ids UTF-8 would not give back as they are (mustStayString), by physical row. */
+  private readonly oddIds = new Map<number, string>();
   /** Index + 1 into `places` (file and sheet), 0 without a provenance. */
   private readonly place = new Column((n) => new Uint16Array(n));
   private readonly row = new Column((n) => new Uint32Array(n));
   private readonly affiliation = new Column((n) => new Int32Array(n));
   /** 1: from the inventory (a roster row of its client_id wins). */
   private readonly flags = new Column((n) => new Uint8Array(n));
-  /** The row's texts (`texts`): its ORCID iDs' and emails' counts, its name, ORCID iDs and emails. */
+  /** The row's texts (`texts`): its ORCID iDs' and emails' counts, its client_id, name, ORCID iDs and emails. */
   private readonly record = new Column((n) => new Uint32Array(n));
   private readonly texts = new TextPool();
   /** ORCID iDs and emails kept. */
@@ -188,26 +69,30 @@ export class IdentityStore {
   private readonly placeIndex = new Map<string, number>();
   /** From `compact`: the physical row of each client_id, in the order of its first row. */
   private order: Uint32Array | undefined;
-  /** Client_ids' hash and physical row, sorted, to find one (`indexOf`). */
-  private byId: Float64Array | undefined;
-  /** Logical number of each physical row (the one of its client_id). */
-  private logicalOf: Uint32Array | undefined;
+  /**
+   * For `indexOf` only (a run with an inventory), made on its first call: client_ids' hash and
+   * physical row, sorted, and the logical number of each physical row. A first run never asks, so
+   * it never holds them (12 bytes a row).
+   */
+  private lookup: { byId: Float64Array; logicalOf: Uint32Array } | undefined;
 
   get rows(): number {
-    return this.clientIds.length;
+    return this.added;
   }
 
   /** False when a bound is reached (nothing is added then). */
   add(identity: StoredIdentity, fromInventory: boolean): boolean {
     const keys = this.keys + identity.orcids.length + identity.emails.length;
-    if (this.clientIds.length >= MAX_STORED_ROWS || keys > MAX_STORED_KEYS) return false;
+    if (this.added >= MAX_STORED_ROWS || keys > MAX_STORED_KEYS) return false;
     const place = identity.provenance ? this.placeOf(identity.provenance) : 0;
     if (place > 0xffff) return false;
-    const record = this.texts.add([identity.orcids.length, identity.emails.length], [identity.name, ...identity.orcids, ...identity.emails]);
+    const odd = mustStayString(identity.clientId);
+    const record = this.texts.add([identity.orcids.length, identity.emails.length], [odd ? '' : identity.clientId, identity.name, ...identity.orcids, ...identity.emails]);
     if (record === undefined) return false;
     this.keys = keys;
-    this.order = this.byId = this.logicalOf = undefined;
-    this.clientIds.push(identity.clientId);
+    this.order = this.lookup = undefined;
+    if (odd) this.oddIds.set(this.added, identity.clientId);
+    this.added++;
     this.place.push(place);
     this.row.push(identity.provenance?.row ?? 0);
     this.affiliation.push(identity.affiliation);
@@ -232,14 +117,23 @@ export class IdentityStore {
   }
 
   clientId(logical: number): string {
-    return this.clientIds[this.compact()[logical]!]!;
+    return this.idAt(this.compact()[logical]!);
+  }
+
+  /** The client_id of a physical row. */
+  private idAt(physical: number): string {
+    const texts = this.texts;
+    texts.count(this.record.get(physical));
+    texts.count(texts.next);
+    const clientId = texts.text(texts.next);
+    return clientId === '' && this.oddIds.size > 0 ? (this.oddIds.get(physical) ?? clientId) : clientId;
   }
 
   nameOf(logical: number): string {
-    const at = this.record.get(this.compact()[logical]!);
-    this.texts.count(at);
-    this.texts.count(this.texts.next);
-    return this.texts.text(this.texts.next);
+    const texts = this.texts;
+    texts.count(this.record.get(this.compact()[logical]!));
+    texts.count(texts.next);
+    return texts.text(texts.skip(texts.next));
   }
 
   affiliationOf(logical: number): number {
@@ -252,9 +146,10 @@ export class IdentityStore {
     const place = this.place.get(at);
     const where = place === 0 ? undefined : this.places[place - 1]!;
     const texts = this.texts;
+    const clientId = this.idAt(at);
     const orcidCount = texts.count(this.record.get(at));
     const emailCount = texts.count(texts.next);
-    const name = texts.text(texts.next);
+    const name = texts.text(texts.skip(texts.next));
     const keys = (count: number) => {
       if (count === 0) return NONE;
       const out: string[] = [];
@@ -266,7 +161,7 @@ export class IdentityStore {
     let letters = 0;
     for (let i = 0; i < name.length; i++) letters |= 1 << (name.charCodeAt(i) & 31);
     return {
-      clientId: this.clientIds[at]!,
+      clientId,
       provenance: where === undefined ? undefined : where.sheet === undefined ? { file: where.file, row: this.row.get(at) } : { file: where.file, sheet: where.sheet, row: this.row.get(at) },
       name,
       abbreviated: name.split(' ').some((word) => word.length === 1),
@@ -279,8 +174,7 @@ export class IdentityStore {
 
   /** The logical number of a client_id, or undefined. */
   indexOf(clientId: string): number | undefined {
-    this.compact();
-    const byId = this.byId!;
+    const { byId, logicalOf } = (this.lookup ??= this.idLookup());
     const hash = hashText(clientId) & HASH_MASK;
     // The first key of this hash, then each of its rows.
     let low = 0;
@@ -292,7 +186,7 @@ export class IdentityStore {
     }
     for (let i = low; i < byId.length && Math.floor(byId[i]! / TWO_24) === hash; i++) {
       const physical = byId[i]! % TWO_24;
-      if (this.clientIds[physical] === clientId) return this.logicalOf![physical]!;
+      if (this.idAt(physical) === clientId) return logicalOf[physical]!;
     }
     return undefined;
   }
@@ -303,10 +197,27 @@ export class IdentityStore {
    */
   private compact(): Uint32Array {
     if (this.order) return this.order;
-    const rows = this.clientIds.length;
+    this.order = this.number(this.sortedIds()).order;
+    return this.order;
+  }
+
+  /** Client_ids' hash and physical row, sorted: rows of one client_id together, in row order. */
+  private sortedIds(): Float64Array {
+    const rows = this.added;
     const byId = new Float64Array(rows);
-    for (let i = 0; i < rows; i++) byId[i] = (hashText(this.clientIds[i]!) & HASH_MASK) * TWO_24 + i;
-    byId.sort();
+    for (let i = 0; i < rows; i++) byId[i] = (hashText(this.idAt(i)) & HASH_MASK) * TWO_24 + i;
+    return byId.sort();
+  }
+
+  /** The lookup `indexOf` searches (the numbers are compact's). */
+  private idLookup(): { byId: Float64Array; logicalOf: Uint32Array } {
+    const byId = this.sortedIds();
+    return { byId, logicalOf: this.number(byId).logicalOf };
+  }
+
+  /** Numbers the client_ids of `byId` (see compact): the holder of each, and each physical row's number. */
+  private number(byId: Float64Array): { order: Uint32Array; logicalOf: Uint32Array } {
+    const rows = byId.length;
     /** For the first row of each client_id, the row that holds it; -1 for every other row. */
     const holder = new Int32Array(rows).fill(-1);
     const firstOf = new Uint32Array(rows);
@@ -320,7 +231,7 @@ export class IdentityStore {
         let first = physical;
         for (let j = run; j < i; j++) {
           const other = byId[j]! % TWO_24;
-          if (this.clientIds[other] === this.clientIds[physical]) {
+          if (this.idAt(other) === this.idAt(physical)) {
             first = firstOf[other]!;
             break;
           }
@@ -342,10 +253,7 @@ export class IdentityStore {
       order[next++] = holder[i]!;
     }
     for (let i = 0; i < rows; i++) logicalOf[i] = logicalOf[firstOf[i]!]!;
-    this.order = order;
-    this.byId = byId;
-    this.logicalOf = logicalOf;
-    return this.order;
+    return { order, logicalOf };
   }
 
   /**
@@ -418,8 +326,8 @@ export class IdentityStore {
       if (wanted && !wanted(logical)) continue;
       const orcidCount = texts.count(this.record.get(order[logical]!));
       const emailCount = texts.count(texts.next);
-      // Past the name (and the ORCID iDs, for emails) to the tier's keys, each read where it is.
-      let at = texts.skip(texts.next);
+      // Past the client_id and the name (and the ORCID iDs, for emails) to the tier's keys, each read where it is.
+      let at = texts.skip(texts.skip(texts.next));
       if (tier === 'email') for (let k = 0; k < orcidCount; k++) at = texts.skip(at);
       for (let k = 0, count = tier === 'orcid' ? orcidCount : emailCount; k < count; k++) {
         const key = texts.text(at);

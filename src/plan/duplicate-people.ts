@@ -55,7 +55,10 @@ export function decideDuplicatePeople(input: {
   const { pendingRenames, heldBack } = decision;
   const isNew = (clientId: string) => (newIds ? newIds.has(clientId) : true);
   const anyNew = newIds ? [...newIds].some((clientId) => !keepAsIs.has(clientId)) : people.size > 0;
-  if (!anyNew) return decision;
+  if (!anyNew) {
+    people.release();
+    return decision;
+  }
   const notWritten = (clientId: string) => keepAsIs.has(clientId) || heldBack.has(clientId);
   const context: HoldBackContext = { isNew, notWritten, decision, room: (input.maxStoredRejected ?? 10_000) - roster.rejected.length };
   const list = people.find({
@@ -72,6 +75,9 @@ export function decideDuplicatePeople(input: {
       }
     },
   });
+  // Decided: the rows' identities are let go now, not when the run ends (a million rows hold tens
+  // of megabytes that planning, apply and the report would carry).
+  people.release();
   if (list.total === 0) return decision;
   // Each side marked as the report shows it: owned (in the group already), a pending rename.
   const sideOf = (person: DuplicatePair['a']) => (isNew(person.clientId) || person.owned ? person : { ...person, owned: true as const });

@@ -31,6 +31,21 @@ describe('IdentityStore', () => {
     expect(store.identity(2)).toMatchObject({ name: '', provenance: { file: 'r.xlsx', sheet: 'People', row: 9 } });
   });
 
+  it('gives back every client_id as it was, kept as bytes: accents, CJK, a lone surrogate', () => {
+    const store = new IdentityStore();
+    const ids = ['EM-1', 'josé', '李伟', '\uD800x', '', '\u{1F600}'];
+    ids.forEach((id, i) => store.add(person(id, {}, i + 2), false));
+    store.add(person('\uD800x', { name: 'later' }, 9), false);
+    expect(store.size).toBe(ids.length);
+    ids.forEach((id, i) => {
+      expect(store.clientId(i)).toBe(id);
+      expect(store.identity(i).clientId).toBe(id);
+      expect(store.indexOf(id)).toBe(i);
+    });
+    expect(store.identity(3).name).toBe('later');
+    expect(store.indexOf('\uFFFDx')).toBeUndefined();
+  });
+
   it('a later row of a client_id replaces the earlier in its place; an inventory record never replaces a row', () => {
     const store = new IdentityStore();
     store.add(person('x', { name: 'first' }, 2), false);

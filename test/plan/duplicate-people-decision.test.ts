@@ -35,4 +35,18 @@ describe('decideDuplicatePeople', () => {
     const decision = decideDuplicatePeople({ people, newIds: new Set(['NEW-1']), roster, keepAsIs: new Set(), reject: true, maxStoredRejected: 1 });
     expect(decision).toMatchObject({ rejected: [], rejectedNotStored: 1 });
   });
+
+  it('lets go of the identities once decided, pairs found or not: the rest of the run does not carry them', () => {
+    for (const newIds of [new Set(['NEW-1']), new Set<string>()]) {
+      const people = new DuplicatePeopleFinder();
+      people.add(ada('OLD-1', 2));
+      people.add(ada('NEW-1', 3));
+      expect(people.size).toBe(2);
+      const decision = decideDuplicatePeople({ people, newIds, roster: { firstRowById: new Map(), rejected: [] }, keepAsIs: new Set(), reject: false });
+      expect(decision.listed?.found.listed ?? 0).toBe(newIds.size);
+      expect(people.size).toBe(0);
+      // Asking again would answer from nothing: refused, not an empty answer.
+      expect(() => people.find()).toThrow(/after release/);
+    }
+  });
 });
