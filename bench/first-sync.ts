@@ -41,8 +41,11 @@ interface Measured {
   created: number;
   failed: number;
   reportDir: string;
-  /** process.memoryUsage() once planned, once applied, once the report is written. */
-  stages: Record<string, { rssMb: number; heapMb: number; externalMb: number }>;
+  /**
+   * process.memoryUsage() once planned (the first outcome), once applied, once the report is
+   * written (`externalMb` holds `arrayBuffersMb`), and the peak RSS so far at each (`peakMb`).
+   */
+  stages: Record<string, { rssMb: number; heapMb: number; externalMb: number; arrayBuffersMb?: number; peakMb?: number }>;
 }
 
 /** `rostersync emulator --port 0` from dist/; resolves with its URL once it listens. */

@@ -45,9 +45,17 @@ async function plan(pipelinePath, stateDir, fieldsFile, reportDir, fastPath = tr
  */
 async function firstSync(pipelinePath, stateDir, reportDir, baseUrl) {
   const { runSync } = await import('../dist/sync/run-sync.js');
-  // Memory at the phase boundaries: once planned (the first outcome), once applied (the last), once reported.
+  // Memory at the phase boundaries: once planned (the first outcome), once applied (the last), once
+  // reported. `external` already holds the array buffers (Node's definition): not added twice.
+  // `peakMb` is the peak RSS so far (VmHWM), so each phase's own peak shows where it rose.
   const mb = (bytes) => Math.round(bytes / 2 ** 20);
-  const at = (usage = process.memoryUsage()) => ({ rssMb: mb(usage.rss), heapMb: mb(usage.heapUsed), externalMb: mb(usage.external + usage.arrayBuffers) });
+  const at = (usage = process.memoryUsage()) => ({
+    rssMb: mb(usage.rss),
+    heapMb: mb(usage.heapUsed),
+    externalMb: mb(usage.external),
+    arrayBuffersMb: mb(usage.arrayBuffers),
+    peakMb: Math.round(process.resourceUsage().maxRSS / 1024),
+  });
   const stages = {};
   const onProgress = (done, total) => {
     if (done === 1) stages.planned = at();

@@ -4,9 +4,9 @@
  * A first sync of a million rows is a million creates. Held as plan items (their fields as JSON,
  * the request body, one change per field for the report) they took about 3 KB each: 3 GB at a
  * million rows. So the planner hands each new record to this spool as it classifies it. The
- * spool keeps every client_id in memory (a few bytes each: the plan counts, filters and claims
- * them) and each record's fields as one line of text: the first pages in memory, the rest in its
- * page store (plan/page-store.ts: a run gives it an owner-only temporary file). Apply and the report
+ * spool keeps each page's client_ids (the plan counts, filters and claims them) and each record's
+ * fields as one line of text: the first pages in memory, the rest, ids and lines apart, in its page
+ * store (plan/page-store.ts: a run gives it an owner-only temporary file). Apply and the report
  * read them back a page at a time, in the order they were added (the roster's).
  *
  * Two things are learned only once the roster has been read, and are applied when reading:
@@ -39,14 +39,16 @@ interface Page {
   /** The sequence number of the page's first record. */
   first: number;
   /**
-   * The client_ids, NUL-joined (a million ids as a million strings would cost 30 MB more). A valid
-   * row's client_id holds no control character (mapping/client-id.ts rejects the row).
+   * The client_ids, NUL-joined (a million ids as a million strings would cost 30 MB more), in
+   * memory; undefined once put in the page store (a million ids held so cost about 20 MB through
+   * apply and the report). A valid row's client_id holds no control character (mapping/client-id.ts
+   * rejects the row).
    */
-  ids: string;
+  ids: string | undefined;
   /** One line per record, in memory; undefined once put in the page store. */
   text: string | undefined;
-  /** Where the page's text is in the page store. */
-  place: PagePlace | undefined;
+  /** Where the page's ids and its text are in the page store. */
+  place: { ids: PagePlace; text: PagePlace } | undefined;
 }
 
 const NUL = '\0';
@@ -110,7 +112,7 @@ export class NewRecords {
   *clientIds(): Generator<string> {
     this.closePage();
     for (const page of this.pages) {
-      const ids = page.ids.split(NUL);
+      const ids = this.idsOf(page).split(NUL);
       for (let i = 0; i < ids.length; i++) if (this.keeps(ids[i]!, page.first + i)) yield ids[i]!;
     }
   }
@@ -119,7 +121,7 @@ export class NewRecords {
   *read(): Generator<ClassifiedRecord[]> {
     this.closePage();
     for (const page of this.pages) {
-      const ids = page.ids.split(NUL);
+      const ids = this.idsOf(page).split(NUL);
       const lines = this.textOf(page).split('\n');
       const records: ClassifiedRecord[] = [];
       for (let i = 0; i < ids.length; i++) if (this.keeps(ids[i]!, page.first + i)) records.push(parseLine(lines[i]!));
@@ -137,8 +139,12 @@ export class NewRecords {
     return (latest === undefined || latest === sequence) && !this.drop(clientId);
   }
 
+  private idsOf(page: Page): string {
+    return page.ids ?? this.pageStore.get(page.place!.ids);
+  }
+
   private textOf(page: Page): string {
-    return page.text ?? this.pageStore.get(page.place!);
+    return page.text ?? this.pageStore.get(page.place!.text);
   }
 
   private closePage(): void {
@@ -148,7 +154,8 @@ export class NewRecords {
     this.lines = [];
     this.pages.push(page);
     if (this.pages.length > this.pagesInMemory) {
-      page.place = this.pageStore.put(page.text!);
+      page.place = { ids: this.pageStore.put(page.ids!), text: this.pageStore.put(page.text!) };
+      page.ids = undefined;
       page.text = undefined;
     }
   }

@@ -13,6 +13,7 @@ import { gatherPlanInput } from './gather.js';
 import type { RunOptions, RunResult } from './options.js';
 import { planBindings, planDifferences, readPlanFile, staleBindings, verifyPlanDigest } from './plan-file.js';
 import { runPlan } from './run-plan.js';
+import { reportedRoster } from '../report/build.js';
 import { savedPlanNote } from '../report/run-notes.js';
 import { applySavedRevert } from './revert.js';
 import { withRun } from './run-context.js';
@@ -64,7 +65,7 @@ export async function applySavedPlan(planPath: string, options: Omit<RunOptions,
         pipeline,
         client,
         store,
-        roster: gathered.roster,
+        roster: reportedRoster(gathered.roster),
         plan,
         rowKeys,
         groupId: gathered.groupId,

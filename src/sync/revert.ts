@@ -18,7 +18,7 @@ import type { ResolvedPipeline } from '../config/load.js';
 import type { CustomFieldsListing } from '../client/schemas.js';
 import { EXIT, UserFacingError } from '../errors/user-facing-error.js';
 import { compileMapping } from '../mapping/compile.js';
-import type { RosterSummary } from '../mapping/roster.js';
+import type { ReportedRoster } from '../report/build.js';
 import { buildRevertPlan, type RevertPlan } from '../revert/plan.js';
 import { revertTarget } from '../revert/journal.js';
 import type { JournalEntry, StateBackend } from '../state/backend.js';
@@ -225,7 +225,7 @@ function fieldLabels(pipeline: ResolvedPipeline, listing: CustomFieldsListing) {
 }
 
 /** A revert reads no roster. */
-function emptyRoster(): RosterSummary {
+function emptyRoster(): ReportedRoster {
   return {
     counts: { rowsRead: 0, valid: 0, rejected: 0, filtered: 0, duplicatesIgnored: 0 },
     knownRows: 0,
@@ -235,6 +235,5 @@ function emptyRoster(): RosterSummary {
     warnings: [],
     rejectedClientIds: new Set(),
     unidentifiedRejected: 0,
-    firstRowById: new Map(),
   };
 }

@@ -11,10 +11,9 @@ import { ensureGroup } from '../apply/group.js';
 import type { ServiceClient } from '../client/client.js';
 import type { ResolvedPipeline } from '../config/load.js';
 import { EXIT } from '../errors/user-facing-error.js';
-import type { RosterSummary } from '../mapping/roster.js';
 import { planItemCount, type Plan } from '../plan/types.js';
 import type { RowKeyRepairs } from '../plan/row-key-repairs.js';
-import { buildRunReport, reportHeader, reportRecords, type ReportHeader } from '../report/build.js';
+import { buildRunReport, reportHeader, reportRecords, type ReportedRoster, type ReportHeader } from '../report/build.js';
 import type { RunReport } from '../report/types.js';
 import type { StateBackend } from '../state/backend.js';
 import { failureDuringApply } from './exit-code.js';
@@ -34,7 +33,8 @@ export interface PreparedRun {
   pipeline: ResolvedPipeline;
   client: ServiceClient;
   store: StateBackend;
-  roster: RosterSummary;
+  /** The roster without its ids: planning needed them, apply and the report do not. */
+  roster: ReportedRoster;
   plan: Plan;
   /** Row keys apply stores before any call (gathered beside the plan, not part of it). */
   rowKeys?: RowKeyRepairs;

@@ -13,7 +13,7 @@
 import { resolve } from 'node:path';
 import { buildPlan } from '../plan/build.js';
 import { GONE_GROUP_META } from '../state/binding.js';
-import { earlyFailureReport, estimateText, reportHeader } from '../report/build.js';
+import { earlyFailureReport, estimateText, reportedRoster, reportHeader } from '../report/build.js';
 import { GroupGoneError } from './drift.js';
 import { exitCodeOf } from './exit-code.js';
 import { gatherPlanInput } from './gather.js';
@@ -58,7 +58,8 @@ async function gatherAndPlan(run: RunContext, startedAt: number, savingPlan: boo
     { runId, pipeline: pipeline.name, dryRun, rows: roster.counts.rowsRead, valid: roster.counts.valid, rejected: roster.counts.rejected, plan: plan.counts, refused: plan.refused },
     `planned: ${estimateText(plan.estimate)}`,
   );
-  const prepared = { runId, startedAt, pipeline, client, store, roster, plan, rowKeys, groupId: gathered.groupId, source: gathered.source, optionLabels: gathered.optionLabels, notes: gathered.notes, ...(gathered.drift ? { drift: gathered.drift } : {}), ...(gathered.nextDriftWindow ? { nextDriftWindow: gathered.nextDriftWindow } : {}) };
+  // The roster's ids (a million at a million rows) are let go here: apply and the report do not need them.
+  const prepared = { runId, startedAt, pipeline, client, store, roster: reportedRoster(roster), plan, rowKeys, groupId: gathered.groupId, source: gathered.source, optionLabels: gathered.optionLabels, notes: gathered.notes, ...(gathered.drift ? { drift: gathered.drift } : {}), ...(gathered.nextDriftWindow ? { nextDriftWindow: gathered.nextDriftWindow } : {}) };
   return { prepared, stateSerial: gathered.stateSerial };
 }
 
