@@ -930,16 +930,19 @@ function textOf(value: FieldValue | undefined): string {
 /** One empty list for every row without a value: a row's identity keeps no array of its own for it. */
 const NONE: string[] = [];
 
-function listOf(value: FieldValue | undefined): string[] {
+export function listOf(value: FieldValue | undefined): string[] {
   if (!Array.isArray(value) || value.length === 0) return NONE;
   // Mapped lists hold no empty strings already: copy only when one slipped in.
   return value.every((item) => item !== '') ? value : value.filter((item) => item !== '');
 }
 
-/** Emails compared case-insensitively: lower-cased (a copy only when one has a capital). */
-function emailsOf(fields: Fields): string[] {
+/**
+ * Emails compared case-insensitively: lower-cased, every letter (`ИВАН@` is `иван@`), each alone
+ * (a copy only when one has a capital).
+ */
+export function emailsOf(fields: Fields): string[] {
   const emails = listOf(fields.emails);
-  return emails.some((email) => /[A-Z]/.test(email)) ? emails.map((email) => email.toLowerCase()) : emails;
+  return emails.some((email) => email !== email.toLowerCase()) ? emails.map((email) => email.toLowerCase()) : emails;
 }
 
 /** Lower case, accents and punctuation gone, spaces collapsed. */

@@ -23,7 +23,7 @@
  * would have skipped the check, and the probe must say what the full check says.
  */
 import type { Provenance } from '../sources/types.js';
-import { COMMON_WORD_ROWS, DUPLICATE_PEOPLE_MAX_ROWS, DuplicatePeopleFinder, normaliseName, normaliseText } from './duplicate-people.js';
+import { COMMON_WORD_ROWS, DUPLICATE_PEOPLE_MAX_ROWS, DuplicatePeopleFinder, emailsOf, listOf, normaliseName, normaliseText } from './duplicate-people.js';
 import { MAX_STORED_KEYS } from './identity-store.js';
 import type { FieldValue } from './types.js';
 
@@ -103,7 +103,7 @@ export class DuplicateProbe {
     if (mapped === undefined) return undefined;
     const wanted = new Wanted(mapped, input.newIds);
     const budget = new FinderBudget();
-    for (const row of mapped) budget.count(row.fields, keysOf(row.fields));
+    for (const row of mapped) budget.count(row.clientId, row.fields, keysOf(row.fields));
     const people = new DuplicatePeopleFinder();
     for (const row of mapped) people.add(row);
     const affiliations = new AffiliationCache();
@@ -113,7 +113,7 @@ export class DuplicateProbe {
       const sharesKey = wanted.sharesKey(keys);
       if (sharesKey) owned.push([clientId, keys]);
       // Every owned record counted against the full check's bounds (those of the roster are in its finder).
-      if (!budget.count(fields, keys)) return undefined;
+      if (!budget.count(clientId, fields, keys)) return undefined;
       if (wanted.mapped.has(clientId)) continue;
       const affiliation = affiliations.of(fields);
       let words: string[] | undefined;
@@ -191,21 +191,21 @@ class Wanted {
 /**
  * The full check's finder bounds (src/mapping/identity-store.ts), counted over every row it could
  * hold (the mapped rows and every owned record): rows, ORCID iDs and emails, and the texts' UTF-8
- * bytes (the normalised name, no longer than a plain ASCII name, the ORCID iDs and emails, each
- * behind a length of at most 5 bytes). False once it could have been past one.
+ * bytes (the client_id, the normalised name, no longer than a plain ASCII name, the ORCID iDs and
+ * emails, each behind a length of at most 5 bytes). False once it could have been past one.
  */
 class FinderBudget {
   private rows = 0;
   private keys = 0;
   private bytes = 0;
 
-  count(fields: Fields, keys: Keys): boolean {
+  count(clientId: string, fields: Fields, keys: Keys): boolean {
     this.rows += 1;
     this.keys += keys.orcids.length + keys.emails.length;
     const name = typeof fields.name === 'string' ? fields.name : '';
     // eslint-disable-next-line no-control-regex
     let record = 15 + (/^[\x00-\x7f]*$/.test(name) ? name.length : Buffer.byteLength(normaliseName(name)));
-    for (const text of [...keys.orcids, ...keys.emails]) record += 5 + Buffer.byteLength(text);
+    for (const text of [clientId, ...keys.orcids, ...keys.emails]) record += 5 + Buffer.byteLength(text);
     this.bytes += record;
     return this.rows < DUPLICATE_PEOPLE_MAX_ROWS && this.keys < MAX_STORED_KEYS && this.bytes < PROBE_MAX_TEXT_BYTES && record < PROBE_MAX_RECORD_BYTES;
   }
@@ -218,7 +218,7 @@ function identityOf(fields: Fields): Identity {
 }
 
 function keysOf(fields: Fields): Keys {
-  return { orcids: listOf(fields.orcids), emails: listOf(fields.emails).map((email) => email.toLowerCase()) };
+  return { orcids: listOf(fields.orcids), emails: emailsOf(fields) };
 }
 
 /** The first affiliation, normalised; '' for none. */
@@ -247,8 +247,4 @@ class AffiliationCache {
     }
     return text;
   }
-}
-
-function listOf(value: FieldValue | undefined): string[] {
-  return Array.isArray(value) ? value.filter((item): item is string => typeof item === 'string' && item !== '') : [];
 }

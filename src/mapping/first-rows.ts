@@ -73,7 +73,7 @@ export class FirstRows implements RosterIds {
 /**
  * client_id to a number, by open addressing over the ids' hashes: each id as UTF-8 in a TextPool,
  * its hash and number in typed arrays, the table a Uint32Array of entries; no string, object or
- * Map entry per id. About 4 bytes a slot (two slots an id at most) plus 12 an id and its bytes.
+ * Map entry per id. About 4 bytes a slot (two to four slots an id: the table doubles past half full) plus 12 an id and its bytes.
  */
 export class IdTable {
   private readonly texts = new TextPool();

@@ -157,8 +157,9 @@ export function hashText(text: string): number {
 
 
 /**
- * Texts that UTF-8 would not give back as they are (a lone surrogate becomes U+FFFD): such a
- * client_id is kept as a string beside the pool. No roster seen has one; it must still be found.
+ * Texts with a surrogate, kept as strings beside the pool: UTF-8 would not give a lone one back as
+ * it was (it becomes U+FFFD), and a paired one (an emoji) is rare enough in a client_id to keep
+ * with them. No roster seen has either; they must still be found.
  */
 export function mustStayString(text: string): boolean {
   return /[\uD800-\uDFFF]/.test(text);

@@ -5,7 +5,9 @@
  * to several times the live heap before a full collection when allocation is that fast: a 1M-row
  * first sync with about 130 MB live peaked at 785 MB of RSS. From the first spill on, the heap may
  * only grow by a quarter past what the last full collection left: the peak halves for about 13 %
- * more time (docs/benchmarks.md). Nightly runs, which create few records, never pay it.
+ * more time (docs/benchmarks.md). A run with a state and a new row pays it too while the same-person
+check reads the inventory (every owned record parsed, briefly); a nightly run with no new row never
+does.
  *
  * The setting is the process's: a `--heap-growing-percent` given to node (NODE_OPTIONS) wins.
  */

@@ -186,6 +186,24 @@ describe('the probe of a nightly run gives the full check’s answer', () => {
     expect(pairs(w.newIds), `seed ${seed}`).toEqual(pairs());
   });
 
+  it('a new row and an owned record whose email differs only in a capital outside ASCII: one person, in the probe as in the full check', () => {
+    const ivan = (name: string, email: string): Fields => ({ name, emails: [email], orcids: [], affiliations: ['МГУ'] });
+    const w: World = {
+      mapped: [{ clientId: 'NEW', fields: ivan('Ivan Petrov', 'ИВАН@почта.рф'), provenance: { file: FILE, row: 2 } }],
+      inventory: [['OLD', ivan('Wei Wang', 'иван@почта.рф')]],
+      newIds: new Set(['NEW']),
+      keepAsIs: new Set(),
+      firstRowById: new Map([['NEW', 2]]),
+      reject: true,
+      maxStoredRejected: 10_000,
+    };
+    const full = fullCheck(w);
+    expect(full.found.map((pair) => [pair.tier, pair.a.clientId, pair.b.clientId])).toEqual([['email', 'NEW', 'OLD']]);
+    expect(full.decision.pendingRenames.map(([clientId]) => clientId)).toEqual(['OLD']);
+    const { size, ...probe } = probed(w);
+    expect(probe).toEqual(full);
+  });
+
   it('pairs are found at all, some in blocks compared in part, some rows held back', () => {
     const totals = { pairs: 0, partial: 0, heldBack: 0, name: 0, smaller: 0 };
     for (const seed of seeds) {
