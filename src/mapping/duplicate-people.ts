@@ -42,7 +42,7 @@
  */
 import { distance } from 'fastest-levenshtein';
 import type { Provenance } from '../sources/types.js';
-import { IdentityStore, MAX_STORED_ROWS, type StoredIdentity } from './identity-store.js';
+import { IdentityStore, isAbbreviated, MAX_STORED_ROWS, nameLetters, type StoredIdentity } from './identity-store.js';
 import type { FieldValue } from './types.js';
 
 type Fields = Record<string, FieldValue>;
@@ -426,15 +426,12 @@ export class DuplicatePeopleFinder {
     const affiliation = this.affiliationOf(listOf(fields.affiliations)[0]);
     const words = affiliation < 0 ? [] : nameWords(textOf(fields.name));
     const name = words.join(' ');
-    let letters = 0;
-    for (let i = 0; i < name.length; i++) letters |= 1 << (name.charCodeAt(i) & 31);
-    const abbreviated = words.some((word) => word.length === 1);
     return {
       clientId,
       provenance,
       name,
-      letters,
-      abbreviated,
+      letters: nameLetters(name),
+      abbreviated: isAbbreviated(name),
       affiliation,
       orcids: listOf(fields.orcids),
       emails: emailsOf(fields),
@@ -889,10 +886,8 @@ class BlockRow implements Person {
     readonly affiliation: number,
   ) {
     this.clientId = store.clientId(logical);
-    this.abbreviated = name.split(' ').some((word) => word.length === 1);
-    let letters = 0;
-    for (let i = 0; i < name.length; i++) letters |= 1 << (name.charCodeAt(i) & 31);
-    this.letters = letters;
+    this.abbreviated = isAbbreviated(name);
+    this.letters = nameLetters(name);
   }
 
   get provenance(): Provenance | undefined {

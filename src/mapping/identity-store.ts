@@ -158,14 +158,12 @@ export class IdentityStore {
     };
     const orcids = keys(orcidCount);
     const emails = keys(emailCount);
-    let letters = 0;
-    for (let i = 0; i < name.length; i++) letters |= 1 << (name.charCodeAt(i) & 31);
     return {
       clientId,
       provenance: where === undefined ? undefined : where.sheet === undefined ? { file: where.file, row: this.row.get(at) } : { file: where.file, sheet: where.sheet, row: this.row.get(at) },
       name,
-      abbreviated: name.split(' ').some((word) => word.length === 1),
-      letters,
+      abbreviated: isAbbreviated(name),
+      letters: nameLetters(name),
       affiliation: this.affiliation.get(at),
       orcids,
       emails,
@@ -361,3 +359,15 @@ export class IdentityStore {
 
 /** One empty list for every row without a key. */
 const NONE: string[] = [];
+
+/** A normalised name's letters as a bitmask (two names with few letters in common are not similar). */
+export function nameLetters(name: string): number {
+  let letters = 0;
+  for (let i = 0; i < name.length; i++) letters |= 1 << (name.charCodeAt(i) & 31);
+  return letters;
+}
+
+/** Whether a normalised name has an initial (a word of one letter). */
+export function isAbbreviated(name: string): boolean {
+  return name.split(' ').some((word) => word.length === 1);
+}
