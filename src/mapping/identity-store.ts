@@ -174,15 +174,7 @@ export class IdentityStore {
   indexOf(clientId: string): number | undefined {
     const { byId, logicalOf } = (this.lookup ??= this.idLookup());
     const hash = hashText(clientId) & HASH_MASK;
-    // The first key of this hash, then each of its rows.
-    let low = 0;
-    let high = byId.length;
-    while (low < high) {
-      const middle = (low + high) >>> 1;
-      if (Math.floor(byId[middle]! / TWO_24) < hash) low = middle + 1;
-      else high = middle;
-    }
-    for (let i = low; i < byId.length && Math.floor(byId[i]! / TWO_24) === hash; i++) {
+    for (let i = firstOfHash(byId, hash); i < byId.length && Math.floor(byId[i]! / TWO_24) === hash; i++) {
       const physical = byId[i]! % TWO_24;
       if (this.idAt(physical) === clientId) return logicalOf[physical]!;
     }
@@ -283,15 +275,8 @@ export class IdentityStore {
     const { sorted, rowOf, keyOf } = this.sortedKeys(tier, wanted);
     const rowsOf = (key: string): number[] => {
       const hash = hashText(key) & HASH_MASK;
-      let low = 0;
-      let high = sorted.length;
-      while (low < high) {
-        const middle = (low + high) >>> 1;
-        if (Math.floor(sorted[middle]! / TWO_24) < hash) low = middle + 1;
-        else high = middle;
-      }
       const rows: number[] = [];
-      for (let i = low; i < sorted.length && Math.floor(sorted[i]! / TWO_24) === hash; i++) {
+      for (let i = firstOfHash(sorted, hash); i < sorted.length && Math.floor(sorted[i]! / TWO_24) === hash; i++) {
         const seq = sorted[i]! % TWO_24;
         // In scan order: a row that holds the key twice is next to itself.
         if (this.texts.text(keyOf[seq]!) === key && rows[rows.length - 1] !== rowOf[seq]) rows.push(rowOf[seq]!);
@@ -359,6 +344,21 @@ export class IdentityStore {
 
 /** One empty list for every row without a key. */
 const NONE: string[] = [];
+
+/**
+ * In entries sorted by `hash * 2^24 + number`, the first whose hash is `hash` (or where it would
+ * be): a binary search, the entries of that hash following it.
+ */
+function firstOfHash(sorted: ArrayLike<number>, hash: number): number {
+  let low = 0;
+  let high = sorted.length;
+  while (low < high) {
+    const middle = (low + high) >>> 1;
+    if (Math.floor(sorted[middle]! / TWO_24) < hash) low = middle + 1;
+    else high = middle;
+  }
+  return low;
+}
 
 /** A normalised name's letters as a bitmask (two names with few letters in common are not similar). */
 export function nameLetters(name: string): number {
